@@ -1,0 +1,1 @@
+//! The producer and consumer roles (filled in by the agents issue).

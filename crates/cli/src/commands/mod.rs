@@ -1,0 +1,4 @@
+//! One module per subcommand: argument structs and the call into the library that does the work.
+
+pub mod db;
+pub mod seed;

@@ -1,0 +1,69 @@
+//! The `maskbus` binary: parses arguments and hands each command to the library crate that does
+//! the work. Nothing here decides anything about masking, the bus or the sync.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "maskbus",
+    version,
+    about = "Move production rows to a test database through a Postgres mailbox, masked before they leave."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create and migrate the source, target and bus databases.
+    #[command(subcommand)]
+    Db(commands::db::DbCommand),
+    /// Fill the source (production) database with realistic fake bank data.
+    Seed(commands::seed::SeedArgs),
+}
+
+fn main() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("maskbus: error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Db(command) => commands::db::run(command).await,
+            Command::Seed(args) => commands::seed::run(args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("maskbus: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Logs go to stderr (stdout carries results, and later the MCP protocol). `MASKBUS_LOG` takes
+/// an EnvFilter directive; the default shows maskbus' own info lines and others' warnings.
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MASKBUS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,maskbus=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .compact()
+        .init();
+}

@@ -1,0 +1,147 @@
+//! Postgres plumbing shared by every maskbus crate that talks to a server.
+//!
+//! What lives here: turning a URL into a connection with an error that names *which* of the
+//! three databases (source, target, bus) failed, creating a database that is missing, and applying
+//! versioned SQL files exactly once. What must never live here: anything that knows about banks,
+//! masking or the mailbox protocol. Errors never print a password: endpoints are rendered by
+//! [`Endpoint`], which leaves it out.
+
+mod endpoint;
+mod migrate;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use endpoint::Endpoint;
+pub use migrate::{apply_migrations, ensure_database, Migration};
+pub use tokio_postgres;
+
+use tokio_postgres::{Client, Config, NoTls};
+
+/// Everything that can go wrong between maskbus and a Postgres server, with the role of the
+/// database ("source", "target", "bus") so the operator knows which URL to look at.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    #[error("the {role} database URL is not valid ({reason}); expected postgres://USER@HOST:PORT/DBNAME")]
+    BadUrl { role: &'static str, reason: String },
+    #[error("cannot connect to the {role} database at {endpoint}: {reason}; check that the server is running and the URL is right")]
+    Connect {
+        role: &'static str,
+        endpoint: Endpoint,
+        reason: String,
+    },
+    #[error("{role} database at {endpoint}: {action} failed: {reason}")]
+    Query {
+        role: &'static str,
+        endpoint: Endpoint,
+        action: String,
+        reason: String,
+    },
+}
+
+/// A parsed connection target: the tokio-postgres config plus the role it plays, kept together so
+/// every error can say which database it concerns.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub role: &'static str,
+    pub config: Config,
+}
+
+impl Target {
+    /// Parses `url` (URL or key=value form). The database name is required: connecting to the
+    /// user's default database by accident would apply a schema to the wrong place.
+    pub fn parse(role: &'static str, url: &str) -> Result<Self, PgError> {
+        let config: Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| PgError::BadUrl {
+                role,
+                reason: e.to_string(),
+            })?;
+        if config.get_dbname().is_none() {
+            return Err(PgError::BadUrl {
+                role,
+                reason: "it names no database".into(),
+            });
+        }
+        if config.get_hosts().is_empty() {
+            return Err(PgError::BadUrl {
+                role,
+                reason: "it names no host".into(),
+            });
+        }
+        Ok(Self { role, config })
+    }
+
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint::of(&self.config)
+    }
+
+    pub fn dbname(&self) -> &str {
+        self.config.get_dbname().unwrap_or_default()
+    }
+
+    /// The same server, another database (used to reach `postgres` to create a missing one).
+    pub fn with_dbname(&self, dbname: &str) -> Self {
+        let mut config = self.config.clone();
+        config.dbname(dbname);
+        Self {
+            role: self.role,
+            config,
+        }
+    }
+
+    /// Opens one connection and drives it on the tokio runtime. The connection task logs its end
+    /// at debug level: a dropped connection shows up as an error on the next query anyway.
+    pub async fn connect(&self) -> Result<Client, PgError> {
+        let (client, connection) =
+            self.config
+                .connect(NoTls)
+                .await
+                .map_err(|e| PgError::Connect {
+                    role: self.role,
+                    endpoint: self.endpoint(),
+                    reason: error_text(&e),
+                })?;
+        let role = self.role;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(role, error = %error_text(&e), "postgres connection ended");
+            }
+        });
+        Ok(client)
+    }
+
+    /// Wraps a query error with this target's role and endpoint.
+    pub fn query_error(&self, action: impl Into<String>, e: &tokio_postgres::Error) -> PgError {
+        PgError::Query {
+            role: self.role,
+            endpoint: self.endpoint(),
+            action: action.into(),
+            reason: error_text(e),
+        }
+    }
+}
+
+/// One line that says what the server said: the SQLSTATE message for database errors, the I/O
+/// cause for connection errors. tokio-postgres' own Display stops at "db error".
+pub fn error_text(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{} ({})", db.message(), db.code().code());
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Quotes an SQL identifier. Only names that come from our own config or the catalog pass through
+/// here, never request text, but quoting keeps even those safe.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}

@@ -1,0 +1,133 @@
+//! Throwaway databases for integration tests (feature `testing`).
+//!
+//! Every test asks for its own uniquely named databases on the cluster named by `DATABASE_URL`
+//! (which `scripts/test` sets from `scripts/dev-db`), so tests run in parallel without seeing each
+//! other, and the databases are dropped when the guard goes out of scope, even when the test
+//! panics. Never use this outside tests: it drops databases.
+
+use crate::{quote_ident, Target};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// The cluster under test, from `DATABASE_URL`.
+pub fn cluster_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| {
+        panic!(
+            "DATABASE_URL is not set: run the tests through scripts/test, or export \
+             DATABASE_URL=$(scripts/dev-db | tail -n 1)"
+        )
+    })
+}
+
+/// A set of databases that exist for one test and are dropped with it.
+pub struct TestDatabases {
+    base: Target,
+    names: Vec<String>,
+}
+
+impl TestDatabases {
+    /// Creates one empty database per label, e.g. `["src", "dst", "bus"]`.
+    pub async fn create(test: &str, labels: &[&str]) -> Self {
+        let base = Target::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
+        let admin = base
+            .with_dbname("postgres")
+            .connect()
+            .await
+            .expect("connect to the test cluster");
+        let run = format!(
+            "{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let short_test: String = test
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .take(24)
+            .collect();
+        let mut names = Vec::new();
+        for label in labels {
+            let name = format!("mbt_{short_test}_{run}_{label}").to_lowercase();
+            admin
+                .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&name)))
+                .await
+                .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {}", crate::error_text(&e)));
+            names.push(name);
+        }
+        Self { base, names }
+    }
+
+    /// The URL of the database created for `label`.
+    pub fn url(&self, label: &str) -> String {
+        let name = self
+            .names
+            .iter()
+            .find(|n| n.ends_with(&format!("_{label}")))
+            .unwrap_or_else(|| panic!("no test database labelled {label}"));
+        url_with_dbname(&cluster_url(), name)
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+/// Replaces the database name of a `postgres://` URL.
+pub fn url_with_dbname(url: &str, dbname: &str) -> String {
+    let (head, tail) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => panic!("DATABASE_URL must be a postgres:// URL"),
+    };
+    let (authority, rest) = match tail.find('/') {
+        Some(i) => (&tail[..i], &tail[i..]),
+        None => (tail, ""),
+    };
+    let query = rest.find('?').map(|i| &rest[i..]).unwrap_or("");
+    format!("{head}{authority}/{dbname}{query}")
+}
+
+impl Drop for TestDatabases {
+    fn drop(&mut self) {
+        let base = self.base.clone();
+        let names = std::mem::take(&mut self.names);
+        // Drop runs inside the test's runtime, which cannot be blocked on; a short-lived thread
+        // with its own runtime does the cleanup and is joined so nothing outlives the test.
+        let cleanup = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("cleanup runtime");
+            runtime.block_on(async move {
+                let Ok(admin) = base.with_dbname("postgres").connect().await else {
+                    return;
+                };
+                for name in names {
+                    let _ = admin
+                        .batch_execute(&format!(
+                            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                            quote_ident(&name)
+                        ))
+                        .await;
+                }
+            });
+        });
+        let _ = cleanup.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_with_dbname;
+
+    #[test]
+    fn replaces_only_the_database_name() {
+        assert_eq!(
+            url_with_dbname("postgres://u@h:1/postgres?sslmode=disable", "x"),
+            "postgres://u@h:1/x?sslmode=disable"
+        );
+        assert_eq!(
+            url_with_dbname("postgres://u@h:1", "x"),
+            "postgres://u@h:1/x"
+        );
+    }
+}

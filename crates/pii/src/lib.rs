@@ -1,0 +1,137 @@
+//! What real US identifiers look like, as pure functions over digits.
+//!
+//! The seeder uses these to prove that the production data it writes is realistic, and the wire
+//! audit uses them to tell a real-looking SSN or card from a harmless run of digits. This crate
+//! must stay free of I/O and of any dependency on the other maskbus crates: both the mask side and
+//! the audit side lean on it, so a reviewer reads it once.
+
+/// True when `area-group-serial` could have been issued: area not 000, 666 or 900-999, group not
+/// 00, serial not 0000. Takes the three groups as numbers so callers decide about separators.
+pub fn ssn_is_issuable(area: u16, group: u8, serial: u16) -> bool {
+    area != 0
+        && area != 666
+        && area < 900
+        && (1..=99).contains(&group)
+        && (1..=9999).contains(&serial)
+}
+
+/// Parses `ddd-dd-dddd` or nine bare digits and applies [`ssn_is_issuable`].
+pub fn is_issuable_ssn_text(text: &str) -> bool {
+    let digits: String = text.chars().filter(|c| *c != '-').collect();
+    if digits.len() != 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    if text.contains('-') && !(text.len() == 11 && &text[3..4] == "-" && &text[6..7] == "-") {
+        return false;
+    }
+    let area = digits[0..3].parse().unwrap_or(0);
+    let group = digits[3..5].parse().unwrap_or(0);
+    let serial = digits[5..9].parse().unwrap_or(0);
+    ssn_is_issuable(area, group, serial)
+}
+
+/// The ABA routing-number checksum: weights 3, 7, 1 repeated, sum divisible by 10.
+pub fn aba_checksum_ok(digits: &[u8; 9]) -> bool {
+    aba_weighted_sum(digits).is_multiple_of(10)
+}
+
+fn aba_weighted_sum(digits: &[u8]) -> u32 {
+    const WEIGHTS: [u32; 3] = [3, 7, 1];
+    digits
+        .iter()
+        .enumerate()
+        .map(|(i, d)| WEIGHTS[i % 3] * u32::from(*d))
+        .sum()
+}
+
+/// The ninth digit that makes the first eight a valid ABA routing number.
+pub fn aba_check_digit(first_eight: &[u8; 8]) -> u8 {
+    // The ninth digit has weight 1, so it is whatever brings the sum to a multiple of 10.
+    ((10 - aba_weighted_sum(first_eight) % 10) % 10) as u8
+}
+
+/// True for nine ASCII digits that pass the ABA checksum.
+pub fn is_aba_routing_text(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.len() != 9 || !bytes.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let mut digits = [0u8; 9];
+    for (d, b) in digits.iter_mut().zip(bytes) {
+        *d = b - b'0';
+    }
+    aba_checksum_ok(&digits)
+}
+
+/// Luhn validity of a digit string (separators already removed), through the `luhn` crate.
+pub fn luhn_valid(digits: &str) -> bool {
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && luhn::valid(digits)
+}
+
+/// The check digit that makes `payload` followed by it Luhn-valid.
+pub fn luhn_check_digit(payload: &[u8]) -> u8 {
+    // Doubling applies to every second digit counted from the check digit, i.e. the payload's
+    // last digit is doubled.
+    let sum: u32 = payload
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, d)| {
+            let d = u32::from(*d);
+            if i % 2 == 0 {
+                let twice = d * 2;
+                if twice > 9 {
+                    twice - 9
+                } else {
+                    twice
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    ((10 - sum % 10) % 10) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssn_rules() {
+        assert!(is_issuable_ssn_text("224-30-8280"));
+        assert!(is_issuable_ssn_text("224308280"));
+        assert!(!is_issuable_ssn_text("000-30-8280"));
+        assert!(!is_issuable_ssn_text("666-30-8280"));
+        assert!(!is_issuable_ssn_text("900-30-8280"));
+        assert!(!is_issuable_ssn_text("224-00-8280"));
+        assert!(!is_issuable_ssn_text("224-30-0000"));
+        assert!(!is_issuable_ssn_text("22-430-8280"));
+        assert!(!is_issuable_ssn_text("***-**-8280"));
+    }
+
+    #[test]
+    fn aba_known_numbers() {
+        // Published routing numbers of large US banks.
+        assert!(is_aba_routing_text("021000021"));
+        assert!(is_aba_routing_text("011000015"));
+        assert!(!is_aba_routing_text("021000022"));
+        assert_eq!(aba_check_digit(&[0, 2, 1, 0, 0, 0, 0, 2]), 1);
+    }
+
+    #[test]
+    fn luhn_check_digit_agrees_with_the_luhn_crate() {
+        for payload in [
+            "411111111111111",
+            "555555555555444",
+            "37828224631000",
+            "601111111111111",
+        ] {
+            let digits: Vec<u8> = payload.bytes().map(|b| b - b'0').collect();
+            let full = format!("{payload}{}", luhn_check_digit(&digits));
+            assert!(luhn_valid(&full), "{full}");
+        }
+        assert!(!luhn_valid("4111111111111112"));
+        assert!(!luhn_valid(""));
+    }
+}

@@ -1,0 +1,27 @@
+# Shared by the scripts in this folder: where the repo is, how to reach the cluster, how to build
+# the binary once. Sourced, not run.
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The maintenance URL of the cluster: DATABASE_URL if set, else the throwaway dev cluster.
+cluster_url() {
+  "$repo/scripts/dev-db" | tail -n 1
+}
+
+# The URL of database $2 on the server of URL $1 (query string kept).
+db_url() {
+  local url="$1" name="$2" query=""
+  case "$url" in *\?*) query="?${url#*\?}"; url="${url%%\?*}" ;; esac
+  local scheme="${url%%://*}" rest="${url#*://}"
+  local authority="${rest%%/*}"
+  echo "${scheme}://${authority}/${name}${query}"
+}
+
+# Builds the maskbus binary (profile $1, default dev) quietly and prints its path. Cargo only
+# rebuilds what changed, so calling this from every script costs nothing after the first time.
+build_maskbus() {
+  local profile="${1:-dev}" dir=debug
+  [ "$profile" = release ] && dir=release
+  (cd "$repo" && cargo build --quiet --profile "$profile" --bin maskbus) >&2
+  echo "$repo/target/$dir/maskbus"
+}

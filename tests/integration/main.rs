@@ -1,0 +1,9 @@
+//! End-to-end tests of maskbus against a real Postgres (the cluster named by DATABASE_URL, which
+//! scripts/test starts). Every test creates its own databases and drops them when it ends, so the
+//! tests run in parallel and leave nothing behind.
+
+mod support;
+
+mod architecture;
+mod dev_db;
+mod foundation;
