@@ -7,3 +7,4 @@ mod support;
 mod architecture;
 mod dev_db;
 mod foundation;
+mod masking;

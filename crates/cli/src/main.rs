@@ -22,6 +22,9 @@ enum Command {
     /// Create and migrate the source, target and bus databases.
     #[command(subcommand)]
     Db(commands::db::DbCommand),
+    /// Check a masking policy against the live source schema.
+    #[command(subcommand)]
+    Policy(commands::policy::PolicyCommand),
     /// Fill the source (production) database with realistic fake bank data.
     Seed(commands::seed::SeedArgs),
 }
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Db(command) => commands::db::run(command).await,
             Command::Seed(args) => commands::seed::run(args).await,
+            Command::Policy(command) => commands::policy::run(command).await,
         }
     });
     match result {

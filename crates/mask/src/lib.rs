@@ -1,4 +1,65 @@
-//! The masking boundary of maskbus (filled in by the masking issue).
+//! The masking boundary of maskbus: the one crate a security reviewer has to read.
 //!
-//! This crate must stay pure: no I/O, no tokio, no database, no clock, no randomness. The
-//! workspace's dependency test (tests/integration) fails if it gains such a dependency.
+//! Where exactly is the SSN masked? In [`rules::ssn`], called through [`Masker::mask`], which is
+//! the only way to build a [`MaskedRow`]; the producer sends nothing but `MaskedRow`s. Can
+//! anything get around it? Not by leaving a column out: [`Policy::masker`] refuses any column the
+//! policy does not name (deny by default). Not by building a row by hand: `MaskedRow` has no
+//! public constructor and no `Deserialize`.
+//!
+//! This crate must stay pure: no I/O, no tokio, no database, no files, no clock, no randomness.
+//! Policies arrive as text, rows as values, keys as bytes; everything here is a function of its
+//! inputs, so masking is deterministic. `tests/integration/architecture.rs` fails the build if a
+//! dependency reaches an I/O crate.
+//!
+//! - [`rules`]: what each rule does to one value.
+//! - [`policy`]: the TOML policy, entity → column → rule; the bank policy is `policies/bank.toml`.
+//! - [`row`]: `Masker` and `MaskedRow`.
+//! - [`pseudonym`]: deterministic keyed fakes.
+//! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
+
+pub mod fit;
+pub mod policy;
+pub mod pseudonym;
+pub mod row;
+pub mod rules;
+
+pub use policy::{EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML};
+pub use pseudonym::{PseudonymKey, PseudonymKind};
+pub use row::{MaskedRow, Masker};
+pub use rules::{Rule, RuleError};
+
+/// Why a row could not be masked. Names entity, column and rule; never quotes a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MaskError {
+    #[error("unknown entity {entity:?}: the policy covers {known}")]
+    UnknownEntity { entity: String, known: String },
+    #[error("{entity}.{column} has no masking rule: deny by default refuses it; add a rule (or \"keep\") to the policy")]
+    NoRule { entity: String, column: String },
+    #[error("{entity}.{column} uses a keyed pseudonym, but no pseudonym key was configured; set pseudonym_key (or MASKBUS_PSEUDONYM_KEY)")]
+    NoKey { entity: String, column: String },
+    #[error("a row of {entity} has {got} values for {expected} columns")]
+    Arity {
+        entity: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("{entity}.{column}: rule {rule} refused a value: it {reason}")]
+    Rule {
+        entity: String,
+        column: String,
+        rule: String,
+        reason: RuleError,
+    },
+}
+
+/// Names from outside (a request's entity) are echoed in errors; keep them short.
+pub(crate) fn shorten(text: &str) -> String {
+    const MAX: usize = 64;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let mut short: String = text.chars().take(MAX).collect();
+        short.push('…');
+        short
+    }
+}

@@ -1,4 +1,5 @@
 //! One module per subcommand: argument structs and the call into the library that does the work.
 
 pub mod db;
+pub mod policy;
 pub mod seed;

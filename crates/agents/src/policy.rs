@@ -1,0 +1,52 @@
+//! Loading a masking policy and checking it against the live source schema.
+//!
+//! The decisions live in `maskbus_mask::fit`; this module only reads the file and the catalog.
+
+use maskbus_mask::fit::{self, ColumnInfo, Line};
+use maskbus_mask::{Policy, PolicyError, PseudonymKey};
+use maskbus_pg::{PgError, Target};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyLoadError {
+    #[error("cannot read policy file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error(transparent)]
+    Invalid(#[from] PolicyError),
+}
+
+/// The policy at `path`, or the bank policy when there is none, with the pseudonym key if given.
+pub fn load(path: Option<&Path>, key: Option<&str>) -> Result<Policy, PolicyLoadError> {
+    let policy = match path {
+        None => Policy::bank()?,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| PolicyLoadError::Read {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            Policy::from_toml(&path.display().to_string(), &text)?
+        }
+    };
+    Ok(match key {
+        Some(key) if !key.is_empty() => policy.with_key(PseudonymKey::new(key.as_bytes())),
+        _ => policy,
+    })
+}
+
+/// Judges `policy` against the tables of `schema` in the source database.
+pub async fn check(source: &Target, policy: &Policy, schema: &str) -> Result<Vec<Line>, PgError> {
+    let client = source.connect().await?;
+    let columns: Vec<ColumnInfo> = maskbus_pg::catalog::columns(source, &client, schema)
+        .await?
+        .into_iter()
+        .map(|c| ColumnInfo {
+            entity: c.table,
+            column: c.column,
+            data_type: c.data_type,
+            max_length: c.max_length,
+            nullable: c.nullable,
+            unique: c.unique,
+        })
+        .collect();
+    Ok(fit::check(policy, &columns))
+}

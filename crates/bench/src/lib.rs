@@ -1,0 +1,1 @@
+//! Benchmarks only: see `benches/`. Run them with `cargo bench -p maskbus-bench` or `scripts/bench`.

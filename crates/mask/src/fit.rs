@@ -1,0 +1,314 @@
+//! Does a policy fit a live schema? The pure half of `maskbus policy check`.
+//!
+//! The caller reads the catalog and hands over [`ColumnInfo`]s; this module decides, column by
+//! column, whether the policy can mask it into something the target column accepts: a rule for
+//! every column, no rule for a column that does not exist, outputs of the right type and length,
+//! NULL only where NULL is allowed, and no lossy rule on a UNIQUE column (masked
+//! `d***@yahoo.com` would collide). [`render`] prints the verdicts as a Markdown table a reviewer
+//! can paste into a review.
+
+use crate::pseudonym::PseudonymKind;
+use crate::rules::{Rule, REDACTED};
+use crate::Policy;
+use std::collections::BTreeSet;
+
+/// One column of the live schema, as the catalog describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnInfo {
+    pub entity: String,
+    pub column: String,
+    /// `information_schema.columns.data_type`, e.g. `character varying`, `date`, `bigint`.
+    pub data_type: String,
+    /// `character_maximum_length`, for `varchar(n)` and `char(n)`.
+    pub max_length: Option<usize>,
+    pub nullable: bool,
+    /// Part of a primary key or UNIQUE constraint on this column alone.
+    pub unique: bool,
+}
+
+impl ColumnInfo {
+    fn type_label(&self) -> String {
+        match self.max_length {
+            Some(n) => format!("{}({n})", self.data_type),
+            None => self.data_type.clone(),
+        }
+    }
+
+    fn is_text(&self) -> bool {
+        matches!(
+            self.data_type.as_str(),
+            "character varying" | "character" | "text" | "citext"
+        )
+    }
+
+    fn is_date(&self) -> bool {
+        self.data_type == "date"
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Ok,
+    Warning(String),
+    Error(String),
+}
+
+/// The verdict on one column (or on one policy line that names no column).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub entity: String,
+    pub column: String,
+    pub column_type: String,
+    pub rule: String,
+    pub verdict: Verdict,
+}
+
+/// The longest text each rule can write, when that is fixed.
+fn fixed_width(rule: &Rule) -> Option<usize> {
+    match rule {
+        Rule::Ssn => Some("***-**-0000".len()),
+        Rule::Card => Some("0000 **** **** 0000".len()),
+        Rule::Redact => Some(REDACTED.len()),
+        Rule::FirstLetter => Some(4),
+        Rule::Constant(text) => Some(text.chars().count()),
+        Rule::Pseudonym(PseudonymKind::Ssn) => Some(11),
+        Rule::Pseudonym(PseudonymKind::FirstName) => Some(12),
+        Rule::Pseudonym(PseudonymKind::LastName) => Some(12),
+        Rule::Pseudonym(PseudonymKind::Email) => Some(12 + 1 + 12 + 1 + 12 + "@example.com".len()),
+        _ => None,
+    }
+}
+
+fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
+    if column.unique && rule.is_lossy() {
+        return Verdict::Error(format!(
+            "UNIQUE column with lossy rule {}: masked values would collide in the target; use keep or a unique pseudonym",
+            rule.name()
+        ));
+    }
+    match rule {
+        Rule::Keep => Verdict::Ok,
+        Rule::Null if !column.nullable => Verdict::Error("rule null on a NOT NULL column".into()),
+        Rule::Null => Verdict::Ok,
+        Rule::YearOnly if column.is_date() => Verdict::Ok,
+        Rule::YearOnly if column.is_text() && column.max_length.is_none_or(|n| n >= 10) => {
+            Verdict::Warning("year_only on a text column: every value must be an ISO date, or masking refuses it".into())
+        }
+        Rule::YearOnly => Verdict::Error(format!("year_only needs a date column, not {}", column.type_label())),
+        Rule::Constant(_) if !column.is_text() => {
+            Verdict::Warning(format!("the constant must cast to {}; check it", column.type_label()))
+        }
+        _ if !column.is_text() => {
+            Verdict::Error(format!("rule {} writes text; the column is {}", rule.name(), column.type_label()))
+        }
+        _ => match (fixed_width(rule), column.max_length) {
+            (Some(width), Some(max)) if width > max => Verdict::Error(format!(
+                "rule {} writes up to {width} characters; the column holds {max}",
+                rule.name()
+            )),
+            _ => Verdict::Ok,
+        },
+    }
+}
+
+/// Judges every column of every entity the policy names, plus the policy's lines for columns or
+/// entities the schema does not have. `columns` is the live schema of the entities in question
+/// (it may hold other tables; those are reported as not covered).
+pub fn check(policy: &Policy, columns: &[ColumnInfo]) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let live_entities: BTreeSet<&str> = columns.iter().map(|c| c.entity.as_str()).collect();
+    for column in columns {
+        let line = |rule: String, verdict| Line {
+            entity: column.entity.clone(),
+            column: column.column.clone(),
+            column_type: column.type_label(),
+            rule,
+            verdict,
+        };
+        match policy.entity(&column.entity) {
+            None => lines.push(line(
+                "-".into(),
+                Verdict::Warning("table not in the policy: it will not be synced".into()),
+            )),
+            Some(entity) => match entity.rule(&column.column) {
+                None => lines.push(line(
+                    "-".into(),
+                    Verdict::Error("no rule: deny by default refuses this column, so the table cannot be synced".into()),
+                )),
+                Some(rule) => lines.push(line(rule.name(), judge(rule, column))),
+            },
+        }
+    }
+    for (entity_name, entity) in policy.entities() {
+        if !live_entities.contains(entity_name) {
+            lines.push(Line {
+                entity: entity_name.to_string(),
+                column: "*".into(),
+                column_type: "-".into(),
+                rule: "-".into(),
+                verdict: Verdict::Error(
+                    "the policy names this table; the schema has no such table".into(),
+                ),
+            });
+            continue;
+        }
+        for (column_name, rule) in entity.columns() {
+            let exists = columns
+                .iter()
+                .any(|c| c.entity == entity_name && c.column == column_name);
+            if !exists {
+                lines.push(Line {
+                    entity: entity_name.to_string(),
+                    column: column_name.to_string(),
+                    column_type: "-".into(),
+                    rule: rule.name(),
+                    verdict: Verdict::Error(
+                        "the policy has a rule for a column the table does not have".into(),
+                    ),
+                });
+            }
+        }
+    }
+    lines
+}
+
+/// Counts of (errors, warnings).
+pub fn tally(lines: &[Line]) -> (usize, usize) {
+    lines
+        .iter()
+        .fold((0, 0), |(e, w), line| match line.verdict {
+            Verdict::Error(_) => (e + 1, w),
+            Verdict::Warning(_) => (e, w + 1),
+            Verdict::Ok => (e, w),
+        })
+}
+
+/// A Markdown table of the verdicts and a summary line.
+pub fn render(policy_name: &str, lines: &[Line]) -> String {
+    let mut out = format!("policy check: {policy_name}\n\n");
+    out.push_str("| entity | column | type | rule | verdict |\n|---|---|---|---|---|\n");
+    for line in lines {
+        let verdict = match &line.verdict {
+            Verdict::Ok => "ok".to_string(),
+            Verdict::Warning(text) => format!("warning: {text}"),
+            Verdict::Error(text) => format!("**ERROR**: {text}"),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            line.entity, line.column, line.column_type, line.rule, verdict
+        ));
+    }
+    let (errors, warnings) = tally(lines);
+    out.push_str(&format!(
+        "\n{} columns checked: {errors} errors, {warnings} warnings\n",
+        lines.len()
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(
+        entity: &str,
+        column: &str,
+        data_type: &str,
+        max_length: Option<usize>,
+    ) -> ColumnInfo {
+        ColumnInfo {
+            entity: entity.into(),
+            column: column.into(),
+            data_type: data_type.into(),
+            max_length,
+            nullable: true,
+            unique: false,
+        }
+    }
+
+    fn verdict_of<'a>(lines: &'a [Line], entity: &str, col: &str) -> &'a Verdict {
+        &lines
+            .iter()
+            .find(|l| l.entity == entity && l.column == col)
+            .unwrap()
+            .verdict
+    }
+
+    #[test]
+    fn finds_every_kind_of_misfit() {
+        let policy = Policy::from_toml(
+            "p",
+            r#"
+            [people]
+            id = "keep"
+            email = "email"
+            ssn = "ssn"
+            born = "year_only"
+            age = "last_four"
+            nick = "null"
+            gone = "keep"
+            [ghosts]
+            id = "keep"
+            "#,
+        )
+        .unwrap();
+        let mut email = column("people", "email", "character varying", Some(254));
+        email.unique = true;
+        let mut nick = column("people", "nick", "text", None);
+        nick.nullable = false;
+        let live = vec![
+            column("people", "id", "bigint", None),
+            email,
+            column("people", "ssn", "character varying", Some(9)),
+            column("people", "born", "integer", None),
+            column("people", "age", "integer", None),
+            nick,
+            column("people", "phone", "text", None),
+            column("other", "id", "bigint", None),
+        ];
+        let lines = check(&policy, &live);
+        assert_eq!(verdict_of(&lines, "people", "id"), &Verdict::Ok);
+        assert!(
+            matches!(verdict_of(&lines, "people", "email"), Verdict::Error(e) if e.contains("UNIQUE"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "people", "ssn"), Verdict::Error(e) if e.contains("11 characters"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "people", "born"), Verdict::Error(e) if e.contains("date column"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "people", "age"), Verdict::Error(e) if e.contains("writes text"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "people", "nick"), Verdict::Error(e) if e.contains("NOT NULL"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "people", "phone"), Verdict::Error(e) if e.contains("deny by default"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "people", "gone"), Verdict::Error(e) if e.contains("does not have"))
+        );
+        assert!(
+            matches!(verdict_of(&lines, "ghosts", "*"), Verdict::Error(e) if e.contains("no such table"))
+        );
+        assert!(matches!(
+            verdict_of(&lines, "other", "id"),
+            Verdict::Warning(_)
+        ));
+        let table = render("p", &lines);
+        assert!(
+            table.contains("| people | ssn | character varying(9) | ssn | **ERROR**"),
+            "{table}"
+        );
+        assert!(table.contains("8 errors, 1 warnings"), "{table}");
+    }
+
+    #[test]
+    fn a_unique_pseudonym_email_fits_a_unique_column() {
+        let policy = Policy::from_toml("p", "[u]\nemail = { pseudonym = \"email\" }").unwrap();
+        let mut email = column("u", "email", "text", None);
+        email.unique = true;
+        assert_eq!(check(&policy, &[email])[0].verdict, Verdict::Ok);
+    }
+}

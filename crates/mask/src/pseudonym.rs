@@ -1,0 +1,258 @@
+//! Deterministic keyed pseudonyms: the same input and key always give the same fake value, so a
+//! value that appears in two tables is replaced consistently and joins across them survive.
+//!
+//! The key comes from configuration, never from this crate; without a key the input could be
+//! recovered by hashing guesses (a dictionary of names or the whole SSN space). BLAKE3 in keyed
+//! mode is the PRF, with the kind as domain separation so one input gives unrelated fakes for
+//! different kinds.
+
+/// The secret that makes pseudonyms unguessable. Its Debug output never shows it.
+#[derive(Clone)]
+pub struct PseudonymKey([u8; 32]);
+
+impl PseudonymKey {
+    /// Derives a 32-byte key from any secret text (a passphrase or random bytes).
+    pub fn new(secret: &[u8]) -> Self {
+        Self(blake3::derive_key("maskbus 2026 pseudonym key v1", secret))
+    }
+
+    fn hash(&self, kind: PseudonymKind, input: &str) -> [u8; 32] {
+        let mut hasher = blake3::Hasher::new_keyed(&self.0);
+        hasher.update(kind.name().as_bytes());
+        hasher.update(&[0]);
+        hasher.update(input.as_bytes());
+        *hasher.finalize().as_bytes()
+    }
+}
+
+impl std::fmt::Debug for PseudonymKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PseudonymKey(..)")
+    }
+}
+
+/// What kind of fake a pseudonym rule produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PseudonymKind {
+    /// A first name from a fixed list.
+    FirstName,
+    /// A last name from a fixed list.
+    LastName,
+    /// `first.last.<12 letters>@example.com`: 56 bits of the hash keep it unique in practice.
+    Email,
+    /// `9XX-XX-XXXX`: SSN-shaped, but area 900-999 was never issued, so it can never be a real one.
+    Ssn,
+    /// Every ASCII digit replaced by a keyed digit; other characters and the length kept.
+    Digits,
+}
+
+impl PseudonymKind {
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "first_name" => Self::FirstName,
+            "last_name" => Self::LastName,
+            "email" => Self::Email,
+            "ssn" => Self::Ssn,
+            "digits" => Self::Digits,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FirstName => "first_name",
+            Self::LastName => "last_name",
+            Self::Email => "email",
+            Self::Ssn => "ssn",
+            Self::Digits => "digits",
+        }
+    }
+
+    pub const ALL_NAMES: &'static str = "first_name, last_name, email, ssn, digits";
+
+    /// Whether distinct inputs stay distinct (in practice): only the email carries enough hash.
+    pub fn stays_unique(self) -> bool {
+        matches!(self, Self::Email)
+    }
+
+    /// The fake for `input`.
+    pub fn apply(self, key: &PseudonymKey, input: &str) -> String {
+        let h = key.hash(self, input);
+        let pick = |list: &[&'static str], bytes: [u8; 8]| {
+            list[(u64::from_le_bytes(bytes) % list.len() as u64) as usize]
+        };
+        let eight = |at: usize| -> [u8; 8] { h[at..at + 8].try_into().unwrap_or([0; 8]) };
+        match self {
+            Self::FirstName => pick(FIRST_NAMES, eight(0)).to_string(),
+            Self::LastName => pick(LAST_NAMES, eight(0)).to_string(),
+            Self::Email => {
+                let first = pick(FIRST_NAMES, eight(0)).to_ascii_lowercase();
+                let last = pick(LAST_NAMES, eight(8)).to_ascii_lowercase();
+                // Letters only: a digit tag could spell an SSN or card the audit would flag.
+                let tag: String = h[16..28]
+                    .iter()
+                    .map(|b| char::from(b'a' + b % 26))
+                    .collect();
+                format!("{first}.{last}.{tag}@example.com")
+            }
+            Self::Ssn => {
+                let n = u64::from_le_bytes(eight(0));
+                let area = 900 + n % 100;
+                let group = 1 + (n / 100) % 99;
+                let serial = 1 + (n / 9_900) % 9_999;
+                format!("{area}-{group:02}-{serial:04}")
+            }
+            Self::Digits => {
+                let mut digits: Vec<u8> = (0..input.bytes().filter(u8::is_ascii_digit).count())
+                    .map(|i| h[i % 32] % 10)
+                    .collect();
+                defuse(&mut digits);
+                let mut fresh = digits.into_iter();
+                input
+                    .chars()
+                    .map(
+                        |c| match c.is_ascii_digit().then(|| fresh.next()).flatten() {
+                            Some(d) => char::from(b'0' + d),
+                            None => c,
+                        },
+                    )
+                    .collect()
+            }
+        }
+    }
+}
+
+/// A fake must never look like a real identifier to the wire audit: nine digits get area 9xx
+/// (never issued as an SSN), and 13 to 19 digits that happen to pass Luhn get their last digit
+/// moved so they fail it.
+fn defuse(digits: &mut [u8]) {
+    match digits.len() {
+        9 => digits[0] = 9,
+        13..=19 => {
+            let text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
+            if maskbus_pii::luhn_valid(&text) {
+                let last = digits.len() - 1;
+                digits[last] = (digits[last] + 1) % 10;
+            }
+        }
+        _ => {}
+    }
+}
+
+const FIRST_NAMES: &[&str] = &[
+    "Avery", "Blake", "Casey", "Dana", "Elliot", "Finley", "Harper", "Jordan", "Kendall", "Logan",
+    "Morgan", "Parker", "Quinn", "Reese", "Riley", "Rowan", "Sawyer", "Skyler", "Taylor",
+    "Emerson", "Alice", "Bruno", "Clara", "Diego", "Elena", "Felix", "Greta", "Hugo", "Iris",
+    "Jonas", "Katya", "Leon", "Maya", "Nico", "Olga", "Pablo", "Rosa", "Sven", "Tara", "Umar",
+    "Vera", "Wanda", "Xavier", "Yara", "Zane", "Amara", "Bodhi", "Cleo", "Darius", "Esme", "Farah",
+    "Gideon", "Hana", "Idris", "Juno", "Kai", "Lena", "Milo", "Nadia", "Otto",
+];
+
+const LAST_NAMES: &[&str] = &[
+    "Abernathy",
+    "Bellweather",
+    "Castellan",
+    "Draycott",
+    "Everhart",
+    "Fairbanks",
+    "Galloway",
+    "Hollister",
+    "Ingram",
+    "Jessup",
+    "Kingsley",
+    "Lockwood",
+    "Merriweather",
+    "Northcott",
+    "Oakhurst",
+    "Pemberton",
+    "Quenby",
+    "Ravensworth",
+    "Stanhope",
+    "Thackeray",
+    "Underhill",
+    "Vantongeren",
+    "Whitlock",
+    "Yardley",
+    "Ashcombe",
+    "Brightwater",
+    "Coldridge",
+    "Dunmore",
+    "Eastwick",
+    "Fennimore",
+    "Greywood",
+    "Hartwell",
+    "Ivesdale",
+    "Kettering",
+    "Larkspur",
+    "Moorcroft",
+    "Nettlefold",
+    "Ormsby",
+    "Pennington",
+    "Redgrave",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_input_and_key_same_fake_other_key_other_fake() {
+        let a = PseudonymKey::new(b"key one");
+        let b = PseudonymKey::new(b"key two");
+        for kind in [
+            PseudonymKind::FirstName,
+            PseudonymKind::Email,
+            PseudonymKind::Ssn,
+            PseudonymKind::Digits,
+        ] {
+            assert_eq!(kind.apply(&a, "224-30-8280"), kind.apply(&a, "224-30-8280"));
+        }
+        let emails_a: Vec<_> = (0..50)
+            .map(|i| PseudonymKind::Email.apply(&a, &format!("user{i}@x.com")))
+            .collect();
+        let emails_b: Vec<_> = (0..50)
+            .map(|i| PseudonymKind::Email.apply(&b, &format!("user{i}@x.com")))
+            .collect();
+        assert_ne!(emails_a, emails_b);
+    }
+
+    #[test]
+    fn email_pseudonyms_stay_unique() {
+        let key = PseudonymKey::new(b"k");
+        let fakes: std::collections::HashSet<_> = (0..100_000)
+            .map(|i| PseudonymKind::Email.apply(&key, &format!("person{i}@mail.com")))
+            .collect();
+        assert_eq!(fakes.len(), 100_000);
+    }
+
+    #[test]
+    fn ssn_pseudonyms_are_never_issuable() {
+        let key = PseudonymKey::new(b"k");
+        for i in 0..10_000 {
+            let fake = PseudonymKind::Ssn.apply(&key, &format!("{i:09}"));
+            assert!(fake.starts_with('9'), "{fake}");
+            assert_eq!(fake.len(), 11);
+        }
+    }
+
+    #[test]
+    fn digits_keep_the_shape() {
+        let key = PseudonymKey::new(b"k");
+        let fake = PseudonymKind::Digits.apply(&key, "(212) 555-0143");
+        assert_eq!(fake.len(), 14);
+        assert_eq!(
+            fake.chars()
+                .filter(|c| !c.is_ascii_digit())
+                .collect::<String>(),
+            "() -"
+        );
+    }
+
+    #[test]
+    fn the_key_never_shows() {
+        assert_eq!(
+            format!("{:?}", PseudonymKey::new(b"hunter2")),
+            "PseudonymKey(..)"
+        );
+    }
+}

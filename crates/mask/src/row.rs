@@ -1,0 +1,107 @@
+//! `MaskedRow`: the only kind of row that may leave the producer.
+//!
+//! Its field is private, it has no public constructor and it implements `Serialize` but not
+//! `Deserialize`, so outside this crate the only way to hold one is [`Masker::mask`], which runs
+//! every value through its column's rule. The producer's send path takes `MaskedRow`s and nothing
+//! else: an unmasked row cannot reach the bus by construction, and the compiler checks it.
+
+use crate::pseudonym::PseudonymKey;
+use crate::rules::Rule;
+use crate::MaskError;
+use serde::Serialize;
+
+/// One row after masking: its values in the column order of the [`Masker`] that made it.
+/// `None` is SQL NULL. Serialises as a JSON array of strings and nulls.
+///
+/// Outside this crate a `MaskedRow` cannot be written by hand:
+///
+/// ```compile_fail
+/// let forged = maskbus_mask::MaskedRow { values: vec![Some("224-30-8280".to_string())] };
+/// ```
+///
+/// nor read back from JSON (a consumer receives rows as plain values, never as `MaskedRow`):
+///
+/// ```compile_fail
+/// let forged: maskbus_mask::MaskedRow = serde_json::from_str(r#"["224-30-8280"]"#).unwrap();
+/// ```
+///
+/// The only way in is a masker:
+///
+/// ```
+/// use maskbus_mask::{Policy, PseudonymKey};
+/// let policy = Policy::bank().unwrap().with_key(PseudonymKey::new(b"k"));
+/// let masker = policy.masker("customers", &["ssn".to_string()]).unwrap();
+/// let row = masker.mask(vec![Some("224-30-8280".to_string())]).unwrap();
+/// assert_eq!(row.values(), [Some("***-**-8280".to_string())]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct MaskedRow {
+    values: Vec<Option<String>>,
+}
+
+impl MaskedRow {
+    pub fn values(&self) -> &[Option<String>] {
+        &self.values
+    }
+}
+
+/// Masks rows of one entity whose values arrive in a fixed column order. Made by
+/// [`crate::Policy::masker`], which has already checked that every column has a rule.
+#[derive(Debug)]
+pub struct Masker<'p> {
+    entity: &'p str,
+    columns: Vec<String>,
+    rules: Vec<&'p Rule>,
+    key: Option<&'p PseudonymKey>,
+}
+
+impl<'p> Masker<'p> {
+    pub(crate) fn new(
+        entity: &'p str,
+        columns: Vec<String>,
+        rules: Vec<&'p Rule>,
+        key: Option<&'p PseudonymKey>,
+    ) -> Self {
+        Self {
+            entity,
+            columns,
+            rules,
+            key,
+        }
+    }
+
+    pub fn entity(&self) -> &str {
+        self.entity
+    }
+
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// Masks one row. The values are taken by value so that `keep` columns move instead of
+    /// being copied. A value a rule refuses fails the whole row: no partly masked row exists.
+    pub fn mask(&self, mut values: Vec<Option<String>>) -> Result<MaskedRow, MaskError> {
+        if values.len() != self.rules.len() {
+            return Err(MaskError::Arity {
+                entity: self.entity.to_string(),
+                expected: self.rules.len(),
+                got: values.len(),
+            });
+        }
+        for ((value, rule), column) in values.iter_mut().zip(&self.rules).zip(&self.columns) {
+            if matches!(rule, Rule::Keep) {
+                continue;
+            }
+            *value = rule
+                .apply(value.take(), self.key)
+                .map_err(|reason| MaskError::Rule {
+                    entity: self.entity.to_string(),
+                    column: column.clone(),
+                    rule: rule.name(),
+                    reason,
+                })?;
+        }
+        Ok(MaskedRow { values })
+    }
+}

@@ -1,0 +1,344 @@
+//! The masking rules, each a pure function from one text value to its masked text.
+//!
+//! Values arrive as Postgres prints them (`col::text`, DateStyle ISO) and leave as text that casts
+//! back into the same column type. Every rule here is idempotent (masking a masked value changes
+//! nothing) and reveals at most what its doc says it keeps. A rule that cannot make sense of its
+//! input refuses it ([`RuleError`]) rather than pass it through; errors never quote the value.
+
+use crate::pseudonym::{PseudonymKey, PseudonymKind};
+
+/// What a policy can say about one column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Pass unchanged. Must be written out: nothing is kept by default.
+    Keep,
+    /// SQL NULL.
+    Null,
+    /// The fixed text [`REDACTED`].
+    Redact,
+    /// First character and `***`: Johnson becomes `J***`.
+    FirstLetter,
+    /// `***-**-` and the last four digits, whatever the separators: `***-**-8280`.
+    Ssn,
+    /// First and last four digits: `4111 **** **** 1234`.
+    Card,
+    /// First character of the local part, `***@`, the domain: `d***@yahoo.com`.
+    Email,
+    /// A date's year with month and day set to 01-01: still a valid DATE.
+    YearOnly,
+    /// Every digit but the last four becomes `*`; other characters stay, so the length does not
+    /// change: `(212) 555-0143` becomes `(***) ***-0143`.
+    LastFour,
+    /// This text in place of any non-NULL value.
+    Constant(String),
+    /// A deterministic keyed fake of the given kind.
+    Pseudonym(PseudonymKind),
+}
+
+/// The text every redacted value becomes.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Why a rule refused a value. Carries shapes, never the value itself.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("is not an ISO date (YYYY-MM-DD), {0} characters long")]
+    NotADate(usize),
+    #[error("needs a pseudonym key, and the policy was loaded without one")]
+    NoPseudonymKey,
+}
+
+impl Rule {
+    /// The rule's name as written in a policy file.
+    pub fn name(&self) -> String {
+        match self {
+            Rule::Keep => "keep".into(),
+            Rule::Null => "null".into(),
+            Rule::Redact => "redact".into(),
+            Rule::FirstLetter => "first_letter".into(),
+            Rule::Ssn => "ssn".into(),
+            Rule::Card => "card".into(),
+            Rule::Email => "email".into(),
+            Rule::YearOnly => "year_only".into(),
+            Rule::LastFour => "last_four".into(),
+            Rule::Constant(text) => format!("constant {text:?}"),
+            Rule::Pseudonym(kind) => format!("pseudonym {}", kind.name()),
+        }
+    }
+
+    /// True when two different inputs can give the same output, so a UNIQUE column would
+    /// collide in the target. Keyed pseudonyms of emails and digits are built to stay unique.
+    pub fn is_lossy(&self) -> bool {
+        match self {
+            Rule::Keep => false,
+            Rule::Pseudonym(kind) => !kind.stays_unique(),
+            _ => true,
+        }
+    }
+
+    /// Applies the rule. `None` is SQL NULL, and every rule maps it to NULL.
+    pub fn apply(
+        &self,
+        value: Option<String>,
+        key: Option<&PseudonymKey>,
+    ) -> Result<Option<String>, RuleError> {
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        Ok(match self {
+            Rule::Keep => Some(value),
+            Rule::Null => None,
+            Rule::Redact => Some(REDACTED.to_string()),
+            Rule::FirstLetter => Some(first_letter(&value)),
+            Rule::Ssn => Some(ssn(&value)),
+            Rule::Card => Some(card(&value)),
+            Rule::Email => Some(email(&value)),
+            Rule::YearOnly => Some(year_only(&value)?),
+            Rule::LastFour => Some(last_four(&value)),
+            Rule::Constant(text) => Some(text.clone()),
+            Rule::Pseudonym(kind) => {
+                Some(kind.apply(key.ok_or(RuleError::NoPseudonymKey)?, &value))
+            }
+        })
+    }
+}
+
+/// `Johnson` → `J***`; empty stays empty. Counts characters, not bytes, so `Øster` → `Ø***`.
+pub fn first_letter(value: &str) -> String {
+    let mut chars = value.chars();
+    match chars.next() {
+        None => String::new(),
+        Some(first) => {
+            let mut out = String::with_capacity(first.len_utf8() + 3);
+            out.push(first);
+            out.push_str("***");
+            out
+        }
+    }
+}
+
+/// The last `n` ASCII digits of `value`, in order (fewer when it has fewer).
+fn last_digits(value: &str, n: usize) -> String {
+    let mut digits: Vec<u8> = value
+        .bytes()
+        .rev()
+        .filter(u8::is_ascii_digit)
+        .take(n)
+        .collect();
+    digits.reverse();
+    String::from_utf8(digits).unwrap_or_default()
+}
+
+/// `224-30-8280`, `224308280` or `224 30 8280` → `***-**-8280`. With fewer than four digits,
+/// `***-**-****`.
+pub fn ssn(value: &str) -> String {
+    let last = last_digits(value, 4);
+    if last.len() < 4 {
+        return "***-**-****".to_string();
+    }
+    format!("***-**-{last}")
+}
+
+/// `4111111111111111` (any separators, 12 to 19 digits) → `4111 **** **** 1111`. Shorter digit
+/// runs keep only the last four; a value already in the masked shape is returned as it is, which
+/// makes the rule idempotent. The output never holds more than eight digits.
+pub fn card(value: &str) -> String {
+    if is_masked_card(value) {
+        return value.to_string();
+    }
+    let digits: Vec<u8> = value.bytes().filter(u8::is_ascii_digit).collect();
+    let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+    match digits.len() {
+        n if n >= 12 => format!(
+            "{} **** **** {}",
+            text(&digits[..4]),
+            text(&digits[n - 4..])
+        ),
+        n if n >= 4 => format!("**** **** **** {}", text(&digits[n - 4..])),
+        _ => "**** **** **** ****".to_string(),
+    }
+}
+
+fn is_masked_card(value: &str) -> bool {
+    let b = value.as_bytes();
+    b.len() == 19
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && &b[4..15] == b" **** **** "
+        && b[15..].iter().all(u8::is_ascii_digit)
+}
+
+/// `dave@yahoo.com` → `d***@yahoo.com`. The local part is everything before the last `@`; a
+/// value without `@` is treated as all local part (`dave` → `d***`).
+pub fn email(value: &str) -> String {
+    match value.rfind('@') {
+        Some(at) => {
+            let (local, domain) = value.split_at(at);
+            // An empty local part still gets a masked one, `*` standing in for the missing first
+            // character, so that masking the result again changes nothing.
+            let mut out = if local.is_empty() {
+                "****".to_string()
+            } else {
+                first_letter(local)
+            };
+            out.push_str(domain);
+            out
+        }
+        None => first_letter(value),
+    }
+}
+
+/// `1985-03-14` → `1985-01-01`, also for years past 9999 and BC dates (`0044-03-15 BC`).
+/// `infinity` and `-infinity` pass: they carry nothing. Anything else is refused.
+pub fn year_only(value: &str) -> Result<String, RuleError> {
+    if value == "infinity" || value == "-infinity" {
+        return Ok(value.to_string());
+    }
+    let (date, era) = match value.strip_suffix(" BC") {
+        Some(date) => (date, " BC"),
+        None => (value, ""),
+    };
+    let not_a_date = || RuleError::NotADate(value.chars().count());
+    let (year, month_day) = date.split_once('-').ok_or_else(not_a_date)?;
+    let md = month_day.as_bytes();
+    let shape_ok = year.len() >= 4
+        && year.bytes().all(|b| b.is_ascii_digit())
+        && md.len() == 5
+        && md[2] == b'-'
+        && md[..2].iter().chain(&md[3..]).all(u8::is_ascii_digit);
+    if !shape_ok {
+        return Err(not_a_date());
+    }
+    Ok(format!("{year}-01-01{era}"))
+}
+
+/// Every ASCII digit except the last four becomes `*`; everything else stays.
+pub fn last_four(value: &str) -> String {
+    let total = value.bytes().filter(u8::is_ascii_digit).count();
+    let hide = total.saturating_sub(4);
+    let mut seen = 0;
+    value
+        .chars()
+        .map(|c| {
+            if c.is_ascii_digit() {
+                seen += 1;
+                if seen <= hide {
+                    return '*';
+                }
+            }
+            c
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(rule: Rule, value: &str) -> String {
+        rule.apply(Some(value.to_string()), None).unwrap().unwrap()
+    }
+
+    #[test]
+    fn every_rule_maps_null_to_null() {
+        let key = PseudonymKey::new(b"k");
+        for rule in [
+            Rule::Keep,
+            Rule::Null,
+            Rule::Redact,
+            Rule::FirstLetter,
+            Rule::Ssn,
+            Rule::Card,
+            Rule::Email,
+            Rule::YearOnly,
+            Rule::LastFour,
+            Rule::Constant("x".into()),
+            Rule::Pseudonym(PseudonymKind::Email),
+        ] {
+            assert_eq!(rule.apply(None, Some(&key)), Ok(None), "{}", rule.name());
+        }
+    }
+
+    #[test]
+    fn last_names() {
+        assert_eq!(first_letter("Johnson"), "J***");
+        assert_eq!(first_letter("J"), "J***");
+        assert_eq!(first_letter(""), "");
+        assert_eq!(first_letter("Øster"), "Ø***");
+        assert_eq!(first_letter("王小明"), "王***");
+        assert_eq!(first_letter("J***"), "J***");
+    }
+
+    #[test]
+    fn ssns_whatever_their_separators() {
+        assert_eq!(ssn("224-30-8280"), "***-**-8280");
+        assert_eq!(ssn("224308280"), "***-**-8280");
+        assert_eq!(ssn("224 30 8280"), "***-**-8280");
+        assert_eq!(ssn("224.30.8280"), "***-**-8280");
+        assert_eq!(ssn("***-**-8280"), "***-**-8280");
+        assert_eq!(ssn("12"), "***-**-****");
+        assert_eq!(ssn(""), "***-**-****");
+    }
+
+    #[test]
+    fn cards_of_every_length_and_format() {
+        assert_eq!(card("4111111111111234"), "4111 **** **** 1234");
+        assert_eq!(card("4111 1111 1111 1234"), "4111 **** **** 1234");
+        assert_eq!(card("4111-1111-1111-1234"), "4111 **** **** 1234");
+        assert_eq!(card("378282246310005"), "3782 **** **** 0005"); // 15-digit Amex
+        assert_eq!(card("6011000990139424123"), "6011 **** **** 4123"); // 19 digits
+        assert_eq!(card("4111 **** **** 1234"), "4111 **** **** 1234");
+        assert_eq!(card("12345678"), "**** **** **** 5678");
+        assert_eq!(card("12"), "**** **** **** ****");
+        assert_eq!(card(""), "**** **** **** ****");
+    }
+
+    #[test]
+    fn emails() {
+        assert_eq!(email("dave@yahoo.com"), "d***@yahoo.com");
+        assert_eq!(email("d@yahoo.com"), "d***@yahoo.com");
+        assert_eq!(email("@yahoo.com"), "****@yahoo.com");
+        assert_eq!(email("no-at-sign"), "n***");
+        assert_eq!(email(""), "");
+        assert_eq!(email("\"a@b\"@example.org"), "\"***@example.org");
+        assert_eq!(email("élodie@exemple.fr"), "é***@exemple.fr");
+    }
+
+    #[test]
+    fn dates_keep_their_year() {
+        assert_eq!(year_only("1985-03-14"), Ok("1985-01-01".into()));
+        assert_eq!(year_only("2000-02-29"), Ok("2000-01-01".into()));
+        assert_eq!(year_only("1999-12-31"), Ok("1999-01-01".into()));
+        assert_eq!(year_only("0001-12-31 BC"), Ok("0001-01-01 BC".into()));
+        assert_eq!(year_only("12345-06-07"), Ok("12345-01-01".into()));
+        assert_eq!(year_only("infinity"), Ok("infinity".into()));
+        assert_eq!(year_only("1985-01-01"), Ok("1985-01-01".into()));
+        assert_eq!(year_only("14/03/1985"), Err(RuleError::NotADate(10)));
+        assert_eq!(year_only("1985-3-14"), Err(RuleError::NotADate(9)));
+        assert_eq!(year_only(""), Err(RuleError::NotADate(0)));
+    }
+
+    #[test]
+    fn last_four_keeps_format_and_length() {
+        assert_eq!(last_four("123456789"), "*****6789");
+        assert_eq!(last_four("(212) 555-0143"), "(***) ***-0143");
+        assert_eq!(last_four("021000021"), "*****0021");
+        assert_eq!(last_four("12"), "12");
+        assert_eq!(last_four(""), "");
+    }
+
+    #[test]
+    fn redact_constant_keep_null() {
+        assert_eq!(apply(Rule::Redact, "12 Main Street"), REDACTED);
+        assert_eq!(apply(Rule::Constant("n/a".into()), "secret"), "n/a");
+        assert_eq!(apply(Rule::Keep, "Springfield"), "Springfield");
+        assert_eq!(Rule::Null.apply(Some("x".into()), None), Ok(None));
+    }
+
+    #[test]
+    fn pseudonyms_need_a_key() {
+        let rule = Rule::Pseudonym(PseudonymKind::FirstName);
+        assert_eq!(
+            rule.apply(Some("Ann".into()), None),
+            Err(RuleError::NoPseudonymKey)
+        );
+    }
+}
