@@ -7,4 +7,5 @@ mod support;
 mod architecture;
 mod dev_db;
 mod foundation;
+mod mailbox;
 mod masking;

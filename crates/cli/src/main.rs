@@ -22,6 +22,8 @@ enum Command {
     /// Create and migrate the source, target and bus databases.
     #[command(subcommand)]
     Db(commands::db::DbCommand),
+    /// Operate the mailbox: send, stats, redrive, purge.
+    Bus(commands::bus::BusArgs),
     /// Check a masking policy against the live source schema.
     #[command(subcommand)]
     Policy(commands::policy::PolicyCommand),
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
             Command::Db(command) => commands::db::run(command).await,
             Command::Seed(args) => commands::seed::run(args).await,
             Command::Policy(command) => commands::policy::run(command).await,
+            Command::Bus(args) => commands::bus::run(args).await,
         }
     });
     match result {

@@ -1,14 +1,47 @@
-//! The bus: a mailbox table, `mq.messages`, in a Postgres database of its own.
+//! The bus: mailboxes in one Postgres table, `mq.messages`, on a database of its own.
 //!
-//! The producer and the consumer never share a database or a connection string; they only
-//! exchange messages here. This crate owns the bus schema (`sql/bus/`). Claims, leases, retries,
-//! dead letters and audit retention arrive with the mailbox issue.
+//! The producer and the consumer never share a database or a connection string; they exchange
+//! messages here. What the bus guarantees (ARCHITECTURE.md says it at length):
+//!
+//! - **At-least-once delivery, handled once in effect.** A claim leases messages for a while and
+//!   counts the attempt; an ack archives the message. A receiver that dies without acking has its
+//!   messages claimed again after the lease. Handlers are idempotent (the consumer upserts), so a
+//!   redelivery does not change the outcome.
+//! - **Competing receivers get distinct messages**: claims use `FOR UPDATE SKIP LOCKED`.
+//! - **Stale acks are refused**: every claim draws a new lease token; an ack or nack must carry
+//!   the current one.
+//! - **Nothing is retried forever**: a nack delays the message with exponential backoff; after
+//!   `max_attempts` it moves to the dead letters with the error. So does a message whose
+//!   receivers keep dying.
+//! - **Nothing disappears unaudited**: acked messages move to `mq.archive`, dead ones to
+//!   `mq.dead_letters`, keeping id and body; only [`Mailbox::purge`] deletes, and only what the
+//!   wire audit has scanned.
+//!
+//! No transaction is held open while a handler runs: claim, ack and nack are each one short
+//! statement.
+
+mod backoff;
+mod listener;
+mod store;
+
+pub use backoff::backoff;
+pub use store::{
+    Lease, Mailbox, MailboxError, MailboxStats, Message, NackOutcome, Outgoing, PurgeReport,
+    Received, Settings, Wake,
+};
 
 use maskbus_pg::Migration;
 
-/// The SQL that creates the bus schema.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    component: "bus",
-    name: "0001_mailbox.sql",
-    sql: include_str!("../../../sql/bus/0001_mailbox.sql"),
-}];
+/// The SQL that creates the bus schema, in order.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        component: "bus",
+        name: "0001_mailbox.sql",
+        sql: include_str!("../../../sql/bus/0001_mailbox.sql"),
+    },
+    Migration {
+        component: "bus",
+        name: "0002_mailbox_semantics.sql",
+        sql: include_str!("../../../sql/bus/0002_mailbox_semantics.sql"),
+    },
+];

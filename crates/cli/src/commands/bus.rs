@@ -1,0 +1,149 @@
+//! `maskbus bus ...`: operator commands on the mailbox.
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use maskbus_mailbox::{Mailbox, Outgoing, Settings};
+use maskbus_pg::Target;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct BusArgs {
+    /// The bus database.
+    #[arg(long, env = "MASKBUS_BUS_URL", global = true)]
+    bus: Option<String>,
+    #[command(subcommand)]
+    command: BusCommand,
+}
+
+#[derive(Subcommand)]
+enum BusCommand {
+    /// Put one message on the bus.
+    Send {
+        /// The recipient mailbox.
+        #[arg(long)]
+        to: String,
+        /// The message body: one JSON value.
+        #[arg(long)]
+        body: String,
+        /// The message kind.
+        #[arg(long, default_value = "note")]
+        kind: String,
+        /// The sender written on the message.
+        #[arg(long = "from", default_value = "operator")]
+        sender: String,
+        /// Where replies should go.
+        #[arg(long)]
+        reply_to: Option<String>,
+        #[arg(long)]
+        correlation_id: Option<String>,
+    },
+    /// Per mailbox: pending, leased, delayed, archived and dead counts, and the oldest pending age.
+    Stats,
+    /// Move the dead letters of a mailbox back to pending.
+    Redrive {
+        #[arg(long)]
+        mailbox: String,
+    },
+    /// Delete archived messages older than a duration that a wire audit has already scanned.
+    Purge {
+        /// e.g. 7d, 12h, 30m.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        older_than: Duration,
+        /// Also delete audited dead letters (they can no longer be redriven).
+        #[arg(long)]
+        dead_letters: bool,
+    },
+}
+
+pub async fn run(args: BusArgs) -> Result<ExitCode> {
+    let url = args
+        .bus
+        .context("no bus database given: pass --bus URL or set MASKBUS_BUS_URL")?;
+    let target = Target::parse("bus", &url)?;
+    match args.command {
+        BusCommand::Send {
+            to,
+            body,
+            kind,
+            sender,
+            reply_to,
+            correlation_id,
+        } => {
+            // Parse before connecting: a malformed body never reaches the bus.
+            let body: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
+                anyhow::anyhow!("--body is not valid JSON ({e}); give one JSON value, e.g. '{{\"entity\":\"customers\"}}'")
+            })?;
+            let mailbox = Mailbox::connect(target, &sender, Settings::default()).await?;
+            let id = mailbox
+                .send(Outgoing {
+                    to: to.clone(),
+                    kind,
+                    correlation_id,
+                    reply_to,
+                    body,
+                })
+                .await?;
+            println!("sent message {id} to {to}");
+        }
+        BusCommand::Stats => {
+            let mailbox = Mailbox::connect(target, "operator", Settings::default()).await?;
+            let stats = mailbox.stats().await?;
+            println!(
+                "{:<24} {:>8} {:>8} {:>8} {:>9} {:>6} {:>14}",
+                "mailbox", "pending", "leased", "delayed", "archived", "dead", "oldest pending"
+            );
+            for s in &stats {
+                let age = s
+                    .oldest_pending_age_secs
+                    .map(|a| format!("{a:.1} s"))
+                    .unwrap_or_else(|| "-".into());
+                println!(
+                    "{:<24} {:>8} {:>8} {:>8} {:>9} {:>6} {:>14}",
+                    s.mailbox, s.pending, s.leased, s.delayed, s.archived, s.dead, age
+                );
+            }
+            if stats.is_empty() {
+                println!("(no messages on the bus)");
+            }
+        }
+        BusCommand::Redrive { mailbox: name } => {
+            let mailbox = Mailbox::connect(target, "operator", Settings::default()).await?;
+            let moved = mailbox.redrive(&name).await?;
+            println!("moved {moved} dead letters of {name} back to pending");
+        }
+        BusCommand::Purge {
+            older_than,
+            dead_letters,
+        } => {
+            let mailbox = Mailbox::connect(target, "operator", Settings::default()).await?;
+            let report = mailbox.purge(older_than, dead_letters).await?;
+            println!(
+                "purged {} archived and {} dead messages older than {} (audited through id {})",
+                report.deleted_archived,
+                report.deleted_dead,
+                humantime::format_duration(older_than),
+                report.audited_through
+            );
+            if report.kept_unaudited > 0 {
+                println!(
+                    "kept back {} old messages: no wire audit has scanned them yet (run `maskbus wire-audit`)",
+                    report.kept_unaudited
+                );
+            }
+            if report.kept_in_flight > 0 {
+                println!(
+                    "kept back {} old messages still pending, delayed or leased",
+                    report.kept_in_flight
+                );
+            }
+            if report.kept_dead > 0 {
+                println!(
+                    "kept back {} old dead letters (pass --dead-letters to purge them)",
+                    report.kept_dead
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

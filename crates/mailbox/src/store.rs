@@ -1,0 +1,591 @@
+//! The mailbox operations, each one short statement against the bus (no transaction is ever held
+//! open while a handler runs).
+
+use crate::backoff::backoff;
+use crate::listener;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use maskbus_pg::{PgError, Target};
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_postgres::types::Json;
+use tokio_postgres::NoTls;
+
+/// How a mailbox behaves. The defaults suit the agents; tests shorten the lease.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// How long a claim hides a message from other receivers.
+    pub lease: Duration,
+    /// Attempts before a message goes to the dead letters.
+    pub max_attempts: u32,
+    /// A long poll claims again at least this often, in case a notification was lost.
+    pub poll_interval: Duration,
+    pub backoff_base: Duration,
+    pub backoff_cap: Duration,
+    /// Connections in the pool.
+    pub pool_size: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_secs(30),
+            max_attempts: 5,
+            poll_interval: Duration::from_secs(1),
+            backoff_base: Duration::from_secs(1),
+            backoff_cap: Duration::from_secs(60),
+            pool_size: 4,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailboxError {
+    #[error(transparent)]
+    Pg(#[from] PgError),
+    #[error("message {message_id}: the lease is stale (it expired and another receiver claimed the message, or it was already acked); the outcome was not recorded")]
+    StaleLease { message_id: i64 },
+    #[error("mailbox name {0:?} is not usable: give 1 to 200 printable characters")]
+    BadMailboxName(String),
+}
+
+/// Proof of a claim: needed to ack, nack or dead-letter the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub message_id: i64,
+    pub token: i64,
+}
+
+/// A claimed message.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub id: i64,
+    pub mailbox: String,
+    pub sender: String,
+    pub kind: String,
+    pub correlation_id: Option<String>,
+    pub reply_to: Option<String>,
+    pub body: Value,
+    /// Including this one.
+    pub attempts: i32,
+    pub lease: Lease,
+}
+
+/// A message to send.
+#[derive(Clone, Debug)]
+pub struct Outgoing {
+    pub to: String,
+    pub kind: String,
+    pub correlation_id: Option<String>,
+    pub reply_to: Option<String>,
+    pub body: Value,
+}
+
+/// What woke a long poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// Messages were there at the first claim.
+    Immediate,
+    /// A NOTIFY arrived.
+    Notification,
+    /// The poll interval passed.
+    Poll,
+    /// The wait ran out with nothing to claim.
+    Timeout,
+}
+
+#[derive(Debug)]
+pub struct Received {
+    pub messages: Vec<Message>,
+    pub wake: Wake,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NackOutcome {
+    /// The message will be visible again after this delay.
+    Retry { after: Duration },
+    /// Attempts were used up: the message is in the dead letters.
+    DeadLettered,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MailboxStats {
+    pub mailbox: String,
+    pub pending: i64,
+    pub leased: i64,
+    pub delayed: i64,
+    pub archived: i64,
+    pub dead: i64,
+    /// Seconds since the oldest pending message was sent.
+    pub oldest_pending_age_secs: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    pub deleted_archived: i64,
+    pub deleted_dead: i64,
+    /// Old enough, but not yet scanned by a wire audit.
+    pub kept_unaudited: i64,
+    /// Old enough, but still pending, delayed or leased (never purged).
+    pub kept_in_flight: i64,
+    /// Old enough dead letters, kept because dead letters were not asked for.
+    pub kept_dead: i64,
+    pub audited_through: i64,
+}
+
+/// A handle on the bus: a connection pool plus one LISTEN connection for long polls.
+pub struct Mailbox {
+    target: Target,
+    pool: Pool,
+    sender: String,
+    settings: Settings,
+    woken: watch::Receiver<u64>,
+    listener: tokio::task::JoinHandle<()>,
+    parked: Arc<watch::Sender<usize>>,
+    notify_wakeups: AtomicU64,
+}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+const MESSAGE_COLUMNS: &str =
+    "id, mailbox, sender, kind, correlation_id, reply_to, body, attempts, lease";
+
+fn check_mailbox_name(name: &str) -> Result<(), MailboxError> {
+    let ok = !name.is_empty() && name.chars().count() <= 200 && !name.chars().any(char::is_control);
+    if ok {
+        Ok(())
+    } else {
+        Err(MailboxError::BadMailboxName(
+            name.chars().take(64).collect(),
+        ))
+    }
+}
+
+impl Mailbox {
+    /// Connects to the bus as `sender` (the name written on every message sent from here).
+    pub async fn connect(
+        target: Target,
+        sender: &str,
+        settings: Settings,
+    ) -> Result<Self, MailboxError> {
+        let manager = Manager::from_config(
+            target.config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(settings.pool_size.max(1))
+            .build()
+            .map_err(|e| PgError::Connect {
+                role: target.role,
+                endpoint: target.endpoint(),
+                reason: e.to_string(),
+            })?;
+        let mailbox_ready: bool = {
+            let client = Self::client_from(&target, &pool).await?;
+            client
+                .query_one("SELECT to_regprocedure('mq.claim(text,integer,double precision,integer)') IS NOT NULL", &[])
+                .await
+                .map_err(|e| target.query_error("looking for the mailbox schema", &e))?
+                .get(0)
+        };
+        if !mailbox_ready {
+            return Err(PgError::Query {
+                role: target.role,
+                endpoint: target.endpoint(),
+                action: "opening the mailbox".into(),
+                reason: "the bus schema is missing or out of date; run `maskbus db init`".into(),
+            }
+            .into());
+        }
+        let (woken, listener) = listener::spawn(target.clone());
+        Ok(Self {
+            target,
+            pool,
+            sender: sender.to_string(),
+            settings,
+            woken,
+            listener,
+            parked: Arc::new(watch::channel(0).0),
+            notify_wakeups: AtomicU64::new(0),
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    async fn client_from(
+        target: &Target,
+        pool: &Pool,
+    ) -> Result<deadpool_postgres::Object, PgError> {
+        pool.get().await.map_err(|e| PgError::Connect {
+            role: target.role,
+            endpoint: target.endpoint(),
+            reason: match e {
+                deadpool_postgres::PoolError::Backend(e) => maskbus_pg::error_text(&e),
+                other => other.to_string(),
+            },
+        })
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        Self::client_from(&self.target, &self.pool).await
+    }
+
+    fn error(&self, action: &str, e: &tokio_postgres::Error) -> MailboxError {
+        self.target.query_error(action, e).into()
+    }
+
+    /// Sends one message; returns its id.
+    pub async fn send(&self, message: Outgoing) -> Result<i64, MailboxError> {
+        let Outgoing {
+            to,
+            kind,
+            correlation_id,
+            reply_to,
+            body,
+        } = message;
+        let ids = self
+            .send_batch(
+                &to,
+                &kind,
+                reply_to.as_deref(),
+                vec![(correlation_id, body)],
+            )
+            .await?;
+        Ok(ids[0])
+    }
+
+    /// Sends several messages to one mailbox in one statement; returns their ids in order.
+    pub async fn send_batch(
+        &self,
+        to: &str,
+        kind: &str,
+        reply_to: Option<&str>,
+        messages: Vec<(Option<String>, Value)>,
+    ) -> Result<Vec<i64>, MailboxError> {
+        check_mailbox_name(to)?;
+        if let Some(reply_to) = reply_to {
+            check_mailbox_name(reply_to)?;
+        }
+        let (correlation_ids, bodies): (Vec<Option<String>>, Vec<Json<Value>>) =
+            messages.into_iter().map(|(c, b)| (c, Json(b))).unzip();
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT mq.send($1, $2, $3, $4, $5, $6)",
+                &[
+                    &to,
+                    &self.sender,
+                    &kind,
+                    &correlation_ids,
+                    &reply_to,
+                    &bodies,
+                ],
+            )
+            .await
+            .map_err(|e| self.error(&format!("sending to mailbox {to}"), &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Claims up to `limit` visible messages of `mailbox` without waiting.
+    pub async fn claim(&self, mailbox: &str, limit: u32) -> Result<Vec<Message>, MailboxError> {
+        check_mailbox_name(mailbox)?;
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("SELECT {MESSAGE_COLUMNS} FROM mq.claim($1, $2, $3, $4)"),
+                &[
+                    &mailbox,
+                    &(limit.min(i32::MAX as u32) as i32),
+                    &self.settings.lease.as_secs_f64(),
+                    &(self.settings.max_attempts.min(i32::MAX as u32) as i32),
+                ],
+            )
+            .await
+            .map_err(|e| self.error(&format!("claiming from mailbox {mailbox}"), &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let id: i64 = r.get(0);
+                Message {
+                    id,
+                    mailbox: r.get(1),
+                    sender: r.get(2),
+                    kind: r.get(3),
+                    correlation_id: r.get(4),
+                    reply_to: r.get(5),
+                    body: r.get::<_, Json<Value>>(6).0,
+                    attempts: r.get(7),
+                    lease: Lease {
+                        message_id: id,
+                        token: r.get(8),
+                    },
+                }
+            })
+            .collect())
+    }
+
+    /// The long poll: claims at once if it can, else waits up to `wait` for a notification (or
+    /// the poll interval) and claims again.
+    pub async fn receive(
+        &self,
+        mailbox: &str,
+        limit: u32,
+        wait: Duration,
+    ) -> Result<Received, MailboxError> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut woken = self.woken.clone();
+        woken.borrow_and_update();
+        let mut wake = Wake::Immediate;
+        loop {
+            // Seen before the claim: a notification that lands after it still changes the value.
+            let messages = self.claim(mailbox, limit).await?;
+            if !messages.is_empty() {
+                return Ok(Received { messages, wake });
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(Received {
+                    messages,
+                    wake: Wake::Timeout,
+                });
+            }
+            let nap = (deadline - now).min(self.settings.poll_interval);
+            self.parked.send_modify(|n| *n += 1);
+            wake = tokio::select! {
+                changed = woken.changed() => match changed {
+                    Ok(()) => Wake::Notification,
+                    Err(_) => { tokio::time::sleep(nap).await; Wake::Poll }
+                },
+                _ = tokio::time::sleep(nap) => Wake::Poll,
+            };
+            self.parked.send_modify(|n| *n -= 1);
+            if wake == Wake::Notification {
+                self.notify_wakeups.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// How many long polls are parked right now (tests wait on it instead of sleeping).
+    pub fn parked(&self) -> watch::Receiver<usize> {
+        self.parked.subscribe()
+    }
+
+    /// Long polls woken by a notification so far.
+    pub fn notify_wakeups(&self) -> u64 {
+        self.notify_wakeups.load(Ordering::Relaxed)
+    }
+
+    /// Marks a message handled: it moves to the archive. Refused with a stale lease.
+    pub async fn ack(&self, lease: Lease) -> Result<(), MailboxError> {
+        let acked = self.ack_batch(&[lease]).await?;
+        if acked.is_empty() {
+            return Err(MailboxError::StaleLease {
+                message_id: lease.message_id,
+            });
+        }
+        Ok(())
+    }
+
+    /// Acks several messages in one statement; returns the ids acked (stale leases are left out).
+    pub async fn ack_batch(&self, leases: &[Lease]) -> Result<Vec<i64>, MailboxError> {
+        let ids: Vec<i64> = leases.iter().map(|l| l.message_id).collect();
+        let tokens: Vec<i64> = leases.iter().map(|l| l.token).collect();
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "WITH acked AS (
+                     DELETE FROM mq.messages m
+                      USING unnest($1::bigint[], $2::bigint[]) AS l(id, lease)
+                      WHERE m.id = l.id AND m.lease = l.lease
+                  RETURNING m.*)
+                 INSERT INTO mq.archive (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts)
+                 SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts FROM acked
+                 RETURNING id",
+                &[&ids, &tokens],
+            )
+            .await
+            .map_err(|e| self.error("acking messages", &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Gives a message back after a failure: it is retried after a backoff, or dead-lettered with
+    /// `error` when its attempts are used up.
+    pub async fn nack(&self, message: &Message, error: &str) -> Result<NackOutcome, MailboxError> {
+        let attempts = message.attempts.max(0) as u32;
+        if attempts >= self.settings.max_attempts {
+            self.dead_letter(message.lease, error).await?;
+            return Ok(NackOutcome::DeadLettered);
+        }
+        let delay = backoff(
+            attempts,
+            self.settings.backoff_base,
+            self.settings.backoff_cap,
+        );
+        let client = self.client().await?;
+        let updated = client
+            .execute(
+                "UPDATE mq.messages
+                    SET visible_at = now() + make_interval(secs => $3), lease = NULL, last_error = $4
+                  WHERE id = $1 AND lease = $2",
+                &[&message.lease.message_id, &message.lease.token, &delay.as_secs_f64(), &error],
+            )
+            .await
+            .map_err(|e| self.error("nacking a message", &e))?;
+        if updated == 0 {
+            return Err(MailboxError::StaleLease {
+                message_id: message.lease.message_id,
+            });
+        }
+        Ok(NackOutcome::Retry { after: delay })
+    }
+
+    /// Moves a message to the dead letters at once, with the reason (e.g. it cannot be parsed).
+    pub async fn dead_letter(&self, lease: Lease, reason: &str) -> Result<(), MailboxError> {
+        let client = self.client().await?;
+        let moved = client
+            .execute(
+                "WITH dead AS (DELETE FROM mq.messages WHERE id = $1 AND lease = $2 RETURNING *)
+                 INSERT INTO mq.dead_letters (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts, error)
+                 SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts, $3 FROM dead",
+                &[&lease.message_id, &lease.token, &reason],
+            )
+            .await
+            .map_err(|e| self.error("dead-lettering a message", &e))?;
+        if moved == 0 {
+            return Err(MailboxError::StaleLease {
+                message_id: lease.message_id,
+            });
+        }
+        Ok(())
+    }
+
+    /// Moves the dead letters of `mailbox` back to pending, attempts reset. Returns how many.
+    pub async fn redrive(&self, mailbox: &str) -> Result<u64, MailboxError> {
+        check_mailbox_name(mailbox)?;
+        let client = self.client().await?;
+        let moved: i64 = client
+            .query_one(
+                "WITH back AS (DELETE FROM mq.dead_letters WHERE mailbox = $1 RETURNING *),
+                      moved AS (
+                        INSERT INTO mq.messages (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, last_error)
+                        OVERRIDING SYSTEM VALUE
+                        SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, error FROM back
+                        RETURNING 1),
+                      total AS (SELECT count(*) AS n FROM moved)
+                 SELECT total.n FROM total
+                   LEFT JOIN LATERAL (SELECT pg_notify('mq_messages', $1) WHERE total.n > 0) wake ON true",
+                &[&mailbox],
+            )
+            .await
+            .map_err(|e| self.error(&format!("redriving the dead letters of {mailbox}"), &e))?
+            .get(0);
+        Ok(moved as u64)
+    }
+
+    /// Per mailbox: pending, leased, delayed, archived and dead counts, and the oldest pending age.
+    pub async fn stats(&self) -> Result<Vec<MailboxStats>, MailboxError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT mailbox, sum(pending)::bigint, sum(leased)::bigint, sum(delayed)::bigint,
+                        sum(archived)::bigint, sum(dead)::bigint, max(oldest)::float8
+                   FROM (SELECT mailbox,
+                                count(*) FILTER (WHERE visible_at <= now()) AS pending,
+                                count(*) FILTER (WHERE visible_at > now() AND lease IS NOT NULL) AS leased,
+                                count(*) FILTER (WHERE visible_at > now() AND lease IS NULL) AS delayed,
+                                0 AS archived, 0 AS dead,
+                                extract(epoch FROM now() - min(created_at) FILTER (WHERE visible_at <= now())) AS oldest
+                           FROM mq.messages GROUP BY mailbox
+                         UNION ALL
+                         SELECT mailbox, 0, 0, 0, count(*), 0, NULL FROM mq.archive GROUP BY mailbox
+                         UNION ALL
+                         SELECT mailbox, 0, 0, 0, 0, count(*), NULL FROM mq.dead_letters GROUP BY mailbox) s
+                  GROUP BY mailbox ORDER BY mailbox",
+                &[],
+            )
+            .await
+            .map_err(|e| self.error("reading mailbox statistics", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| MailboxStats {
+                mailbox: r.get(0),
+                pending: r.get(1),
+                leased: r.get(2),
+                delayed: r.get(3),
+                archived: r.get(4),
+                dead: r.get(5),
+                oldest_pending_age_secs: r.get(6),
+            })
+            .collect())
+    }
+
+    /// Deletes archived (and, with `dead_letters`, dead) messages sent more than `older_than` ago
+    /// that a wire audit has already scanned. Pending and leased messages are never purged.
+    pub async fn purge(
+        &self,
+        older_than: Duration,
+        dead_letters: bool,
+    ) -> Result<PurgeReport, MailboxError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "WITH w AS (SELECT scanned_through AS through, now() - make_interval(secs => $1) AS cutoff FROM mq.audit_state),
+                      a AS (DELETE FROM mq.archive USING w WHERE id <= w.through AND created_at < w.cutoff RETURNING 1),
+                      d AS (DELETE FROM mq.dead_letters USING w
+                             WHERE $2 AND id <= w.through AND created_at < w.cutoff RETURNING 1)
+                 SELECT (SELECT count(*) FROM a),
+                        (SELECT count(*) FROM d),
+                        (SELECT count(*) FROM mq.archive, w WHERE id > w.through AND created_at < w.cutoff)
+                          + (SELECT count(*) FROM mq.dead_letters, w WHERE $2 AND id > w.through AND created_at < w.cutoff),
+                        (SELECT count(*) FROM mq.messages, w WHERE created_at < w.cutoff),
+                        (SELECT count(*) FROM mq.dead_letters, w WHERE NOT $2 AND created_at < w.cutoff),
+                        (SELECT through FROM w)",
+                &[&older_than.as_secs_f64(), &dead_letters],
+            )
+            .await
+            .map_err(|e| self.error("purging old messages", &e))?;
+        Ok(PurgeReport {
+            deleted_archived: row.get(0),
+            deleted_dead: row.get(1),
+            kept_unaudited: row.get(2),
+            kept_in_flight: row.get(3),
+            kept_dead: row.get(4),
+            audited_through: row.get(5),
+        })
+    }
+
+    /// An id below which every message ever sent is committed or rolled back: the audit scans up
+    /// to it and then records it with [`Mailbox::record_audit`].
+    pub async fn audit_horizon(&self) -> Result<i64, MailboxError> {
+        let client = self.client().await?;
+        Ok(client
+            .query_one("SELECT mq.audit_horizon()", &[])
+            .await
+            .map_err(|e| self.error("taking the audit horizon", &e))?
+            .get(0))
+    }
+
+    /// Records that an audit has scanned every message with id up to `scanned_through`.
+    pub async fn record_audit(&self, scanned_through: i64) -> Result<(), MailboxError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "UPDATE mq.audit_state SET scanned_through = greatest(scanned_through, $1), scanned_at = now()",
+                &[&scanned_through],
+            )
+            .await
+            .map_err(|e| self.error("recording the audit watermark", &e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,335 @@
+//! The bus against a real Postgres: SKIP LOCKED claims, leases, retries, dead letters, long polls
+//! and audit-aware purging. No test sleeps to synchronise: waits are on conditions.
+
+use crate::support::{connect, maskbus, TestDatabases};
+use maskbus_mailbox::{Mailbox, NackOutcome, Outgoing, Settings, Wake};
+use maskbus_pg::{apply_migrations, Target};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+async fn bus(test: &str) -> (TestDatabases, Target) {
+    let dbs = TestDatabases::create(test, &["bus"]).await;
+    let target = Target::parse("bus", &dbs.url("bus")).unwrap();
+    apply_migrations(&target, maskbus_mailbox::MIGRATIONS)
+        .await
+        .unwrap();
+    (dbs, target)
+}
+
+fn note(to: &str, n: usize) -> Outgoing {
+    Outgoing {
+        to: to.into(),
+        kind: "note".into(),
+        correlation_id: Some(format!("c{n}")),
+        reply_to: None,
+        body: json!({ "n": n }),
+    }
+}
+
+#[tokio::test]
+async fn a_claim_skips_rows_another_session_has_locked() {
+    let (_dbs, target) = bus("mb_skip").await;
+    let mailbox = Mailbox::connect(target.clone(), "test", Settings::default())
+        .await
+        .unwrap();
+    let first = mailbox.send(note("inbox", 1)).await.unwrap();
+    let second = mailbox.send(note("inbox", 2)).await.unwrap();
+
+    // Another session locks the first message and keeps its transaction open.
+    let mut other = target.connect().await.unwrap();
+    let tx = other.transaction().await.unwrap();
+    let locked: i64 = tx
+        .query_one(
+            "SELECT id FROM mq.messages ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(locked, first);
+
+    // A claim neither waits for it nor takes it.
+    let claimed = mailbox.claim("inbox", 10).await.unwrap();
+    assert_eq!(claimed.iter().map(|m| m.id).collect::<Vec<_>>(), [second]);
+    tx.rollback().await.unwrap();
+    let claimed = mailbox.claim("inbox", 10).await.unwrap();
+    assert_eq!(claimed.iter().map(|m| m.id).collect::<Vec<_>>(), [first]);
+}
+
+#[tokio::test]
+async fn four_competing_receivers_handle_each_of_4000_messages_exactly_once() {
+    let (_dbs, target) = bus("mb_compete").await;
+    let sender = Mailbox::connect(target.clone(), "test", Settings::default())
+        .await
+        .unwrap();
+    let mut sent = Vec::new();
+    for chunk in 0..40 {
+        let batch = (0..100)
+            .map(|i| {
+                (
+                    Some(format!("c{}", chunk * 100 + i)),
+                    json!({ "n": chunk * 100 + i }),
+                )
+            })
+            .collect();
+        sent.extend(sender.send_batch("work", "job", None, batch).await.unwrap());
+    }
+    assert_eq!(sent.len(), 4000);
+
+    let mut receivers = Vec::new();
+    for r in 0..4 {
+        let target = target.clone();
+        receivers.push(tokio::spawn(async move {
+            let mailbox = Mailbox::connect(target, &format!("r{r}"), Settings::default())
+                .await
+                .unwrap();
+            let mut handled = Vec::new();
+            loop {
+                let received = mailbox.claim("work", 25).await.unwrap();
+                if received.is_empty() {
+                    return handled;
+                }
+                let leases: Vec<_> = received.iter().map(|m| m.lease).collect();
+                let acked = mailbox.ack_batch(&leases).await.unwrap();
+                assert_eq!(acked.len(), leases.len(), "every fresh lease is accepted");
+                handled.extend(received.iter().map(|m| m.id));
+            }
+        }));
+    }
+    let mut times_handled: BTreeMap<i64, usize> = BTreeMap::new();
+    for receiver in receivers {
+        for id in receiver.await.unwrap() {
+            *times_handled.entry(id).or_default() += 1;
+        }
+    }
+    assert_eq!(times_handled.len(), 4000, "no message lost");
+    assert!(
+        times_handled.values().all(|n| *n == 1),
+        "no message handled twice"
+    );
+    let stats = sender.stats().await.unwrap();
+    assert_eq!(
+        (stats[0].pending, stats[0].leased, stats[0].archived),
+        (0, 0, 4000)
+    );
+}
+
+#[tokio::test]
+async fn a_receiver_that_dies_without_ack_has_its_message_redelivered_after_the_lease() {
+    let (_dbs, target) = bus("mb_lease").await;
+    let settings = Settings {
+        lease: Duration::from_millis(300),
+        poll_interval: Duration::from_millis(50),
+        ..Settings::default()
+    };
+    let id = {
+        // This receiver claims, then "dies": its pool and connections go away without an ack.
+        let doomed = Mailbox::connect(target.clone(), "doomed", settings.clone())
+            .await
+            .unwrap();
+        doomed.send(note("inbox", 1)).await.unwrap();
+        let claimed = doomed.claim("inbox", 1).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        claimed[0].lease
+    };
+    let survivor = Mailbox::connect(target, "survivor", settings)
+        .await
+        .unwrap();
+    // Waits on the condition "a message is claimable", with a generous bound.
+    let received = survivor
+        .receive("inbox", 1, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(received.messages.len(), 1, "the message came back");
+    let message = &received.messages[0];
+    assert_eq!(message.id, id.message_id);
+    assert_eq!(message.attempts, 2);
+    // The dead receiver's lease is stale now: its ack is refused, the survivor's is taken.
+    assert!(matches!(
+        survivor.ack(id).await,
+        Err(maskbus_mailbox::MailboxError::StaleLease { .. })
+    ));
+    survivor.ack(message.lease).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_poison_message_is_dead_lettered_after_n_attempts_and_can_be_redriven() {
+    let (dbs, target) = bus("mb_poison").await;
+    let settings = Settings {
+        max_attempts: 3,
+        backoff_base: Duration::ZERO,
+        ..Settings::default()
+    };
+    let mailbox = Mailbox::connect(target, "test", settings).await.unwrap();
+    let id = mailbox.send(note("inbox", 1)).await.unwrap();
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        let claimed = mailbox.claim("inbox", 1).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        outcomes.push(
+            mailbox
+                .nack(&claimed[0], "handler failed: boom")
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(
+        outcomes,
+        [
+            NackOutcome::Retry {
+                after: Duration::ZERO
+            },
+            NackOutcome::Retry {
+                after: Duration::ZERO
+            },
+            NackOutcome::DeadLettered
+        ]
+    );
+    assert!(
+        mailbox.claim("inbox", 1).await.unwrap().is_empty(),
+        "not retried forever"
+    );
+    let db = connect(&dbs.url("bus")).await;
+    let row = db
+        .query_one("SELECT id, attempts, error FROM mq.dead_letters", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), id);
+    assert_eq!(row.get::<_, i32>(1), 3);
+    assert!(row.get::<_, String>(2).contains("boom"));
+
+    let run = maskbus(&[
+        "bus",
+        "redrive",
+        "--bus",
+        &dbs.url("bus"),
+        "--mailbox",
+        "inbox",
+    ])
+    .success();
+    assert!(
+        run.stdout.contains("moved 1 dead letters"),
+        "{}",
+        run.stdout
+    );
+    let again = mailbox.claim("inbox", 1).await.unwrap();
+    assert_eq!((again[0].id, again[0].attempts), (id, 1));
+}
+
+#[tokio::test]
+async fn an_unparseable_message_is_dead_lettered_with_its_reason() {
+    let (dbs, target) = bus("mb_unparse").await;
+    let mailbox = Mailbox::connect(target, "test", Settings::default())
+        .await
+        .unwrap();
+    maskbus(&[
+        "bus",
+        "send",
+        "--bus",
+        &dbs.url("bus"),
+        "--to",
+        "inbox",
+        "--body",
+        "[1, 2]",
+    ])
+    .success();
+    let message = mailbox.claim("inbox", 1).await.unwrap().remove(0);
+    mailbox
+        .dead_letter(message.lease, "not a request: expected an object")
+        .await
+        .unwrap();
+    let stats = mailbox.stats().await.unwrap();
+    assert_eq!((stats[0].pending, stats[0].dead), (0, 1));
+}
+
+#[tokio::test]
+async fn a_long_poll_wakes_on_send() {
+    let (_dbs, target) = bus("mb_wake").await;
+    // Polling so rarely that only a notification can wake the receiver within the test.
+    let settings = Settings {
+        poll_interval: Duration::from_secs(3600),
+        ..Settings::default()
+    };
+    let receiver = std::sync::Arc::new(
+        Mailbox::connect(target.clone(), "receiver", settings.clone())
+            .await
+            .unwrap(),
+    );
+    let sender = Mailbox::connect(target, "sender", settings).await.unwrap();
+    let mut parked = receiver.parked();
+    let waiting = {
+        let receiver = receiver.clone();
+        tokio::spawn(async move {
+            receiver
+                .receive("inbox", 10, Duration::from_secs(3600))
+                .await
+        })
+    };
+    parked.wait_for(|n| *n > 0).await.unwrap();
+    sender.send(note("inbox", 1)).await.unwrap();
+    let received = waiting.await.unwrap().unwrap();
+    assert_eq!(received.messages.len(), 1);
+    assert_eq!(received.wake, Wake::Notification);
+}
+
+#[tokio::test]
+async fn purge_deletes_only_what_the_audit_has_scanned() {
+    let (dbs, target) = bus("mb_purge").await;
+    let mailbox = Mailbox::connect(target, "test", Settings::default())
+        .await
+        .unwrap();
+    for n in 0..3 {
+        mailbox.send(note("inbox", n)).await.unwrap();
+    }
+    for message in mailbox.claim("inbox", 3).await.unwrap() {
+        mailbox.ack(message.lease).await.unwrap();
+    }
+    let report = mailbox.purge(Duration::ZERO, false).await.unwrap();
+    assert_eq!((report.deleted_archived, report.kept_unaudited), (0, 3));
+
+    let horizon = mailbox.audit_horizon().await.unwrap();
+    mailbox.record_audit(horizon).await.unwrap();
+    let late = mailbox.send(note("inbox", 9)).await.unwrap();
+    assert!(late > horizon);
+    let late_message = mailbox.claim("inbox", 1).await.unwrap().remove(0);
+    mailbox.ack(late_message.lease).await.unwrap();
+
+    let run = maskbus(&[
+        "bus",
+        "purge",
+        "--bus",
+        &dbs.url("bus"),
+        "--older-than",
+        "0s",
+    ])
+    .success();
+    assert!(run.stdout.contains("purged 3 archived"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("kept back 1 old messages: no wire audit has scanned them yet"),
+        "{}",
+        run.stdout
+    );
+    let stats = mailbox.stats().await.unwrap();
+    assert_eq!(stats[0].archived, 1, "the unaudited message stays");
+}
+
+#[tokio::test]
+async fn bus_send_refuses_a_body_that_is_not_json() {
+    let (dbs, _target) = bus("mb_badjson").await;
+    let run = maskbus(&[
+        "bus",
+        "send",
+        "--bus",
+        &dbs.url("bus"),
+        "--to",
+        "inbox",
+        "--body",
+        "{not json",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("not valid JSON"), "{}", run.stderr);
+    let stats = maskbus(&["bus", "stats", "--bus", &dbs.url("bus")]).success();
+    assert!(stats.stdout.contains("no messages"), "{}", stats.stdout);
+}
