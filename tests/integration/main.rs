@@ -9,3 +9,4 @@ mod dev_db;
 mod foundation;
 mod mailbox;
 mod masking;
+mod sync;

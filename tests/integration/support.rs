@@ -79,3 +79,178 @@ pub async fn table_fingerprint(client: &maskbus_pg::tokio_postgres::Client, tabl
         .unwrap()
         .get(0)
 }
+
+/// A `maskbus` process in the background, killed (SIGKILL) when dropped.
+pub struct Background {
+    pub child: std::process::Child,
+}
+
+impl Background {
+    pub fn spawn(args: &[&str]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_maskbus"));
+        command.args(args);
+        for (key, _) in std::env::vars() {
+            if key.starts_with("MASKBUS_") {
+                command.env_remove(key);
+            }
+        }
+        command
+            .env("MASKBUS_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        Background {
+            child: command.spawn().expect("spawn maskbus"),
+        }
+    }
+
+    /// SIGKILL: no chance to clean up, like a crash.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then the exit code.
+    pub fn terminate(mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().ok().and_then(|s| s.code())
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes a config file into a fresh temporary folder that lives as long as the returned guard.
+pub struct ConfigFiles {
+    dir: std::path::PathBuf,
+}
+
+impl ConfigFiles {
+    pub fn new(test: &str) -> Self {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "maskbus-{test}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        ConfigFiles { dir }
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for ConfigFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub const TEST_KEY: &str = "integration-test-key";
+
+/// Producer and consumer configs for the three test databases.
+pub fn agent_configs(
+    files: &ConfigFiles,
+    dbs: &TestDatabases,
+    consumer_extra: &str,
+) -> (String, String) {
+    let producer = files.write(
+        "producer.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"{TEST_KEY}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let consumer = files.write(
+        "consumer.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{consumer_extra}\n",
+            dbs.url("bus"),
+            dbs.url("dst")
+        ),
+    );
+    (producer, consumer)
+}
+
+/// Waits (polling a condition, never a fixed sleep) until `check` holds, for at most a minute.
+pub async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !check().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Every bank table of the target equals the source masked by the bank policy, row for row.
+pub async fn assert_target_is_masked_source(dbs: &TestDatabases) {
+    use maskbus_mask::{Policy, PseudonymKey};
+    let src = connect(&dbs.url("src")).await;
+    let dst = connect(&dbs.url("dst")).await;
+    for client in [&src, &dst] {
+        client
+            .batch_execute("SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'")
+            .await
+            .unwrap();
+    }
+    let policy = Policy::bank()
+        .unwrap()
+        .with_key(PseudonymKey::new(TEST_KEY.as_bytes()));
+    for table in maskbus_bank::TABLES {
+        let columns: Vec<String> = policy
+            .entity(table)
+            .unwrap()
+            .columns()
+            .map(|(c, _)| c.to_string())
+            .collect();
+        let masker = policy.masker(table, &columns).unwrap();
+        let select = format!(
+            "SELECT {} FROM {table} t ORDER BY t.id",
+            columns
+                .iter()
+                .map(|c| format!("t.{c}::text"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let expected: Vec<Vec<Option<String>>> = src
+            .query(&select, &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| {
+                masker
+                    .mask((0..columns.len()).map(|i| r.get(i)).collect())
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        let actual: Vec<Vec<Option<String>>> = dst
+            .query(&select, &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (0..columns.len()).map(|i| r.get(i)).collect())
+            .collect();
+        assert_eq!(actual.len(), expected.len(), "{table}: row counts differ");
+        for (a, e) in actual.iter().zip(&expected) {
+            assert_eq!(a, e, "{table}: a target row is not the masked source row");
+        }
+    }
+}

@@ -1,8 +1,20 @@
 //! The producer and consumer roles of maskbus: the imperative shell around the mask crate.
 //!
-//! - [`policy`]: loading a masking policy (file or the bank default) and checking it against a
-//!   live schema (`maskbus policy check`).
-//!
-//! The roles, the protocol and the sync arrive with the agents issue.
+//! - [`config`]: one TOML file (and `MASKBUS_*` variables) makes a process one role or the other;
+//!   a role holding the other side's URL is refused before anything connects.
+//! - [`protocol`]: the typed, versioned JSON on the bus; strict parsing, never a panic.
+//! - [`source`]: the producer's reads: keyset pages by transaction window, masked.
+//! - [`producer`]: the serve loop; replies carry masked rows only.
+//! - [`consumer`]: the watermark sync, parents first, idempotent upserts.
+//! - [`plan`]: foreign-key order (pure).
+//! - [`tools`]: the tool registry of each role, shared by the CLI and MCP.
+//! - [`policy`]: loading a policy and checking it against the live schema.
 
+pub mod config;
+pub mod consumer;
+pub mod plan;
 pub mod policy;
+pub mod producer;
+pub mod protocol;
+pub mod source;
+pub mod tools;

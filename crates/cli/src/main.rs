@@ -22,6 +22,10 @@ enum Command {
     /// Create and migrate the source, target and bus databases.
     #[command(subcommand)]
     Db(commands::db::DbCommand),
+    /// Run as producer or consumer, as the config says.
+    Run(commands::agent::RunArgs),
+    /// List the tools of the config's role.
+    Tools(commands::agent::ToolsArgs),
     /// Operate the mailbox: send, stats, redrive, purge.
     Bus(commands::bus::BusArgs),
     /// Check a masking policy against the live source schema.
@@ -50,6 +54,8 @@ fn main() -> ExitCode {
             Command::Seed(args) => commands::seed::run(args).await,
             Command::Policy(command) => commands::policy::run(command).await,
             Command::Bus(args) => commands::bus::run(args).await,
+            Command::Run(args) => commands::agent::run(args).await,
+            Command::Tools(args) => commands::agent::tools(args).await,
         }
     });
     match result {

@@ -203,6 +203,7 @@ impl Mailbox {
                 endpoint: target.endpoint(),
                 action: "opening the mailbox".into(),
                 reason: "the bus schema is missing or out of date; run `maskbus db init`".into(),
+                transient: false,
             }
             .into());
         }

@@ -36,7 +36,37 @@ pub enum PgError {
         endpoint: Endpoint,
         action: String,
         reason: String,
+        /// The connection broke or the server is shutting down or starting: trying again later
+        /// may work. A constraint violation or a syntax error is not transient.
+        transient: bool,
     },
+}
+
+impl PgError {
+    /// Whether retrying after a pause may succeed (the server restarting, a dropped connection).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            PgError::BadUrl { .. } => false,
+            PgError::Connect { .. } => true,
+            PgError::Query { transient, .. } => *transient,
+        }
+    }
+}
+
+/// Connection-level failures: closed connections, I/O errors, SQLSTATE class 08 (connection
+/// exception) and 57P01-57P03 (admin or crash shutdown, cannot connect now).
+pub fn is_transient(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        Some(code) => {
+            let code = code.code();
+            code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+        }
+        // No SQLSTATE: the error came from the socket, not the server.
+        None => e.as_db_error().is_none(),
+    }
 }
 
 /// A parsed connection target: the tokio-postgres config plus the role it plays, kept together so
@@ -118,6 +148,7 @@ impl Target {
             endpoint: self.endpoint(),
             action: action.into(),
             reason: error_text(e),
+            transient: is_transient(e),
         }
     }
 }

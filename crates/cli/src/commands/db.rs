@@ -11,6 +11,22 @@ pub enum DbCommand {
     Init(InitArgs),
     /// Print the row count of every bank table in the source and the target.
     Status(StatusArgs),
+    /// Show the first rows of a table in the source next to the same rows in the target.
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    #[arg(long, env = "MASKBUS_SOURCE_URL")]
+    source: String,
+    #[arg(long, env = "MASKBUS_TARGET_URL")]
+    target: String,
+    #[arg(long, default_value = "customers")]
+    table: String,
+    #[arg(long, default_value_t = 3)]
+    limit: i64,
+    #[arg(long, default_value = "public")]
+    schema: String,
 }
 
 #[derive(Args)]
@@ -38,6 +54,7 @@ pub async fn run(command: DbCommand) -> Result<ExitCode> {
     match command {
         DbCommand::Init(args) => init(args).await,
         DbCommand::Status(args) => status(args).await,
+        DbCommand::Compare(args) => compare(args).await,
     }
 }
 
@@ -105,6 +122,52 @@ async fn init(args: InitArgs) -> Result<ExitCode> {
     }
     if !changed {
         println!("nothing to do: all three databases exist and their schemas are up to date");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn compare(args: CompareArgs) -> Result<ExitCode> {
+    let source = Target::parse("source", &args.source)?;
+    let target = Target::parse("target", &args.target)?;
+    let limit = args.limit.clamp(1, 50);
+    let (columns, source_rows) = maskbus_pg::catalog::first_rows(
+        &source,
+        &source.connect().await?,
+        &args.schema,
+        &args.table,
+        limit,
+    )
+    .await?;
+    let (_, target_rows) = maskbus_pg::catalog::first_rows(
+        &target,
+        &target.connect().await?,
+        &args.schema,
+        &args.table,
+        limit,
+    )
+    .await?;
+    let width = columns.iter().map(|c| c.len()).max().unwrap_or(6).max(6);
+    let show = |v: Option<&Option<String>>| match v {
+        Some(Some(text)) => text.clone(),
+        Some(None) => "NULL".to_string(),
+        None => "(missing)".to_string(),
+    };
+    for (n, row) in source_rows.iter().enumerate() {
+        println!("{} row {}:", args.table, n + 1);
+        println!(
+            "  {:<width$}  {:<32}  {}",
+            "column",
+            source.dbname(),
+            target.dbname()
+        );
+        for (i, column) in columns.iter().enumerate() {
+            let theirs = target_rows.get(n).map(|r| &r[i]);
+            println!(
+                "  {column:<width$}  {:<32}  {}",
+                show(Some(&row[i])),
+                show(theirs)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand: argument structs and the call into the library that does the work.
 
+pub mod agent;
 pub mod bus;
 pub mod db;
 pub mod policy;

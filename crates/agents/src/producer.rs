@@ -1,0 +1,155 @@
+//! The producer: serves page requests from its mailbox with masked rows, until told to stop.
+//!
+//! Every reply is built by [`crate::source::Source`], whose pages hold only `MaskedRow`s; the
+//! reply path ([`Producer::reply`]) takes a [`Reply`] and nothing else. A request that cannot be
+//! parsed gets an error reply (or, with nowhere to reply to, goes to the dead letters with the
+//! reason); it is never dropped and never crashes the loop.
+
+use crate::protocol::{self, Reply, Request, VERSION};
+use crate::source::Source;
+use maskbus_mailbox::{Mailbox, MailboxError, Message, Outgoing};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Producer {
+    pub source: Arc<Source>,
+    pub mailbox: Arc<Mailbox>,
+    pub inbox: String,
+}
+
+/// What handling one message came to, for logs and tests.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Handled {
+    Replied { kind: &'static str, rows: usize },
+    DeadLettered,
+}
+
+impl Producer {
+    /// Answers one request body. Pure dispatch over the source; never panics.
+    pub async fn answer(&self, body: &serde_json::Value) -> Reply {
+        match protocol::parse_request(body) {
+            Err(error) => Reply::Error { v: VERSION, error },
+            Ok(Request::Entities { .. }) => Reply::Entities {
+                v: VERSION,
+                entities: self
+                    .source
+                    .policy()
+                    .entities()
+                    .map(|(n, _)| n.to_string())
+                    .collect(),
+            },
+            Ok(Request::Page {
+                entity,
+                since,
+                until,
+                after,
+                limit,
+                ..
+            }) => self.source.page(&entity, since, until, after, limit).await,
+            Ok(Request::Rows { entity, keys, .. }) => self.source.rows(&entity, &keys).await,
+        }
+    }
+
+    /// The only way a reply leaves the producer: a [`Reply`], whose pages carry masked rows only.
+    async fn reply(
+        &self,
+        to: &str,
+        correlation_id: Option<String>,
+        reply: Reply,
+    ) -> Result<(), MailboxError> {
+        let kind = reply.kind().to_string();
+        let body = serde_json::to_value(&reply).unwrap_or_else(|e| {
+            serde_json::json!({"type": "error", "v": VERSION, "error": {"code": "unavailable", "message": format!("could not encode the reply: {e}")}})
+        });
+        self.mailbox
+            .send(Outgoing {
+                to: to.to_string(),
+                kind,
+                correlation_id,
+                reply_to: None,
+                body,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Handles one claimed message: answer, reply, ack.
+    pub async fn handle(&self, message: &Message) -> Result<Handled, MailboxError> {
+        let started = Instant::now();
+        let Some(reply_to) = message.reply_to.clone() else {
+            self.mailbox
+                .dead_letter(
+                    message.lease,
+                    "request has no reply_to: nowhere to send the answer",
+                )
+                .await?;
+            tracing::warn!(
+                request = message.id,
+                "dead-lettered a request without reply_to"
+            );
+            return Ok(Handled::DeadLettered);
+        };
+        let reply = self.answer(&message.body).await;
+        let reply_kind = reply.kind();
+        let (kind, rows, entity) = match &reply {
+            Reply::Page(page) => ("page", page.rows.len(), page.entity.clone()),
+            Reply::Entities { entities, .. } => ("entities", entities.len(), String::new()),
+            Reply::Error { error, .. } => {
+                tracing::warn!(request = message.id, code = ?error.code, reason = %error.message, "request refused");
+                ("error", 0, String::new())
+            }
+        };
+        self.reply(&reply_to, message.correlation_id.clone(), reply)
+            .await?;
+        self.mailbox.ack(message.lease).await?;
+        tracing::info!(
+            tool = "query_masked",
+            request = message.id,
+            entity = %entity,
+            outcome = kind,
+            rows,
+            duration_ms = started.elapsed().as_millis() as u64,
+            "served"
+        );
+        Ok(Handled::Replied {
+            kind: reply_kind,
+            rows,
+        })
+    }
+
+    /// Serves until `shutdown` resolves, then finishes the request in flight and returns.
+    pub async fn serve(&self, shutdown: impl Future<Output = ()>) -> Result<u64, MailboxError> {
+        tokio::pin!(shutdown);
+        let mut served = 0u64;
+        loop {
+            let received = tokio::select! {
+                biased;
+                _ = &mut shutdown => break,
+                received = self.mailbox.receive(&self.inbox, 16, Duration::from_secs(5)) => received,
+            };
+            let messages = match received {
+                Ok(received) => received.messages,
+                Err(e) => {
+                    // The bus went away (a restart): the pool reconnects; wait a little and retry.
+                    tracing::warn!(error = %e, "cannot claim from the bus; retrying");
+                    tokio::select! {
+                        biased;
+                        _ = &mut shutdown => break,
+                        _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                    }
+                }
+            };
+            // Requests already claimed are finished even if a signal arrives meanwhile.
+            for message in &messages {
+                match self.handle(message).await {
+                    Ok(_) => served += 1,
+                    Err(e) => {
+                        tracing::warn!(request = message.id, error = %e, "could not answer; the request comes back after its lease")
+                    }
+                }
+            }
+        }
+        Ok(served)
+    }
+}

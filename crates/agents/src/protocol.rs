@@ -1,0 +1,276 @@
+//! The typed, versioned JSON the producer and the consumer exchange over the bus.
+//!
+//! A request names an entity, a window of source transactions and a key cursor; a reply carries
+//! masked rows and where to continue, or an error with a code. Requests are parsed strictly
+//! (unknown fields, a wrong version, a limit over the cap, names that are not plain identifiers
+//! are all errors), and parsing never panics: any body gets either a request or a [`ProtocolError`]
+//! the producer can answer with.
+//!
+//! Nothing here touches a database. The producer builds its page replies only from
+//! `maskbus_mask::MaskedRow`s ([`PageReply`] holds nothing else).
+
+use maskbus_mask::MaskedRow;
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks.
+pub const VERSION: u32 = 1;
+
+/// The most rows one reply may carry.
+pub const MAX_PAGE_ROWS: u32 = 200;
+
+/// A source-transaction horizon: a 64-bit transaction id, sent as a decimal string so JSON
+/// readers that use doubles do not round it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Horizon(pub i64);
+
+impl Serialize for Horizon {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Horizon {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .map(Horizon)
+            .ok_or_else(|| {
+                serde::de::Error::custom("a horizon is a non-negative integer in a string")
+            })
+    }
+}
+
+/// What the consumer asks the producer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// The entities the producer's policy can serve.
+    Entities { v: u32 },
+    /// One page of an entity: rows written by source transactions in `[since, until)` with key
+    /// greater than `after`, in key order. Without `until`, the producer picks its current
+    /// horizon and returns it; the consumer then sends it back for the rest of the pass.
+    Page {
+        v: u32,
+        entity: String,
+        #[serde(default)]
+        since: Option<Horizon>,
+        #[serde(default)]
+        until: Option<Horizon>,
+        #[serde(default)]
+        after: Option<i64>,
+        limit: u32,
+    },
+    /// Specific rows by key, whatever transaction wrote them (parents a child page needs).
+    Rows {
+        v: u32,
+        entity: String,
+        keys: Vec<i64>,
+    },
+}
+
+/// Why a request could not be served. Codes are stable; messages are for people.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON of a known request shape.
+    Malformed,
+    UnsupportedVersion,
+    UnknownEntity,
+    LimitTooLarge,
+    /// The entity cannot be served as configured (no rule for a column, unsupported key).
+    PolicyRefused,
+    /// The producer failed (database down): retry later.
+    Unavailable,
+}
+
+/// What the producer answers. Page replies are built from masked rows only.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    Entities { v: u32, entities: Vec<String> },
+    Page(PageReply),
+    Error { v: u32, error: ErrorReply },
+}
+
+/// A page of masked rows.
+#[derive(Debug, Serialize)]
+pub struct PageReply {
+    pub v: u32,
+    pub entity: String,
+    pub key: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<MaskedRow>,
+    /// The last key in `rows`, to send back as `after`.
+    pub next_after: Option<i64>,
+    /// Whether more rows of this window remain.
+    pub more: bool,
+    pub since: Horizon,
+    pub until: Horizon,
+}
+
+impl Reply {
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
+        Reply::Error {
+            v: VERSION,
+            error: ErrorReply {
+                code,
+                message: message.into(),
+            },
+        }
+    }
+
+    /// The message kind written on the bus.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reply::Entities { .. } => "entities",
+            Reply::Page(_) => "page",
+            Reply::Error { .. } => "error",
+        }
+    }
+}
+
+/// What the consumer receives: the same shape, read back as plain values.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReceivedReply {
+    Entities { v: u32, entities: Vec<String> },
+    Page(ReceivedPage),
+    Error { v: u32, error: ErrorReply },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ReceivedPage {
+    pub v: u32,
+    pub entity: String,
+    pub key: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+    pub next_after: Option<i64>,
+    pub more: bool,
+    pub since: Horizon,
+    pub until: Horizon,
+}
+
+/// True for a plain lowercase SQL identifier: the only names a request may carry.
+pub fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`].
+pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
+    let fail = |code, message: String| ErrorReply { code, message };
+    let request: Request = serde_json::from_value(body.clone())
+        .map_err(|e| fail(ErrorCode::Malformed, format!("not a maskbus request: {e}")))?;
+    let (v, entity) = match &request {
+        Request::Entities { v } => (*v, None),
+        Request::Page { v, entity, .. } | Request::Rows { v, entity, .. } => (*v, Some(entity)),
+    };
+    if v != VERSION {
+        return Err(fail(
+            ErrorCode::UnsupportedVersion,
+            format!(
+                "protocol version {v} is not supported; this producer speaks version {VERSION}"
+            ),
+        ));
+    }
+    if let Some(entity) = entity {
+        if !is_identifier(entity) {
+            return Err(fail(
+                ErrorCode::UnknownEntity,
+                "the entity is not a plain table name (lowercase letters, digits, _)".to_string(),
+            ));
+        }
+    }
+    match &request {
+        Request::Page { limit, .. } if *limit == 0 || *limit > MAX_PAGE_ROWS => Err(fail(
+            ErrorCode::LimitTooLarge,
+            format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows"),
+        )),
+        Request::Rows { keys, .. } if keys.is_empty() || keys.len() > MAX_PAGE_ROWS as usize => Err(fail(
+            ErrorCode::LimitTooLarge,
+            format!("{} keys requested; ask for 1 to {MAX_PAGE_ROWS}", keys.len()),
+        )),
+        _ => Ok(request),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_page_request_round_trips() {
+        let request = Request::Page {
+            v: 1,
+            entity: "customers".into(),
+            since: Some(Horizon(10)),
+            until: None,
+            after: Some(41),
+            limit: 200,
+        };
+        let body = serde_json::to_value(&request).unwrap();
+        assert_eq!(body["since"], json!("10"));
+        assert_eq!(parse_request(&body), Ok(request));
+    }
+
+    #[test]
+    fn bad_requests_get_error_codes_not_panics() {
+        let cases = [
+            (json!("SELECT * FROM customers"), ErrorCode::Malformed),
+            (json!([1, 2]), ErrorCode::Malformed),
+            (
+                json!({"type": "page", "v": 1, "entity": "customers", "limit": 100000}),
+                ErrorCode::LimitTooLarge,
+            ),
+            (
+                json!({"type": "page", "v": 1, "entity": "customers", "limit": 0}),
+                ErrorCode::LimitTooLarge,
+            ),
+            (
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10}),
+                ErrorCode::UnsupportedVersion,
+            ),
+            (
+                json!({"type": "page", "v": 1, "entity": "customers; DROP TABLE customers", "limit": 10}),
+                ErrorCode::UnknownEntity,
+            ),
+            (
+                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10, "where": "1=1"}),
+                ErrorCode::Malformed,
+            ),
+            (
+                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10, "since": "-1"}),
+                ErrorCode::Malformed,
+            ),
+            (
+                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10, "after": "0 OR 1=1"}),
+                ErrorCode::Malformed,
+            ),
+            (
+                json!({"type": "rows", "v": 1, "entity": "customers", "keys": []}),
+                ErrorCode::LimitTooLarge,
+            ),
+            (json!({"type": "drop", "v": 1}), ErrorCode::Malformed),
+        ];
+        for (body, code) in cases {
+            assert_eq!(parse_request(&body).unwrap_err().code, code, "{body}");
+        }
+    }
+}

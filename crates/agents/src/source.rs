@@ -1,0 +1,329 @@
+//! The producer's read side: one page of an entity from the source, masked.
+//!
+//! Table, column and key names come from the policy and the source catalog, never from request
+//! text; values (cursors, horizons, limits, keys) are bind parameters. The connection is
+//! read-only and prints values in canonical forms (ISO dates, UTC) so masked text casts back
+//! into the target's column types.
+//!
+//! Which rows a page holds: those written by source transactions in `[since, until)` (by their
+//! `xmin`, widened to 64 bits), with key above `after`, in key order. `until` is a snapshot's
+//! xmin: every transaction older than it has finished, so a row that commits late (id 41 after
+//! id 42 was synced) is never skipped; it belongs to the next window. Updates give a row a new
+//! xmin, so they are synced again too.
+
+use crate::protocol::{ErrorCode, Horizon, PageReply, Reply, VERSION};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use maskbus_mask::Policy;
+use maskbus_pg::{quote_ident, PgError, Target};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+use tokio_postgres::NoTls;
+
+/// How one entity is read: fixed at first use from the catalog.
+#[derive(Clone, Debug)]
+struct Shape {
+    key: String,
+    columns: Vec<String>,
+    page_sql: String,
+    rows_sql: String,
+}
+
+/// Reads masked pages from the source database.
+pub struct Source {
+    target: Target,
+    pool: Pool,
+    schema: String,
+    policy: Arc<Policy>,
+    shapes: Mutex<HashMap<String, Shape>>,
+}
+
+/// A failure that becomes an error reply.
+struct Refusal(ErrorCode, String);
+
+impl From<PgError> for Refusal {
+    fn from(e: PgError) -> Self {
+        Refusal(
+            ErrorCode::Unavailable,
+            format!("the producer could not read the source: {e}; retry later"),
+        )
+    }
+}
+
+const XMIN64: &str =
+    "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))";
+
+impl Source {
+    pub fn new(
+        mut target: Target,
+        schema: &str,
+        policy: Arc<Policy>,
+        pool_size: usize,
+    ) -> Result<Self, PgError> {
+        // Canonical text forms, and no way to write: the producer only ever reads production.
+        target.config.options(
+            "-c default_transaction_read_only=on -c DateStyle=ISO,YMD -c TimeZone=UTC \
+             -c IntervalStyle=postgres -c extra_float_digits=3 -c bytea_output=hex",
+        );
+        let manager = Manager::from_config(
+            target.config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .build()
+            .map_err(|e| PgError::Connect {
+                role: target.role,
+                endpoint: target.endpoint(),
+                reason: e.to_string(),
+            })?;
+        Ok(Self {
+            target,
+            pool,
+            schema: schema.to_string(),
+            policy,
+            shapes: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        self.pool.get().await.map_err(|e| PgError::Connect {
+            role: self.target.role,
+            endpoint: self.target.endpoint(),
+            reason: match e {
+                deadpool_postgres::PoolError::Backend(e) => maskbus_pg::error_text(&e),
+                other => other.to_string(),
+            },
+        })
+    }
+
+    /// Checks that the source can be reached (used at start-up to fail fast).
+    pub async fn ping(&self) -> Result<(), PgError> {
+        let client = self.client().await?;
+        client.query_one("SELECT 1", &[]).await.map_err(|e| {
+            self.target
+                .query_error("checking the source connection", &e)
+        })?;
+        Ok(())
+    }
+
+    async fn shape(&self, entity: &str) -> Result<Shape, Refusal> {
+        if let Some(shape) = self.shapes.lock().await.get(entity) {
+            return Ok(shape.clone());
+        }
+        if self.policy.entity(entity).is_none() {
+            let known: Vec<_> = self.policy.entities().map(|(n, _)| n).collect();
+            return Err(Refusal(
+                ErrorCode::UnknownEntity,
+                format!(
+                    "unknown entity {entity:?}: the producer serves {}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let client = self.client().await?;
+        let columns: Vec<String> =
+            maskbus_pg::catalog::column_types(&self.target, &client, &self.schema, entity)
+                .await?
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect();
+        if columns.is_empty() {
+            return Err(Refusal(
+                ErrorCode::PolicyRefused,
+                format!(
+                    "the policy names {entity}, but the source has no such table in schema {}",
+                    self.schema
+                ),
+            ));
+        }
+        let keys = maskbus_pg::catalog::primary_keys(&self.target, &client, &self.schema).await?;
+        let key = keys.iter().find(|k| k.table == entity).ok_or_else(|| {
+            Refusal(
+                ErrorCode::PolicyRefused,
+                format!("{entity} has no primary key; the sync needs one"),
+            )
+        })?;
+        if key.columns != 1 || !matches!(key.data_type.as_str(), "bigint" | "integer" | "smallint")
+        {
+            return Err(Refusal(
+                ErrorCode::PolicyRefused,
+                format!("{entity}: only single-column integer primary keys are supported yet (its key is {} column(s) of {})", key.columns, key.data_type),
+            ));
+        }
+        // Deny by default, checked once for the whole entity: a column without a rule refuses it.
+        self.policy
+            .masker(entity, &columns)
+            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
+        let table = format!("{}.{}", quote_ident(&self.schema), quote_ident(entity));
+        let key_column = quote_ident(&key.column);
+        let select_list = columns
+            .iter()
+            .map(|c| format!("t.{}::text", quote_ident(c)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let page_sql = format!(
+            "SELECT t.{key_column}::bigint, {select_list}
+               FROM {table} t,
+                    (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid) h
+              WHERE t.{key_column} > $1 AND {XMIN64} >= $2 AND {XMIN64} < $3
+              ORDER BY t.{key_column}
+              LIMIT $4"
+        );
+        let rows_sql = format!(
+            "SELECT t.{key_column}::bigint, {select_list} FROM {table} t WHERE t.{key_column} = ANY($1) ORDER BY t.{key_column}"
+        );
+        let shape = Shape {
+            key: key.column.clone(),
+            columns,
+            page_sql,
+            rows_sql,
+        };
+        self.shapes
+            .lock()
+            .await
+            .insert(entity.to_string(), shape.clone());
+        Ok(shape)
+    }
+
+    /// The current horizon: every transaction older than it has finished.
+    async fn horizon(&self) -> Result<Horizon, PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
+                &[],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading the snapshot horizon", &e))?;
+        Ok(Horizon(row.get(0)))
+    }
+
+    /// Masks fetched rows; a value a rule refuses fails the whole page.
+    fn mask_rows(
+        &self,
+        entity: &str,
+        shape: &Shape,
+        rows: Vec<tokio_postgres::Row>,
+    ) -> Result<(Vec<maskbus_mask::MaskedRow>, Option<i64>), Refusal> {
+        let masker = self
+            .policy
+            .masker(entity, &shape.columns)
+            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
+        let mut last_key = None;
+        let mut masked = Vec::with_capacity(rows.len());
+        for row in rows {
+            last_key = Some(row.get::<_, i64>(0));
+            let values: Vec<Option<String>> =
+                (1..=shape.columns.len()).map(|i| row.get(i)).collect();
+            masked.push(
+                masker
+                    .mask(values)
+                    .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?,
+            );
+        }
+        Ok((masked, last_key))
+    }
+
+    /// One page of masked rows, or an error reply.
+    pub async fn page(
+        &self,
+        entity: &str,
+        since: Option<Horizon>,
+        until: Option<Horizon>,
+        after: Option<i64>,
+        limit: u32,
+    ) -> Reply {
+        match self.try_page(entity, since, until, after, limit).await {
+            Ok(page) => Reply::Page(page),
+            Err(Refusal(code, message)) => Reply::error(code, message),
+        }
+    }
+
+    async fn try_page(
+        &self,
+        entity: &str,
+        since: Option<Horizon>,
+        until: Option<Horizon>,
+        after: Option<i64>,
+        limit: u32,
+    ) -> Result<PageReply, Refusal> {
+        let shape = self.shape(entity).await?;
+        let since = since.unwrap_or(Horizon(0));
+        let until = match until {
+            Some(until) => until,
+            None => self.horizon().await?,
+        };
+        let client = self.client().await?;
+        // One row more than asked tells whether more remain.
+        let mut rows = client
+            .query(
+                &shape.page_sql,
+                &[
+                    &after.unwrap_or(i64::MIN),
+                    &since.0,
+                    &until.0,
+                    &(i64::from(limit) + 1),
+                ],
+            )
+            .await
+            .map_err(|e| {
+                Refusal::from(
+                    self.target
+                        .query_error(format!("reading a page of {entity}"), &e),
+                )
+            })?;
+        let more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let (masked, last_key) = self.mask_rows(entity, &shape, rows)?;
+        Ok(PageReply {
+            v: VERSION,
+            entity: entity.to_string(),
+            key: shape.key.clone(),
+            columns: shape.columns.clone(),
+            rows: masked,
+            next_after: last_key.or(after),
+            more,
+            since,
+            until,
+        })
+    }
+
+    /// Specific rows by key (parents a consumer's page needs), masked.
+    pub async fn rows(&self, entity: &str, keys: &[i64]) -> Reply {
+        let result = async {
+            let shape = self.shape(entity).await?;
+            let client = self.client().await?;
+            let rows = client.query(&shape.rows_sql, &[&keys]).await.map_err(|e| {
+                Refusal::from(
+                    self.target
+                        .query_error(format!("reading rows of {entity} by key"), &e),
+                )
+            })?;
+            let (masked, last_key) = self.mask_rows(entity, &shape, rows)?;
+            Ok::<_, Refusal>(PageReply {
+                v: VERSION,
+                entity: entity.to_string(),
+                key: shape.key.clone(),
+                columns: shape.columns.clone(),
+                rows: masked,
+                next_after: last_key,
+                more: false,
+                since: Horizon(0),
+                until: Horizon(0),
+            })
+        }
+        .await;
+        match result {
+            Ok(page) => Reply::Page(page),
+            Err(Refusal(code, message)) => Reply::error(code, message),
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Each role's tools: the registry an agent (an LLM over MCP, or a CI script) may call, and the
+//! dispatch that refuses everything else.
+//!
+//! The producer registers exactly `mailbox_wait`, `mailbox_send` and `query_masked`; the consumer
+//! `mailbox_wait`, `mailbox_send`, `insert_rows`, `query_local` and `watermark`. A call outside
+//! the role's registry is blocked before anything runs. Every call is traced (tool, a summary of
+//! the arguments that never holds row values, outcome, row count, duration).
+
+use crate::config::{AgentConfig, ProducerConfig};
+use crate::consumer::{Consumer, ConsumerError};
+use crate::producer::Producer;
+use crate::protocol::{Horizon, Reply, MAX_PAGE_ROWS};
+use crate::source::Source;
+use maskbus_mailbox::{Mailbox, Outgoing, Settings};
+use maskbus_pg::Target;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub const PRODUCER_TOOLS: &[&str] = &["mailbox_wait", "mailbox_send", "query_masked"];
+pub const CONSUMER_TOOLS: &[&str] = &[
+    "mailbox_wait",
+    "mailbox_send",
+    "insert_rows",
+    "query_local",
+    "watermark",
+];
+
+/// A tool as an agent host sees it.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: Value,
+}
+
+fn spec(name: &'static str) -> ToolSpec {
+    let (description, input_schema) = match name {
+        "mailbox_wait" => (
+            "Wait for messages addressed to this agent's mailbox on the bus (long poll). Returns up to `max` messages \
+             (sender, kind, correlation_id, reply_to, body) and marks them handled. Waits at most `timeout_ms` \
+             (default 10000, at most 60000); returns an empty list if nothing arrives.",
+            json!({"type": "object", "additionalProperties": false, "properties": {
+                "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 60000},
+                "max": {"type": "integer", "minimum": 1, "maximum": 50}}}),
+        ),
+        "mailbox_send" => (
+            "Send one JSON message to another agent's mailbox on the bus. Use `reply_to` to name where answers \
+             should go and `correlation_id` to match them. Everything sent stays on the bus for the wire audit.",
+            json!({"type": "object", "additionalProperties": false, "required": ["to", "body"], "properties": {
+                "to": {"type": "string", "minLength": 1, "maxLength": 200},
+                "body": {"description": "any JSON value"},
+                "kind": {"type": "string"},
+                "correlation_id": {"type": "string"},
+                "reply_to": {"type": "string"}}}),
+        ),
+        "query_masked" => (
+            "Read one page of a production table, MASKED by the producer's policy before you see it: SSNs, cards, \
+             emails, names and account numbers come back masked, never real. Rows are in primary-key order after \
+             `after`; `limit` is 1 to 200 (the cap: a reply never carries more than 200 rows). Returns columns, \
+             rows, next_after (pass it back as `after` for the next page) and more (whether rows remain).",
+            json!({"type": "object", "additionalProperties": false, "required": ["entity"], "properties": {
+                "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
+                "after": {"type": "integer"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS},
+                "since": {"type": "string", "pattern": "^[0-9]+$"},
+                "until": {"type": "string", "pattern": "^[0-9]+$"}}}),
+        ),
+        "insert_rows" => (
+            "Insert rows (already masked, as received from the producer) into a table of the test database. \
+             Upserts by primary key, so inserting the same rows twice changes nothing; parents missing from the \
+             test database are fetched from the producer first.",
+            json!({"type": "object", "additionalProperties": false, "required": ["entity", "columns", "rows"], "properties": {
+                "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
+                "columns": {"type": "array", "items": {"type": "string"}},
+                "rows": {"type": "array", "maxItems": MAX_PAGE_ROWS, "items": {"type": "array", "items": {"type": ["string", "null"]}}}}}),
+        ),
+        "query_local" => (
+            "Read rows of a table of the test database (read-only), in primary-key order after `after`, at most \
+             `limit` (1 to 200).",
+            json!({"type": "object", "additionalProperties": false, "required": ["entity"], "properties": {
+                "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
+                "after": {"type": "integer"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS}}}),
+        ),
+        "watermark" => (
+            "Show how far the test database is synced, per table: the source horizon it is complete up to, a pass \
+             in progress if any, and the rows synced so far.",
+            json!({"type": "object", "additionalProperties": false, "properties": {}}),
+        ),
+        _ => ("", json!({})),
+    };
+    ToolSpec {
+        name,
+        description,
+        input_schema,
+    }
+}
+
+/// The tools of a role, in registry order.
+pub fn registry(role: &str) -> Vec<ToolSpec> {
+    let names = if role == "producer" {
+        PRODUCER_TOOLS
+    } else {
+        CONSUMER_TOOLS
+    };
+    names.iter().map(|n| spec(n)).collect()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("blocked: the {role} may only use {allowed}")]
+    Blocked { role: &'static str, allowed: String },
+    #[error("invalid arguments for {tool}: {reason}")]
+    BadArguments { tool: String, reason: String },
+    #[error("{tool} failed: {reason}")]
+    Failed { tool: String, reason: String },
+}
+
+/// A running agent of either role, with what its tools need.
+pub enum Agent {
+    Producer(Producer),
+    Consumer(Box<Consumer>),
+}
+
+impl Agent {
+    pub async fn start(config: &AgentConfig) -> Result<Self, StartError> {
+        match config {
+            AgentConfig::Producer(p) => Ok(Agent::Producer(start_producer(p).await?)),
+            AgentConfig::Consumer(c) => {
+                let consumer = Consumer::start(c.clone())
+                    .await
+                    .map_err(|e| StartError(e.to_string()))?;
+                Ok(Agent::Consumer(Box::new(consumer)))
+            }
+        }
+    }
+
+    pub fn role(&self) -> &'static str {
+        match self {
+            Agent::Producer(_) => "producer",
+            Agent::Consumer(_) => "consumer",
+        }
+    }
+
+    fn inbox(&self) -> &str {
+        match self {
+            Agent::Producer(p) => &p.inbox,
+            Agent::Consumer(c) => &c.config.mailbox,
+        }
+    }
+
+    fn mailbox(&self) -> &Mailbox {
+        match self {
+            Agent::Producer(p) => &p.mailbox,
+            Agent::Consumer(c) => &c.mailbox,
+        }
+    }
+
+    /// Calls a tool by name. Anything outside the role's registry is blocked before it runs.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
+        let started = Instant::now();
+        let allowed = if self.role() == "producer" {
+            PRODUCER_TOOLS
+        } else {
+            CONSUMER_TOOLS
+        };
+        let result = if allowed.contains(&tool) {
+            self.dispatch(tool, arguments).await
+        } else {
+            Err(ToolError::Blocked {
+                role: self.role(),
+                allowed: allowed.join(", "),
+            })
+        };
+        let (outcome, rows) = match &result {
+            Ok(value) => (
+                "ok",
+                value
+                    .get("rows")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len),
+            ),
+            Err(ToolError::Blocked { .. }) => ("blocked", 0),
+            Err(ToolError::BadArguments { .. }) => ("bad_arguments", 0),
+            Err(ToolError::Failed { .. }) => ("failed", 0),
+        };
+        tracing::info!(
+            role = self.role(),
+            tool = %tool.chars().take(64).collect::<String>(),
+            outcome,
+            rows,
+            duration_ms = started.elapsed().as_millis() as u64,
+            "tool call"
+        );
+        result
+    }
+
+    async fn dispatch(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
+        let bad = |reason: String| ToolError::BadArguments {
+            tool: tool.to_string(),
+            reason,
+        };
+        let failed = |reason: String| ToolError::Failed {
+            tool: tool.to_string(),
+            reason,
+        };
+        fn parse<T: for<'de> Deserialize<'de>>(arguments: Value) -> Result<T, String> {
+            let arguments = if arguments.is_null() {
+                json!({})
+            } else {
+                arguments
+            };
+            serde_json::from_value(arguments).map_err(|e| e.to_string())
+        }
+        match (tool, self) {
+            ("mailbox_wait", agent) => {
+                let args: WaitArgs = parse(arguments).map_err(bad)?;
+                let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(10_000).min(60_000));
+                let received = agent
+                    .mailbox()
+                    .receive(agent.inbox(), args.max.unwrap_or(10).clamp(1, 50), timeout)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                let mut messages = Vec::new();
+                for message in received.messages {
+                    agent
+                        .mailbox()
+                        .ack(message.lease)
+                        .await
+                        .map_err(|e| failed(e.to_string()))?;
+                    messages.push(json!({
+                        "id": message.id, "from": message.sender, "kind": message.kind,
+                        "correlation_id": message.correlation_id, "reply_to": message.reply_to, "body": message.body
+                    }));
+                }
+                Ok(json!({ "messages": messages }))
+            }
+            ("mailbox_send", agent) => {
+                let args: SendArgs = parse(arguments).map_err(bad)?;
+                let id = agent
+                    .mailbox()
+                    .send(Outgoing {
+                        to: args.to,
+                        kind: args.kind.unwrap_or_else(|| "message".into()),
+                        correlation_id: args.correlation_id,
+                        reply_to: args.reply_to,
+                        body: args.body,
+                    })
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                Ok(json!({ "sent": id }))
+            }
+            ("query_masked", Agent::Producer(producer)) => {
+                let args: QueryArgs = parse(arguments).map_err(bad)?;
+                let limit = args.limit.unwrap_or(50);
+                if limit == 0 || limit > MAX_PAGE_ROWS {
+                    return Err(bad(format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows")));
+                }
+                let parse_horizon = |h: Option<String>| -> Result<Option<Horizon>, ToolError> {
+                    h.map(|t| {
+                        t.parse::<i64>()
+                            .map(Horizon)
+                            .map_err(|_| bad(format!("{t:?} is not a horizon")))
+                    })
+                    .transpose()
+                };
+                let body = json!({
+                    "type": "page", "v": crate::protocol::VERSION, "entity": args.entity, "limit": limit,
+                    "after": args.after, "since": parse_horizon(args.since)?, "until": parse_horizon(args.until)?
+                });
+                match producer.answer(&body).await {
+                    Reply::Error { error, .. } => Err(failed(error.message)),
+                    reply => serde_json::to_value(&reply).map_err(|e| failed(e.to_string())),
+                }
+            }
+            ("insert_rows", Agent::Consumer(consumer)) => {
+                let args: InsertArgs = parse(arguments).map_err(bad)?;
+                if args.rows.len() > MAX_PAGE_ROWS as usize {
+                    return Err(bad(format!(
+                        "{} rows; insert at most {MAX_PAGE_ROWS} at a time",
+                        args.rows.len()
+                    )));
+                }
+                let written = consumer
+                    .insert_rows(&args.entity, args.columns, args.rows)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                Ok(json!({ "written": written }))
+            }
+            ("query_local", Agent::Consumer(consumer)) => {
+                let args: LocalArgs = parse(arguments).map_err(bad)?;
+                let limit = args.limit.unwrap_or(50);
+                if limit == 0 || limit > MAX_PAGE_ROWS {
+                    return Err(bad(format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}")));
+                }
+                let (columns, rows) = consumer
+                    .query_local(&args.entity, args.after, limit)
+                    .await
+                    .map_err(|e: ConsumerError| failed(e.to_string()))?;
+                Ok(json!({ "entity": args.entity, "columns": columns, "rows": rows }))
+            }
+            ("watermark", Agent::Consumer(consumer)) => {
+                let _: EmptyArgs = parse(arguments).map_err(bad)?;
+                let states = consumer.states().await.map_err(|e| failed(e.to_string()))?;
+                let entities: Vec<Value> = states
+                    .iter()
+                    .map(|(entity, s)| {
+                        json!({
+                            "entity": entity, "synced_until": s.synced_until.to_string(),
+                            "pass_until": s.pass_until.map(|p| p.to_string()), "after_key": s.after_key,
+                            "rows_synced": s.rows_synced
+                        })
+                    })
+                    .collect();
+                Ok(json!({ "watermarks": entities }))
+            }
+            _ => Err(ToolError::Blocked {
+                role: self.role(),
+                allowed: (if self.role() == "producer" {
+                    PRODUCER_TOOLS
+                } else {
+                    CONSUMER_TOOLS
+                })
+                .join(", "),
+            }),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitArgs {
+    timeout_ms: Option<u64>,
+    max: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendArgs {
+    to: String,
+    body: Value,
+    kind: Option<String>,
+    correlation_id: Option<String>,
+    reply_to: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryArgs {
+    entity: String,
+    after: Option<i64>,
+    limit: Option<u32>,
+    since: Option<String>,
+    until: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InsertArgs {
+    entity: String,
+    columns: Vec<String>,
+    rows: Vec<Vec<Option<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LocalArgs {
+    entity: String,
+    after: Option<i64>,
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmptyArgs {}
+
+/// Starts the producer's parts: the policy (with its key), the read-only source, the bus.
+pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartError> {
+    let fail = |e: &dyn std::fmt::Display| StartError(e.to_string());
+    let policy = crate::policy::load(
+        config.policy.as_deref(),
+        config.pseudonym_key.as_ref().map(|k| k.0.as_str()),
+    )
+    .map_err(|e| fail(&e))?;
+    if policy.needs_key() && !policy.has_key() {
+        return Err(StartError(format!(
+            "policy {} uses keyed pseudonyms, but no pseudonym key is configured; set pseudonym_key in the producer config or MASKBUS_PSEUDONYM_KEY",
+            policy.name()
+        )));
+    }
+    let source_target = Target::parse("source", &config.source_url.0).map_err(|e| fail(&e))?;
+    let bus = Target::parse("bus", &config.bus_url.0).map_err(|e| fail(&e))?;
+    let source =
+        Source::new(source_target, &config.schema, Arc::new(policy), 4).map_err(|e| fail(&e))?;
+    source.ping().await.map_err(|e| fail(&e))?;
+    let mailbox = Mailbox::connect(bus, "producer", Settings::default())
+        .await
+        .map_err(|e| fail(&e))?;
+    Ok(Producer {
+        source: Arc::new(source),
+        mailbox: Arc::new(mailbox),
+        inbox: config.mailbox.clone(),
+    })
+}
+
+/// Why an agent could not start, as one line of text (the CLI adds context).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);

@@ -1,0 +1,97 @@
+//! `maskbus run` and `maskbus tools`: one binary, the role from the config.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use maskbus_agents::config::{self, AgentConfig};
+use maskbus_agents::tools::{registry, Agent};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tokio::sync::watch;
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The agent's config (TOML): role = "producer" or "consumer", and its URLs.
+    #[arg(long, env = "MASKBUS_CONFIG")]
+    config: PathBuf,
+    /// Consumer: sync every entity until caught up, then exit 0 (for CI scripts).
+    #[arg(long)]
+    once: bool,
+}
+
+#[derive(Args)]
+pub struct ToolsArgs {
+    #[arg(long, env = "MASKBUS_CONFIG")]
+    config: PathBuf,
+    /// Print each tool's JSON input schema too, one JSON object per line.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+pub async fn run(args: RunArgs) -> Result<ExitCode> {
+    let config = config::load(&args.config)?;
+    if args.once && matches!(config, AgentConfig::Producer(_)) {
+        anyhow::bail!("--once is for the consumer; the producer serves until SIGTERM or SIGINT");
+    }
+    let agent = Agent::start(&config).await.with_context(|| {
+        format!(
+            "starting the {} from {}",
+            config.role(),
+            args.config.display()
+        )
+    })?;
+    match agent {
+        Agent::Producer(producer) => {
+            tracing::info!(mailbox = %producer.inbox, "producer serving");
+            let served = producer.serve(shutdown_signal()).await?;
+            tracing::info!(served, "producer stopped");
+        }
+        Agent::Consumer(consumer) => {
+            let (stop, stopped) = watch::channel(false);
+            tokio::spawn(async move {
+                shutdown_signal().await;
+                let _ = stop.send(true);
+            });
+            let rows = consumer.run(args.once, stopped).await?;
+            println!("synced {rows} rows");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn tools(args: ToolsArgs) -> Result<ExitCode> {
+    let config = config::load(&args.config)?;
+    for tool in registry(config.role()) {
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema})
+            );
+        } else {
+            println!("{}\t{}", tool.name, tool.description);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
