@@ -414,3 +414,41 @@ async fn each_role_lists_and_may_call_only_its_own_tools() {
         .unwrap_err();
     assert!(too_many.to_string().contains("at most 200"), "{too_many}");
 }
+
+#[tokio::test]
+async fn without_once_the_consumer_keeps_following_and_stops_cleanly_on_sigterm() {
+    let dbs = seeded("sync_follow", "5").await;
+    let files = ConfigFiles::new("sync_follow");
+    let (producer, consumer) = agent_configs(&files, &dbs, "follow_interval = \"100ms\"");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let follower = Background::spawn(&["run", "--config", &consumer]);
+    let dst = connect(&dbs.url("dst")).await;
+    wait_until("the first pass", || async {
+        dst.query_one("SELECT count(*) FROM customers", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+            == 5
+    })
+    .await;
+    maskbus(&[
+        "seed",
+        "--source",
+        &dbs.url("src"),
+        "--customers",
+        "2",
+        "--append",
+    ])
+    .success();
+    let total = |url: String| async move {
+        let target = maskbus_pg::Target::parse("db", &url).unwrap();
+        maskbus_bank::row_counts(&target).await.unwrap()
+    };
+    let source_counts = total(dbs.url("src")).await;
+    wait_until("every new row to follow", || async {
+        total(dbs.url("dst")).await == source_counts
+    })
+    .await;
+    assert_eq!(follower.terminate(), Some(0));
+    assert_target_is_masked_source(&dbs).await;
+}

@@ -9,7 +9,7 @@
 
 use crate::config::ConsumerConfig;
 use crate::plan;
-use crate::protocol::{ErrorCode, Horizon, ReceivedPage, ReceivedReply, Request, VERSION};
+use crate::protocol::{ErrorCode, ReceivedPage, ReceivedReply, Request, Snapshot, VERSION};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use maskbus_mailbox::{Mailbox, MailboxError, Outgoing, Settings};
 use maskbus_pg::{quote_ident, Migration, PgError, Target};
@@ -66,11 +66,13 @@ pub struct EntityPlan {
     pub parents: Vec<(String, String)>,
 }
 
-/// An entity's watermark.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// An entity's watermark: source snapshots, as text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SyncState {
-    pub synced_until: i64,
-    pub pass_until: Option<i64>,
+    /// Every row written by a transaction committed in this snapshot is synced.
+    pub synced_until: Option<String>,
+    /// The snapshot closing a pass in progress.
+    pub pass_until: Option<String>,
     pub after_key: Option<i64>,
     pub rows_synced: i64,
 }
@@ -345,7 +347,7 @@ impl Consumer {
         &self,
         plan: &EntityPlan,
         page: &ReceivedPage,
-        state: Option<SyncState>,
+        state: Option<&SyncState>,
     ) -> Result<u64, ApplyError> {
         let statement =
             upsert_statement(&self.config.schema, plan, page).map_err(ApplyError::Consumer)?;
@@ -405,7 +407,7 @@ impl Consumer {
         plans: &[EntityPlan],
         plan: &EntityPlan,
         page: &ReceivedPage,
-        state: Option<SyncState>,
+        state: Option<&SyncState>,
         report: &mut PassReport,
         depth: u32,
     ) -> Result<u64, ConsumerError> {
@@ -488,20 +490,19 @@ impl Consumer {
     ) -> Result<PassReport, ConsumerError> {
         let plans = self.plan().await?;
         let states = self.states().await?;
-        // A pass cut short by a crash is resumed with its own horizon, for every entity, so
-        // parents and children stay within one window.
-        let mut until: Option<Horizon> = states
+        // A pass cut short by a crash is resumed with its own closing snapshot, for every entity,
+        // so parents and children stay within one window.
+        let mut until: Option<Snapshot> = states
             .values()
-            .filter_map(|s| s.pass_until)
-            .max()
-            .map(Horizon);
+            .find_map(|s| s.pass_until.clone())
+            .map(Snapshot);
         let mut report = PassReport {
             resumed: until.is_some(),
             ..PassReport::default()
         };
         for plan in &plans {
-            let mut state = states.get(&plan.entity).copied().unwrap_or_default();
-            let mut after = state.pass_until.and(state.after_key);
+            let mut state = states.get(&plan.entity).cloned().unwrap_or_default();
+            let mut after = state.pass_until.as_ref().and(state.after_key);
             let mut moved = 0u64;
             loop {
                 if *stop.borrow() {
@@ -510,8 +511,8 @@ impl Consumer {
                 let request = Request::Page {
                     v: VERSION,
                     entity: plan.entity.clone(),
-                    since: Some(Horizon(state.synced_until)),
-                    until,
+                    since: state.synced_until.clone().map(Snapshot),
+                    until: until.clone(),
                     after,
                     limit: self.config.page_size,
                 };
@@ -521,7 +522,7 @@ impl Consumer {
                 let mut tries = 0;
                 let (page, next_state) = loop {
                     match self
-                        .fetch_and_apply(&plans, plan, &request, state, &mut report)
+                        .fetch_and_apply(&plans, plan, &request, state.clone(), &mut report)
                         .await
                     {
                         Ok(done) => break done,
@@ -534,7 +535,7 @@ impl Consumer {
                         Err(e) => return Err(e),
                     }
                 };
-                until = Some(page.until);
+                until = page.until.clone();
                 state = next_state;
                 let rows = page.rows.len() as i64;
                 moved += rows as u64;
@@ -575,23 +576,29 @@ impl Consumer {
                 })
             }
         };
+        let Some(until) = page.until.clone() else {
+            return Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: "a page reply without the snapshot that closes its window".into(),
+            });
+        };
         let rows = page.rows.len() as i64;
         let next = if page.more {
             SyncState {
-                pass_until: Some(page.until.0),
+                pass_until: Some(until.0),
                 after_key: page.next_after,
                 rows_synced: state.rows_synced + rows,
                 ..state
             }
         } else {
             SyncState {
-                synced_until: page.until.0,
+                synced_until: Some(until.0),
                 pass_until: None,
                 after_key: None,
                 rows_synced: state.rows_synced + rows,
             }
         };
-        self.apply_with_parents(plans, plan, &page, Some(next), report, 0)
+        self.apply_with_parents(plans, plan, &page, Some(&next), report, 0)
             .await?;
         Ok((page, next))
     }
@@ -647,8 +654,8 @@ impl Consumer {
             rows,
             next_after: None,
             more: false,
-            since: Horizon(0),
-            until: Horizon(0),
+            since: None,
+            until: None,
         };
         let mut report = PassReport::default();
         self.apply_with_parents(&plans, plan, &page, None, &mut report, 0)

@@ -18,27 +18,38 @@ pub const VERSION: u32 = 1;
 /// The most rows one reply may carry.
 pub const MAX_PAGE_ROWS: u32 = 200;
 
-/// A source-transaction horizon: a 64-bit transaction id, sent as a decimal string so JSON
-/// readers that use doubles do not round it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Horizon(pub i64);
+/// A source snapshot, `xmin:xmax:xip,...` as `pg_current_snapshot()` prints it. A window of
+/// source transactions is the set committed in one snapshot and not in an earlier one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Snapshot(pub String);
 
-impl Serialize for Horizon {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0.to_string())
+impl Snapshot {
+    /// True for the shape Postgres prints; the server checks it again when it casts it.
+    pub fn is_well_formed(text: &str) -> bool {
+        let mut parts = text.splitn(3, ':');
+        let number =
+            |t: &str| !t.is_empty() && t.len() <= 20 && t.bytes().all(|b| b.is_ascii_digit());
+        let (Some(xmin), Some(xmax), Some(xip)) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        text.len() <= 200_000
+            && number(xmin)
+            && number(xmax)
+            && (xip.is_empty() || xip.split(',').all(number))
     }
 }
 
-impl<'de> Deserialize<'de> for Horizon {
+impl<'de> Deserialize<'de> for Snapshot {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        text.parse::<i64>()
-            .ok()
-            .filter(|n| *n >= 0)
-            .map(Horizon)
-            .ok_or_else(|| {
-                serde::de::Error::custom("a horizon is a non-negative integer in a string")
-            })
+        if Snapshot::is_well_formed(&text) {
+            Ok(Snapshot(text))
+        } else {
+            Err(serde::de::Error::custom(
+                "a snapshot looks like \"xmin:xmax:xip,...\" (digits)",
+            ))
+        }
     }
 }
 
@@ -48,16 +59,17 @@ impl<'de> Deserialize<'de> for Horizon {
 pub enum Request {
     /// The entities the producer's policy can serve.
     Entities { v: u32 },
-    /// One page of an entity: rows written by source transactions in `[since, until)` with key
-    /// greater than `after`, in key order. Without `until`, the producer picks its current
-    /// horizon and returns it; the consumer then sends it back for the rest of the pass.
+    /// One page of an entity: rows written by source transactions committed in snapshot
+    /// `until` but not in snapshot `since`, with key greater than `after`, in key order. Without
+    /// `until`, the producer takes its current snapshot and returns it; the consumer then sends it
+    /// back for the rest of the pass. Without `since`, every row visible in `until`.
     Page {
         v: u32,
         entity: String,
         #[serde(default)]
-        since: Option<Horizon>,
+        since: Option<Snapshot>,
         #[serde(default)]
-        until: Option<Horizon>,
+        until: Option<Snapshot>,
         #[serde(default)]
         after: Option<i64>,
         limit: u32,
@@ -112,8 +124,9 @@ pub struct PageReply {
     pub next_after: Option<i64>,
     /// Whether more rows of this window remain.
     pub more: bool,
-    pub since: Horizon,
-    pub until: Horizon,
+    pub since: Option<Snapshot>,
+    /// The snapshot that closes the window (absent in replies to `rows` requests).
+    pub until: Option<Snapshot>,
 }
 
 impl Reply {
@@ -155,8 +168,8 @@ pub struct ReceivedPage {
     pub rows: Vec<Vec<Option<String>>>,
     pub next_after: Option<i64>,
     pub more: bool,
-    pub since: Horizon,
-    pub until: Horizon,
+    pub since: Option<Snapshot>,
+    pub until: Option<Snapshot>,
 }
 
 /// True for a plain lowercase SQL identifier: the only names a request may carry.
@@ -216,17 +229,27 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn snapshots_are_checked_for_shape() {
+        for good in ["10:14:", "10:14:10,12", "1:1:"] {
+            assert!(Snapshot::is_well_formed(good), "{good}");
+        }
+        for bad in ["", "10", "10:14", "a:b:", "10:14:x", "10:14:1,,2", "-1:2:"] {
+            assert!(!Snapshot::is_well_formed(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_page_request_round_trips() {
         let request = Request::Page {
             v: 1,
             entity: "customers".into(),
-            since: Some(Horizon(10)),
+            since: Some(Snapshot("10:14:10,12".into())),
             until: None,
             after: Some(41),
             limit: 200,
         };
         let body = serde_json::to_value(&request).unwrap();
-        assert_eq!(body["since"], json!("10"));
+        assert_eq!(body["since"], json!("10:14:10,12"));
         assert_eq!(parse_request(&body), Ok(request));
     }
 

@@ -5,13 +5,13 @@
 //! read-only and prints values in canonical forms (ISO dates, UTC) so masked text casts back
 //! into the target's column types.
 //!
-//! Which rows a page holds: those written by source transactions in `[since, until)` (by their
-//! `xmin`, widened to 64 bits), with key above `after`, in key order. `until` is a snapshot's
-//! xmin: every transaction older than it has finished, so a row that commits late (id 41 after
-//! id 42 was synced) is never skipped; it belongs to the next window. Updates give a row a new
-//! xmin, so they are synced again too.
+//! Which rows a page holds: those whose writing transaction (`xmin`, widened to 64 bits) is
+//! committed in snapshot `until` and was not in snapshot `since`, with key above `after`, in key
+//! order. A row that commits late (id 41 after id 42 was synced) was still running in `since`,
+//! so it falls in the next window and is never skipped; a transaction open elsewhere on the
+//! server holds nothing back. Updates give a row a new xmin, so they are synced again too.
 
-use crate::protocol::{ErrorCode, Horizon, PageReply, Reply, VERSION};
+use crate::protocol::{ErrorCode, PageReply, Reply, Snapshot, VERSION};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use maskbus_mask::Policy;
 use maskbus_pg::{quote_ident, PgError, Target};
@@ -50,8 +50,10 @@ impl From<PgError> for Refusal {
     }
 }
 
-const XMIN64: &str =
-    "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))";
+/// The row's 32-bit xmin widened to the 64-bit xid8 that snapshots speak, against the server's
+/// next xid (so a row's xid must be less than 2^31 transactions old: see ARCHITECTURE.md).
+const XMIN8: &str =
+    "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))::text::xid8";
 
 impl Source {
     pub fn new(
@@ -173,7 +175,9 @@ impl Source {
             "SELECT t.{key_column}::bigint, {select_list}
                FROM {table} t,
                     (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid) h
-              WHERE t.{key_column} > $1 AND {XMIN64} >= $2 AND {XMIN64} < $3
+              WHERE t.{key_column} > $1
+                AND pg_visible_in_snapshot({XMIN8}, $3::text::pg_snapshot)
+                AND ($2::text IS NULL OR NOT pg_visible_in_snapshot({XMIN8}, $2::text::pg_snapshot))
               ORDER BY t.{key_column}
               LIMIT $4"
         );
@@ -193,17 +197,14 @@ impl Source {
         Ok(shape)
     }
 
-    /// The current horizon: every transaction older than it has finished.
-    async fn horizon(&self) -> Result<Horizon, PgError> {
+    /// The source's current snapshot: it closes a new window.
+    async fn snapshot(&self) -> Result<Snapshot, PgError> {
         let client = self.client().await?;
         let row = client
-            .query_one(
-                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
-                &[],
-            )
+            .query_one("SELECT pg_current_snapshot()::text", &[])
             .await
-            .map_err(|e| self.target.query_error("reading the snapshot horizon", &e))?;
-        Ok(Horizon(row.get(0)))
+            .map_err(|e| self.target.query_error("reading the current snapshot", &e))?;
+        Ok(Snapshot(row.get(0)))
     }
 
     /// Masks fetched rows; a value a rule refuses fails the whole page.
@@ -236,8 +237,8 @@ impl Source {
     pub async fn page(
         &self,
         entity: &str,
-        since: Option<Horizon>,
-        until: Option<Horizon>,
+        since: Option<Snapshot>,
+        until: Option<Snapshot>,
         after: Option<i64>,
         limit: u32,
     ) -> Reply {
@@ -250,16 +251,15 @@ impl Source {
     async fn try_page(
         &self,
         entity: &str,
-        since: Option<Horizon>,
-        until: Option<Horizon>,
+        since: Option<Snapshot>,
+        until: Option<Snapshot>,
         after: Option<i64>,
         limit: u32,
     ) -> Result<PageReply, Refusal> {
         let shape = self.shape(entity).await?;
-        let since = since.unwrap_or(Horizon(0));
         let until = match until {
             Some(until) => until,
-            None => self.horizon().await?,
+            None => self.snapshot().await?,
         };
         let client = self.client().await?;
         // One row more than asked tells whether more remain.
@@ -268,7 +268,7 @@ impl Source {
                 &shape.page_sql,
                 &[
                     &after.unwrap_or(i64::MIN),
-                    &since.0,
+                    &since.as_ref().map(|s| s.0.as_str()),
                     &until.0,
                     &(i64::from(limit) + 1),
                 ],
@@ -292,7 +292,7 @@ impl Source {
             next_after: last_key.or(after),
             more,
             since,
-            until,
+            until: Some(until),
         })
     }
 
@@ -316,8 +316,8 @@ impl Source {
                 rows: masked,
                 next_after: last_key,
                 more: false,
-                since: Horizon(0),
-                until: Horizon(0),
+                since: None,
+                until: None,
             })
         }
         .await;

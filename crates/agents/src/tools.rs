@@ -9,7 +9,7 @@
 use crate::config::{AgentConfig, ProducerConfig};
 use crate::consumer::{Consumer, ConsumerError};
 use crate::producer::Producer;
-use crate::protocol::{Horizon, Reply, MAX_PAGE_ROWS};
+use crate::protocol::{Reply, Snapshot, MAX_PAGE_ROWS};
 use crate::source::Source;
 use maskbus_mailbox::{Mailbox, Outgoing, Settings};
 use maskbus_pg::Target;
@@ -64,8 +64,8 @@ fn spec(name: &'static str) -> ToolSpec {
                 "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
                 "after": {"type": "integer"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS},
-                "since": {"type": "string", "pattern": "^[0-9]+$"},
-                "until": {"type": "string", "pattern": "^[0-9]+$"}}}),
+                "since": {"type": "string", "pattern": "^[0-9]+:[0-9]+:[0-9,]*$"},
+                "until": {"type": "string", "pattern": "^[0-9]+:[0-9]+:[0-9,]*$"}}}),
         ),
         "insert_rows" => (
             "Insert rows (already masked, as received from the producer) into a table of the test database. \
@@ -161,6 +161,7 @@ impl Agent {
     /// Calls a tool by name. Anything outside the role's registry is blocked before it runs.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
         let started = Instant::now();
+        let arguments_summary = summarize_arguments(&arguments);
         let allowed = if self.role() == "producer" {
             PRODUCER_TOOLS
         } else {
@@ -189,6 +190,7 @@ impl Agent {
         tracing::info!(
             role = self.role(),
             tool = %tool.chars().take(64).collect::<String>(),
+            arguments = %arguments_summary,
             outcome,
             rows,
             duration_ms = started.elapsed().as_millis() as u64,
@@ -258,11 +260,15 @@ impl Agent {
                 if limit == 0 || limit > MAX_PAGE_ROWS {
                     return Err(bad(format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows")));
                 }
-                let parse_horizon = |h: Option<String>| -> Result<Option<Horizon>, ToolError> {
+                let parse_horizon = |h: Option<String>| -> Result<Option<Snapshot>, ToolError> {
                     h.map(|t| {
-                        t.parse::<i64>()
-                            .map(Horizon)
-                            .map_err(|_| bad(format!("{t:?} is not a horizon")))
+                        if Snapshot::is_well_formed(&t) {
+                            Ok(Snapshot(t))
+                        } else {
+                            Err(bad(
+                                "since and until are snapshots like \"xmin:xmax:xip,...\"".into(),
+                            ))
+                        }
                     })
                     .transpose()
                 };
@@ -308,8 +314,8 @@ impl Agent {
                     .iter()
                     .map(|(entity, s)| {
                         json!({
-                            "entity": entity, "synced_until": s.synced_until.to_string(),
-                            "pass_until": s.pass_until.map(|p| p.to_string()), "after_key": s.after_key,
+                            "entity": entity, "synced_until": s.synced_until,
+                            "pass_until": s.pass_until, "after_key": s.after_key,
                             "rows_synced": s.rows_synced
                         })
                     })
@@ -327,6 +333,40 @@ impl Agent {
             }),
         }
     }
+}
+
+/// The arguments worth tracing: cursors, limits and names, never a row value or a message body
+/// (insert_rows carries masked rows, mailbox_send whatever a model wrote; neither is logged).
+pub fn summarize_arguments(arguments: &Value) -> String {
+    const SAFE: &[&str] = &[
+        "entity",
+        "after",
+        "limit",
+        "since",
+        "until",
+        "to",
+        "kind",
+        "timeout_ms",
+        "max",
+        "correlation_id",
+    ];
+    let Some(object) = arguments.as_object() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    for (key, value) in object {
+        let shown = match value {
+            _ if !SAFE.contains(&key.as_str()) => match value {
+                Value::Array(items) => format!("[{} items]", items.len()),
+                _ => "..".to_string(),
+            },
+            Value::String(text) => format!("{:?}", text.chars().take(64).collect::<String>()),
+            Value::Number(n) => n.to_string(),
+            other => other.to_string().chars().take(64).collect(),
+        };
+        parts.push(format!("{key}={shown}"));
+    }
+    parts.join(" ")
 }
 
 #[derive(Deserialize)]
@@ -403,6 +443,46 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
         mailbox: Arc::new(mailbox),
         inbox: config.mailbox.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traced_arguments_never_hold_values() {
+        let summary = summarize_arguments(&json!({
+            "entity": "customers", "limit": 5,
+            "rows": [["224-30-8280"]], "body": {"ssn": "224-30-8280"}
+        }));
+        assert_eq!(
+            summary,
+            "body=.. entity=\"customers\" limit=5 rows=[1 items]"
+        );
+        assert!(!summary.contains("8280"));
+    }
+
+    #[test]
+    fn the_registries_are_exactly_the_designs() {
+        let names = |role| registry(role).iter().map(|t| t.name).collect::<Vec<_>>();
+        assert_eq!(
+            names("producer"),
+            ["mailbox_wait", "mailbox_send", "query_masked"]
+        );
+        assert_eq!(
+            names("consumer"),
+            [
+                "mailbox_wait",
+                "mailbox_send",
+                "insert_rows",
+                "query_local",
+                "watermark"
+            ]
+        );
+        assert!(registry("producer")
+            .iter()
+            .all(|t| !t.description.is_empty() && t.input_schema["type"] == "object"));
+    }
 }
 
 /// Why an agent could not start, as one line of text (the CLI adds context).
