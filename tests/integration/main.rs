@@ -5,6 +5,7 @@
 mod support;
 
 mod architecture;
+mod audit;
 mod dev_db;
 mod foundation;
 mod mailbox;

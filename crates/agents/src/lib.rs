@@ -9,6 +9,7 @@
 //! - [`plan`]: foreign-key order (pure).
 //! - [`tools`]: the tool registry of each role, shared by the CLI and MCP.
 //! - [`policy`]: loading a policy and checking it against the live schema.
+//! - [`wire_audit`]: the audit's shell: streams the bus through `maskbus_audit`.
 
 pub mod config;
 pub mod consumer;
@@ -18,3 +19,4 @@ pub mod producer;
 pub mod protocol;
 pub mod source;
 pub mod tools;
+pub mod wire_audit;

@@ -55,6 +55,12 @@ impl From<PgError> for Refusal {
 const XMIN8: &str =
     "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))::text::xid8";
 
+/// Session settings for every connection that reads production: no way to write, and values
+/// printed in canonical forms (ISO dates, UTC) that the masking rules read and the target parses.
+pub const READ_ONLY_CANONICAL: &str =
+    "-c default_transaction_read_only=on -c DateStyle=ISO,YMD -c TimeZone=UTC \
+     -c IntervalStyle=postgres -c extra_float_digits=3 -c bytea_output=hex";
+
 impl Source {
     pub fn new(
         mut target: Target,
@@ -63,10 +69,7 @@ impl Source {
         pool_size: usize,
     ) -> Result<Self, PgError> {
         // Canonical text forms, and no way to write: the producer only ever reads production.
-        target.config.options(
-            "-c default_transaction_read_only=on -c DateStyle=ISO,YMD -c TimeZone=UTC \
-             -c IntervalStyle=postgres -c extra_float_digits=3 -c bytea_output=hex",
-        );
+        target.config.options(READ_ONLY_CANONICAL);
         let manager = Manager::from_config(
             target.config.clone(),
             NoTls,

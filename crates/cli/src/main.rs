@@ -26,6 +26,8 @@ enum Command {
     Run(commands::agent::RunArgs),
     /// List the tools of the config's role.
     Tools(commands::agent::ToolsArgs),
+    /// Scan every message that crossed the bus for SSNs, cards and other PII.
+    WireAudit(commands::audit::AuditArgs),
     /// Operate the mailbox: send, stats, redrive, purge.
     Bus(commands::bus::BusArgs),
     /// Check a masking policy against the live source schema.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
             Command::Seed(args) => commands::seed::run(args).await,
             Command::Policy(command) => commands::policy::run(command).await,
             Command::Bus(args) => commands::bus::run(args).await,
+            Command::WireAudit(args) => commands::audit::run(args).await,
             Command::Run(args) => commands::agent::run(args).await,
             Command::Tools(args) => commands::agent::tools(args).await,
         }

@@ -70,6 +70,20 @@ impl PseudonymKind {
 
     pub const ALL_NAMES: &'static str = "first_name, last_name, email, ssn, digits";
 
+    /// Whether `value` is something this kind could have produced. A real value that could also
+    /// be a fake cannot be told apart from one on the wire; the exact-match audit skips those.
+    pub fn could_produce(self, value: &str) -> bool {
+        match self {
+            Self::FirstName => FIRST_NAMES.contains(&value),
+            Self::LastName => LAST_NAMES.contains(&value),
+            Self::Email => value.ends_with("@example.com"),
+            Self::Ssn => value.len() == 11 && value.starts_with('9'),
+            // Fresh keyed digits equal a given real value only by a 10^-n coincidence: a real
+            // value seen on the wire is treated as the leak it almost surely is.
+            Self::Digits => false,
+        }
+    }
+
     /// Whether distinct inputs stay distinct (in practice): only the email carries enough hash.
     pub fn stays_unique(self) -> bool {
         matches!(self, Self::Email)

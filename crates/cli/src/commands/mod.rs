@@ -1,6 +1,7 @@
 //! One module per subcommand: argument structs and the call into the library that does the work.
 
 pub mod agent;
+pub mod audit;
 pub mod bus;
 pub mod db;
 pub mod policy;

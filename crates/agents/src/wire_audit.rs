@@ -1,0 +1,314 @@
+//! The wire audit's shell: streams every message that ever crossed the bus (pending, leased,
+//! archived, dead) through the detectors of `maskbus_audit`, and records how far it scanned.
+//!
+//! Memory stays flat: messages arrive in pages of a few thousand, fetched while the previous
+//! page is scanned. With a source, the real sensitive values of production (every column whose
+//! rule is not `keep`) are loaded as keyed hashes only, with a key drawn at random for this run
+//! and never written anywhere.
+
+use crate::source::READ_ONLY_CANONICAL;
+use maskbus_audit::exact::{matchable, Matchable};
+use maskbus_audit::{scan, Context, ExactMatcher, Hit};
+use maskbus_mask::{Policy, Rule};
+use maskbus_pg::{quote_ident, PgError, Target};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// One finding, located.
+#[derive(Clone, Debug)]
+pub struct MessageFinding {
+    pub message_id: i64,
+    /// pending (includes leased and delayed), archived or dead
+    pub table: String,
+    pub mailbox: String,
+    pub path: String,
+    pub hit: Hit,
+}
+
+/// What the exact-match load kept and why it left values out.
+#[derive(Clone, Debug, Default)]
+pub struct ExactStats {
+    pub columns: usize,
+    pub loaded: usize,
+    /// Values their own rule leaves unchanged (a birth date on 1 January): not secret by policy.
+    pub unchanged_by_rule: usize,
+    /// Values a pseudonym rule could also produce: a fake and a leak look the same.
+    pub possible_pseudonyms: usize,
+    /// Too short to match meaningfully (under 4 characters, or 6 digits).
+    pub too_short: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AuditReport {
+    pub scanned: u64,
+    pub bytes: u64,
+    pub elapsed: Duration,
+    pub findings: u64,
+    pub messages_with_findings: u64,
+    pub horizon: i64,
+    /// The count of the design's one-line SQL grep, when asked for.
+    pub sql_one_liner: Option<(i64, Duration)>,
+    pub exact: Option<ExactStats>,
+    /// The audit watermark was moved to this id (only when the scan found nothing).
+    pub recorded_through: Option<i64>,
+}
+
+/// The design's one-liner, over every table that holds messages.
+pub const SQL_ONE_LINER: &str = "SELECT count(*) FROM (
+        SELECT body FROM mq.messages UNION ALL SELECT body FROM mq.archive UNION ALL SELECT body FROM mq.dead_letters
+    ) m WHERE body::text ~ '[0-9]{3}-[0-9]{2}-[0-9]{4}' OR body::text ~ '[0-9]{16}'";
+
+/// Messages handed from the reading task to the scanner at a time.
+const BATCH: usize = 500;
+
+type Batch = Vec<(i64, String, String, String)>;
+
+/// Every message up to the horizon, from all three tables, in one streamed query: rows arrive
+/// as the server produces them and are handed on in batches, so memory holds a batch or two
+/// whatever the size of the bus. Order does not matter to the audit, so no sort is asked for.
+async fn stream_messages(
+    bus: Target,
+    horizon: i64,
+    batches: tokio::sync::mpsc::Sender<Result<Batch, PgError>>,
+) {
+    use futures_util::StreamExt;
+    let client = match bus.connect().await {
+        Ok(client) => client,
+        Err(e) => {
+            let _ = batches.send(Err(e)).await;
+            return;
+        }
+    };
+    let rows = client
+        .query_raw(
+            "SELECT id, 'pending', mailbox, body::text FROM mq.messages WHERE id <= $1
+             UNION ALL SELECT id, 'archived', mailbox, body::text FROM mq.archive WHERE id <= $1
+             UNION ALL SELECT id, 'dead', mailbox, body::text FROM mq.dead_letters WHERE id <= $1",
+            [horizon],
+        )
+        .await;
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(e) => {
+            let _ = batches
+                .send(Err(bus.query_error("reading messages for the audit", &e)))
+                .await;
+            return;
+        }
+    };
+    futures_util::pin_mut!(rows);
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Some(row) = rows.next().await {
+        match row {
+            Ok(row) => batch.push((row.get(0), row.get(1), row.get(2), row.get(3))),
+            Err(e) => {
+                let _ = batches
+                    .send(Err(bus.query_error("reading messages for the audit", &e)))
+                    .await;
+                return;
+            }
+        }
+        if batch.len() == BATCH
+            && batches
+                .send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))))
+                .await
+                .is_err()
+        {
+            return;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = batches.send(Ok(batch)).await;
+    }
+}
+
+/// Scans the bus. `on_progress` gets (messages scanned, of total); `on_finding` each finding as
+/// it is found, so output streams too.
+pub async fn run(
+    bus: &Target,
+    context: Context<'_>,
+    compare_sql: bool,
+    on_progress: &mut (dyn FnMut(u64, u64) + Send),
+    on_finding: &mut (dyn FnMut(&MessageFinding) + Send),
+) -> Result<AuditReport, PgError> {
+    let started = Instant::now();
+    let client = bus.connect().await?;
+    let horizon: i64 = client
+        .query_one("SELECT mq.audit_horizon()", &[])
+        .await
+        .map_err(|e| {
+            bus.query_error(
+                "taking the audit horizon (is this a maskbus bus? run `maskbus db init`)",
+                &e,
+            )
+        })?
+        .get(0);
+    let total: i64 = client
+        .query_one(
+            "SELECT (SELECT count(*) FROM mq.messages WHERE id <= $1) + (SELECT count(*) FROM mq.archive WHERE id <= $1)
+                  + (SELECT count(*) FROM mq.dead_letters WHERE id <= $1)",
+            &[&horizon],
+        )
+        .await
+        .map_err(|e| bus.query_error("counting messages", &e))?
+        .get(0);
+
+    // Read on a second connection while this task scans.
+    let (batches, mut incoming) = tokio::sync::mpsc::channel::<Result<Batch, PgError>>(4);
+    let fetcher = tokio::spawn(stream_messages(bus.clone(), horizon, batches));
+
+    let mut report = AuditReport {
+        horizon,
+        ..AuditReport::default()
+    };
+    while let Some(page) = incoming.recv().await {
+        for (id, table, mailbox, text) in page? {
+            report.scanned += 1;
+            report.bytes += text.len() as u64;
+            let findings = match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(body) => scan(&body, context),
+                // jsonb always holds valid JSON; a body that does not parse is scanned as text.
+                Err(_) => scan(&serde_json::Value::String(text), context),
+            };
+            if !findings.is_empty() {
+                report.messages_with_findings += 1;
+            }
+            for finding in findings {
+                report.findings += 1;
+                on_finding(&MessageFinding {
+                    message_id: id,
+                    table: table.clone(),
+                    mailbox: mailbox.clone(),
+                    path: finding.path,
+                    hit: finding.hit,
+                });
+            }
+        }
+        on_progress(report.scanned, total as u64);
+    }
+    let _ = fetcher.await;
+    report.elapsed = started.elapsed();
+
+    if compare_sql {
+        let sql_started = Instant::now();
+        let matches: i64 = client
+            .query_one(SQL_ONE_LINER, &[])
+            .await
+            .map_err(|e| bus.query_error("running the SQL one-liner", &e))?
+            .get(0);
+        report.sql_one_liner = Some((matches, sql_started.elapsed()));
+    }
+    // Purge may delete what an audit has scanned, so the watermark moves only on a clean scan:
+    // messages with findings stay as evidence.
+    if report.findings == 0 {
+        client
+            .execute(
+                "UPDATE mq.audit_state SET scanned_through = greatest(scanned_through, $1), scanned_at = now()",
+                &[&horizon],
+            )
+            .await
+            .map_err(|e| bus.query_error("recording the audit watermark", &e))?;
+        report.recorded_through = Some(horizon);
+    }
+    Ok(report)
+}
+
+/// 32 random bytes for this run's hashing key, from the operating system.
+pub fn random_key() -> [u8; 32] {
+    use std::io::Read;
+    let mut key = [0u8; 32];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut key))
+        .is_err()
+    {
+        // No /dev/urandom: mix what the process has; the key only has to differ between runs.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in key.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(Instant::now().elapsed().as_nanos());
+            chunk.copy_from_slice(&h.finish().to_le_bytes());
+        }
+    }
+    key
+}
+
+/// The (entity, column) pairs a policy passes unchanged.
+pub fn kept_columns(policy: &Policy) -> HashSet<(String, String)> {
+    policy
+        .entities()
+        .flat_map(|(entity, rules)| {
+            rules
+                .columns()
+                .filter(|(_, rule)| **rule == Rule::Keep)
+                .map(move |(column, _)| (entity.to_string(), column.to_string()))
+        })
+        .collect()
+}
+
+/// Loads the real sensitive values of the source (per the policy: every column whose rule is not
+/// `keep`) into an exact matcher, as keyed hashes only.
+pub async fn load_source_values(
+    source: &Target,
+    policy: &Policy,
+    schema: &str,
+) -> Result<(ExactMatcher, ExactStats), PgError> {
+    let mut source = source.clone();
+    source.config.options(READ_ONLY_CANONICAL);
+    let client = source.connect().await?;
+    let mut stats = ExactStats::default();
+    let mut matcher = ExactMatcher::new(random_key());
+    // Any pseudonym the policy writes, in any column, could equal a real value of another column
+    // (a fake first name that is also a real surname): such values cannot be told apart.
+    let pseudonyms: Vec<_> = policy
+        .entities()
+        .flat_map(|(_, rules)| {
+            rules.columns().filter_map(|(_, rule)| match rule {
+                Rule::Pseudonym(kind) => Some(*kind),
+                _ => None,
+            })
+        })
+        .collect();
+    for (entity, rules) in policy.entities() {
+        for (column, rule) in rules.columns() {
+            if *rule == Rule::Keep {
+                continue;
+            }
+            stats.columns += 1;
+            let sql = format!(
+                "SELECT DISTINCT {}::text FROM {}.{} WHERE {} IS NOT NULL",
+                quote_ident(column),
+                quote_ident(schema),
+                quote_ident(entity),
+                quote_ident(column)
+            );
+            let rows = client.query(&sql, &[]).await.map_err(|e| {
+                source.query_error(format!("reading {entity}.{column} for the exact match"), &e)
+            })?;
+            for row in rows {
+                let value: String = row.get(0);
+                if rule
+                    .apply(Some(value.clone()), None)
+                    .ok()
+                    .flatten()
+                    .as_deref()
+                    == Some(value.as_str())
+                {
+                    stats.unchanged_by_rule += 1;
+                    continue;
+                }
+                if pseudonyms.iter().any(|kind| kind.could_produce(&value)) {
+                    stats.possible_pseudonyms += 1;
+                    continue;
+                }
+                let normalized = maskbus_audit::normalize::normalize(&value).into_owned();
+                if matches!(matchable(&normalized), Matchable::TooShort) {
+                    stats.too_short += 1;
+                } else {
+                    matcher.add(&normalized);
+                    stats.loaded += 1;
+                }
+            }
+        }
+    }
+    Ok((matcher, stats))
+}

@@ -1,0 +1,344 @@
+//! Pattern detectors over one string (already normalized), with the name of the field it sits
+//! in as a hint.
+//!
+//! Digits are read in runs: digit groups joined by short separators (one to three characters
+//! that are neither letters, digits, `*` nor `@`), so `4111 1111-1111.1111`, `224/30/8280` and
+//! `2 2 4 3 0 8 2 8 0` are each one run. A `*` ends a run, which is why masked values
+//! (`4111 **** **** 1234`, `***-**-8280`) never add up to a number. Runs shaped like timestamps,
+//! times and Postgres snapshots are benign and skipped.
+
+use maskbus_pii::{aba_checksum_ok, is_issuable_ssn_text, luhn_valid};
+
+/// What a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Detector {
+    Ssn,
+    Card,
+    Email,
+    AccountNumber,
+    RoutingNumber,
+    Phone,
+    BirthDate,
+    /// A real value of the source database, found by exact match.
+    SourceValue,
+}
+
+impl Detector {
+    pub fn name(self) -> &'static str {
+        match self {
+            Detector::Ssn => "ssn",
+            Detector::Card => "card",
+            Detector::Email => "email",
+            Detector::AccountNumber => "account_number",
+            Detector::RoutingNumber => "routing_number",
+            Detector::Phone => "phone",
+            Detector::BirthDate => "birth_date",
+            Detector::SourceValue => "source_value",
+        }
+    }
+}
+
+/// Evidence that does not reveal the value: its length and last two characters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    pub detector: Detector,
+    pub length: usize,
+    pub last_two: String,
+    /// Set when the value was split over adjacent fields.
+    pub split: bool,
+}
+
+impl Hit {
+    pub fn new(detector: Detector, shown: &str) -> Self {
+        let chars: Vec<char> = shown.chars().collect();
+        Hit {
+            detector,
+            length: chars.len(),
+            last_two: chars[chars.len().saturating_sub(2)..].iter().collect(),
+            split: false,
+        }
+    }
+}
+
+/// A run of digit groups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DigitRun {
+    pub digits: String,
+    pub groups: Vec<usize>,
+    pub separators: Vec<String>,
+    /// The run covers the whole string (nothing but digits and separators around it).
+    pub whole: bool,
+}
+
+fn is_separator(c: char) -> bool {
+    !c.is_alphanumeric() && c != '*' && c != '@'
+}
+
+/// Splits text into digit runs.
+pub fn digit_runs(text: &str) -> Vec<DigitRun> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let run_start = i;
+        let mut run = DigitRun {
+            digits: String::new(),
+            groups: Vec::new(),
+            separators: Vec::new(),
+            whole: false,
+        };
+        loop {
+            let group_start = i;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                run.digits.push(chars[i]);
+                i += 1;
+            }
+            run.groups.push(i - group_start);
+            let separator_start = i;
+            while i < chars.len() && i - separator_start < 4 && is_separator(chars[i]) {
+                i += 1;
+            }
+            let separator_len = i - separator_start;
+            if (1..=3).contains(&separator_len) && i < chars.len() && chars[i].is_ascii_digit() {
+                run.separators
+                    .push(chars[separator_start..i].iter().collect());
+                continue;
+            }
+            i = separator_start;
+            break;
+        }
+        let before_is_clean = chars[..run_start].iter().all(|c| is_separator(*c));
+        let after_is_clean = chars[i..].iter().all(|c| is_separator(*c));
+        run.whole = before_is_clean && after_is_clean;
+        runs.push(run);
+    }
+    runs
+}
+
+/// Timestamps, dates, times and Postgres snapshots: digits that identify no one.
+pub fn is_benign(run: &DigitRun) -> bool {
+    let seps: Vec<&str> = run.separators.iter().map(|s| s.trim()).collect();
+    let g = &run.groups;
+    // 2024-03-05, 2024-03-05 12:34:56.123+00, 2024-03-05T12:34:56Z
+    if g.len() >= 3 && g[0] == 4 && g[1] == 2 && g[2] == 2 && seps[0] == "-" && seps[1] == "-" {
+        return g[3..].iter().all(|n| *n <= 6);
+    }
+    // 12:34, 12:34:56
+    if (2..=3).contains(&g.len()) && g.iter().all(|n| *n == 2) && seps.iter().all(|s| *s == ":") {
+        return true;
+    }
+    // xmin:xmax:xip,... with xmin <= every xip < xmax
+    if g.len() >= 2
+        && run.separators.first().map(String::as_str) == Some(":")
+        && run.separators.get(1).is_none_or(|s| s == ":")
+    {
+        let mut numbers = Vec::new();
+        let mut start = 0;
+        for n in g {
+            numbers.push(run.digits[start..start + n].parse::<u128>().unwrap_or(0));
+            start += n;
+        }
+        let (xmin, xmax) = (numbers[0], numbers[1]);
+        let xip_ok = run.separators.iter().skip(2).all(|s| s == ",")
+            && numbers[2..].iter().all(|x| (xmin..xmax).contains(x));
+        return xmin <= xmax && xip_ok;
+    }
+    false
+}
+
+fn hint_has(hint: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| hint.contains(w))
+}
+
+/// A North American number: area code and exchange start with 2-9.
+fn nanp_valid(digits: &str) -> bool {
+    let d = digits
+        .strip_prefix('1')
+        .filter(|d| d.len() == 10)
+        .unwrap_or(digits);
+    let b = d.as_bytes();
+    d.len() == 10 && (b'2'..=b'9').contains(&b[0]) && (b'2'..=b'9').contains(&b[3])
+}
+
+/// Every pattern finding in one normalized string. `hint` is the lowercased field name (or
+/// column name) the string sits under, empty when there is none.
+pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
+    for run in digit_runs(text) {
+        if is_benign(&run) {
+            continue;
+        }
+        detect_run(&run, hint, hits);
+    }
+    detect_email(text, hits);
+    if hint_has(hint, &["birth", "dob"]) {
+        detect_birth_date(text, hits);
+    }
+}
+
+/// The detectors that look at digits only (also used on digits joined across fields).
+pub fn detect_run(run: &DigitRun, hint: &str, hits: &mut Vec<Hit>) {
+    let d = run.digits.as_str();
+    let n = d.len();
+    if n == 9 && is_issuable_ssn_text(d) {
+        hits.push(Hit::new(Detector::Ssn, d));
+    }
+    if n == 9 {
+        let mut digits = [0u8; 9];
+        for (slot, b) in digits.iter_mut().zip(d.bytes()) {
+            *slot = b - b'0';
+        }
+        let federal_prefix =
+            matches!(d[..2].parse::<u8>().unwrap_or(99), 0..=12 | 21..=32 | 61..=72 | 80);
+        if aba_checksum_ok(&digits)
+            && (federal_prefix || hint_has(hint, &["routing", "aba", "rtn"]))
+        {
+            hits.push(Hit::new(Detector::RoutingNumber, d));
+        }
+    }
+    if (13..=19).contains(&n) && luhn_valid(d) {
+        hits.push(Hit::new(Detector::Card, d));
+    }
+    let phone_shape = matches!(run.groups.as_slice(), [3, 3, 4] | [1, 3, 3, 4]);
+    if (n == 10 || n == 11)
+        && nanp_valid(d)
+        && (phone_shape || hint_has(hint, &["phone", "tel", "mobile", "fax"]))
+    {
+        hits.push(Hit::new(Detector::Phone, d));
+    }
+    if n >= 6 && hint_has(hint, &["account", "acct", "iban"]) {
+        hits.push(Hit::new(Detector::AccountNumber, d));
+    }
+}
+
+/// Domains reserved for examples and tests (RFC 2606, RFC 6761): never a real person's.
+fn reserved_domain(domain: &str) -> bool {
+    let domain = domain.to_ascii_lowercase();
+    ["example.com", "example.org", "example.net"].contains(&domain.as_str())
+        || [
+            ".example",
+            ".test",
+            ".invalid",
+            ".localhost",
+            ".example.com",
+            ".example.org",
+            ".example.net",
+        ]
+        .iter()
+        .any(|suffix| domain.ends_with(suffix))
+}
+
+fn detect_email(text: &str, hits: &mut Vec<Hit>) {
+    let local_char = |c: char| c.is_alphanumeric() || "._%+-'".contains(c);
+    for (at, _) in text.match_indices('@') {
+        let local: String = text[..at]
+            .chars()
+            .rev()
+            .take_while(|c| local_char(*c))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let domain: String = text[at + 1..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '.' || *c == '-')
+            .collect();
+        let domain = domain.trim_end_matches('.');
+        // A masked local part ends in `*`, which is not a local-part character: it reads as empty.
+        if local.is_empty() || !domain.contains('.') || reserved_domain(domain) {
+            continue;
+        }
+        hits.push(Hit::new(Detector::Email, &local));
+    }
+}
+
+fn detect_birth_date(text: &str, hits: &mut Vec<Hit>) {
+    let t = text.trim();
+    let b = t.as_bytes();
+    let iso =
+        b.len() >= 10 && b[4] == b'-' && b[7] == b'-' && t[..4].bytes().all(|c| c.is_ascii_digit());
+    if iso
+        && &t[5..10] != "01-01"
+        && t[5..7].bytes().all(|c| c.is_ascii_digit())
+        && t[8..10].bytes().all(|c| c.is_ascii_digit())
+    {
+        hits.push(Hit::new(Detector::BirthDate, &t[..10]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detectors(text: &str, hint: &str) -> Vec<Detector> {
+        let mut hits = Vec::new();
+        detect(text, hint, &mut hits);
+        hits.into_iter().map(|h| h.detector).collect()
+    }
+
+    #[test]
+    fn runs_join_groups_over_short_separators_only() {
+        let runs = digit_runs("card 4111 1111-1111.1111 and ***-**-8280");
+        assert_eq!(runs[0].digits, "4111111111111111");
+        assert_eq!(runs[0].groups, [4, 4, 4, 4]);
+        assert_eq!(runs[1].digits, "8280");
+        assert_eq!(digit_runs("4111 **** **** 1234").len(), 2);
+        assert!(digit_runs(" 224-30-8280 ")[0].whole);
+        assert!(!digit_runs("ssn 224-30-8280")[0].whole);
+    }
+
+    #[test]
+    fn finds_ssns_cards_phones_and_emails() {
+        assert_eq!(detectors("224-30-8280", ""), [Detector::Ssn]);
+        assert_eq!(detectors("224 30 8280", ""), [Detector::Ssn]);
+        assert_eq!(detectors("224.30.8280", ""), [Detector::Ssn]);
+        assert_eq!(detectors("4111111111111111", ""), [Detector::Card]);
+        assert_eq!(detectors("4111-1111-1111-1111", ""), [Detector::Card]);
+        assert_eq!(detectors("378282246310005", ""), [Detector::Card]);
+        assert_eq!(detectors("(212) 555-0143", ""), [Detector::Phone]);
+        assert_eq!(detectors("2125550143", "phone"), [Detector::Phone]);
+        assert_eq!(detectors("write to dave@yahoo.com", ""), [Detector::Email]);
+        assert_eq!(
+            detectors("1987-04-04", "date_of_birth"),
+            [Detector::BirthDate]
+        );
+        assert!(detectors("021000021", "routing_number").contains(&Detector::RoutingNumber));
+        assert!(detectors("123456789", "account_number").contains(&Detector::AccountNumber));
+    }
+
+    #[test]
+    fn leaves_masked_and_harmless_values_alone() {
+        for clean in [
+            "***-**-8280",
+            "4111 **** **** 1234",
+            "d***@yahoo.com",
+            "****@yahoo.com",
+            "(***) ***-0143",
+            "*****4692",
+            "2024-03-05 12:34:56+00",
+            "2024-03-05T12:34:56.123456Z",
+            "12:34:56",
+            "-1234.56",
+            "62704",
+            "4111111111111112",
+            "000-12-3456",
+            "666-12-3456",
+            "923-45-6789",
+            "avery.lockwood.abcdefghijkl@example.com",
+            "1987-01-01",
+            "12345:12350:12346,12347",
+            "J***",
+            "[REDACTED]",
+        ] {
+            let hint = if clean == "1987-01-01" {
+                "date_of_birth"
+            } else {
+                ""
+            };
+            assert_eq!(detectors(clean, hint), [], "{clean}");
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! `maskbus wire-audit`: prove that no PII crossed the bus.
+
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use maskbus_agents::wire_audit::{self, MessageFinding};
+use maskbus_pg::Target;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct AuditArgs {
+    /// The bus database.
+    #[arg(long, env = "MASKBUS_BUS_URL")]
+    bus: String,
+    /// One JSON object per finding per line, then a JSON summary line.
+    #[arg(long)]
+    json: bool,
+    /// Also look for the real sensitive values of this (production) database, whatever their
+    /// shape; they are held as keyed hashes in memory only. Run this on the production side.
+    #[arg(long, env = "MASKBUS_SOURCE_URL")]
+    source: Option<String>,
+    /// The policy that says which source columns are sensitive (default: the bank policy).
+    #[arg(long, env = "MASKBUS_POLICY")]
+    policy: Option<PathBuf>,
+    #[arg(long, default_value = "public")]
+    schema: String,
+    /// Also run the design's one-line SQL grep and print its count beside ours.
+    #[arg(long)]
+    compare_sql: bool,
+}
+
+pub async fn run(args: AuditArgs) -> Result<ExitCode> {
+    let bus = Target::parse("bus", &args.bus)?;
+    let exact = match &args.source {
+        Some(url) => {
+            let source = Target::parse("source", url)?;
+            let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
+            let (matcher, stats) =
+                wire_audit::load_source_values(&source, &policy, &args.schema).await?;
+            eprintln!(
+                "exact match: {} real values from {} columns of {} held as keyed hashes; left out {} unchanged by their rule, \
+                 {} that a pseudonym could also produce, {} too short to mean anything",
+                stats.loaded,
+                stats.columns,
+                source.endpoint(),
+                stats.unchanged_by_rule,
+                stats.possible_pseudonyms,
+                stats.too_short
+            );
+            Some((matcher, wire_audit::kept_columns(&policy)))
+        }
+        None => None,
+    };
+    let context = maskbus_audit::Context {
+        exact: exact.as_ref().map(|(m, _)| m),
+        kept: exact.as_ref().map(|(_, k)| k),
+    };
+
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("scanning [{bar:30}] {pos}/{len} messages {per_sec} {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let mut last_log = std::time::Instant::now();
+    let mut on_progress = |scanned: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(scanned);
+        // The bar is hidden when stderr is not a terminal; a line every few seconds shows progress.
+        if last_log.elapsed().as_secs() >= 5 {
+            tracing::info!(scanned, total, "wire audit");
+            last_log = std::time::Instant::now();
+        }
+    };
+    let json = args.json;
+    let mut printed_header = false;
+    let mut on_finding = |f: &MessageFinding| {
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "message": f.message_id, "table": f.table, "mailbox": f.mailbox, "path": f.path,
+                    "detector": f.hit.detector.name(), "length": f.hit.length, "last_two": f.hit.last_two, "split": f.hit.split
+                })
+            );
+        } else {
+            if !printed_header {
+                bar.suspend(|| {
+                    println!(
+                        "{:>9}  {:<9} {:<18} {:<28} {:<15} evidence",
+                        "message", "table", "mailbox", "path", "detector"
+                    )
+                });
+                printed_header = true;
+            }
+            bar.suspend(|| {
+                println!(
+                    "{:>9}  {:<9} {:<18} {:<28} {:<15} {}",
+                    f.message_id,
+                    f.table,
+                    f.mailbox,
+                    f.path,
+                    f.hit.detector.name(),
+                    maskbus_audit::evidence(&f.hit)
+                )
+            });
+        }
+    };
+    let report = wire_audit::run(
+        &bus,
+        context,
+        args.compare_sql,
+        &mut on_progress,
+        &mut on_finding,
+    )
+    .await?;
+    bar.finish_and_clear();
+    let seconds = report.elapsed.as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "summary": true, "scanned": report.scanned, "bytes": report.bytes, "seconds": seconds,
+                "findings": report.findings, "horizon": report.horizon,
+                "sql_one_liner": report.sql_one_liner.map(|(n, _)| n),
+                "exact_match": exact.is_some(),
+            })
+        );
+    } else {
+        if let Some((matches, took)) = report.sql_one_liner {
+            println!(
+                "design's SQL one-liner: {matches} messages match in {:.2} s (this audit: {} findings in {} messages)",
+                took.as_secs_f64(),
+                report.findings,
+                report.messages_with_findings
+            );
+        }
+        if report.recorded_through.is_none() {
+            println!("audit watermark not moved: messages with findings stay on the bus as evidence (purge keeps them)");
+        }
+        println!(
+            "scanned {} messages ({} bytes) in {seconds:.2} s: {} findings",
+            report.scanned, report.bytes, report.findings
+        );
+    }
+    Ok(if report.findings == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
