@@ -10,4 +10,5 @@ mod dev_db;
 mod foundation;
 mod mailbox;
 mod masking;
+mod mcp;
 mod sync;

@@ -261,6 +261,15 @@ impl Consumer {
                 })
             }
         };
+        self.catalog_plan(offered).await
+    }
+
+    /// How `entities` land in the target, from its catalog alone, in foreign-key order. A name
+    /// the target has no table for is skipped with a warning.
+    pub async fn catalog_plan(
+        &self,
+        offered: Vec<String>,
+    ) -> Result<Vec<EntityPlan>, ConsumerError> {
         let client = self.client().await?;
         let schema = &self.config.schema;
         let keys = maskbus_pg::catalog::primary_keys(&self.target, &client, schema).await?;
@@ -639,11 +648,13 @@ impl Consumer {
         columns: Vec<String>,
         rows: Vec<Vec<Option<String>>>,
     ) -> Result<u64, ConsumerError> {
-        let plans = self.plan().await?;
+        // The target's catalog is enough: the caller (an agent) brings the rows, and may have no
+        // model-free producer to ask for missing parents.
+        let plans = self.catalog_plan(vec![entity.to_string()]).await?;
         let plan = plans.iter().find(|p| p.entity == entity).ok_or_else(|| {
             ConsumerError::Unsupported {
                 entity: entity.to_string(),
-                reason: "not an entity both the producer serves and the target has".into(),
+                reason: "the test database has no such table".into(),
             }
         })?;
         let page = ReceivedPage {
@@ -657,9 +668,15 @@ impl Consumer {
             since: None,
             until: None,
         };
-        let mut report = PassReport::default();
-        self.apply_with_parents(&plans, plan, &page, None, &mut report, 0)
-            .await
+        match self.apply(plan, &page, None).await {
+            Ok(written) => Ok(written),
+            Err(ApplyError::Consumer(e)) => Err(e),
+            Err(ApplyError::MissingParents) => Err(ConsumerError::BadReply {
+                entity: entity.to_string(),
+                reason: "the rows reference parent rows the test database does not have yet: insert the parents first"
+                    .into(),
+            }),
+        }
     }
 
     /// Rows of the target (the `query_local` tool), as text, in key order.

@@ -69,8 +69,9 @@ fn spec(name: &'static str) -> ToolSpec {
         ),
         "insert_rows" => (
             "Insert rows (already masked, as received from the producer) into a table of the test database. \
-             Upserts by primary key, so inserting the same rows twice changes nothing; parents missing from the \
-             test database are fetched from the producer first.",
+             Upserts by primary key, so inserting the same rows twice changes nothing. Insert parents before \
+             children (customers, then accounts and addresses, then cards, then transactions): rows whose parents \
+             are missing are refused. At most 200 rows per call.",
             json!({"type": "object", "additionalProperties": false, "required": ["entity", "columns", "rows"], "properties": {
                 "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
                 "columns": {"type": "array", "items": {"type": "string"}},

@@ -24,6 +24,8 @@ enum Command {
     Db(commands::db::DbCommand),
     /// Run as producer or consumer, as the config says.
     Run(commands::agent::RunArgs),
+    /// Serve the config's role's tools to an LLM agent host over MCP (stdio).
+    Mcp(commands::agent::McpArgs),
     /// List the tools of the config's role.
     Tools(commands::agent::ToolsArgs),
     /// Scan every message that crossed the bus for SSNs, cards and other PII.
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
             Command::WireAudit(args) => commands::audit::run(args).await,
             Command::Run(args) => commands::agent::run(args).await,
             Command::Tools(args) => commands::agent::tools(args).await,
+            Command::Mcp(args) => commands::agent::mcp(args).await,
         }
     });
     match result {

@@ -95,3 +95,26 @@ pub async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// The agent's config; its role decides which tools are served.
+    #[arg(long, env = "MASKBUS_CONFIG")]
+    config: PathBuf,
+}
+
+/// `maskbus mcp`: the role's tools over MCP on stdio. Logs stay on stderr.
+pub async fn mcp(args: McpArgs) -> Result<ExitCode> {
+    let config = config::load(&args.config)?;
+    let agent = Agent::start(&config).await.with_context(|| {
+        format!(
+            "starting the {} from {}",
+            config.role(),
+            args.config.display()
+        )
+    })?;
+    maskbus_mcp::serve_stdio(agent)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    Ok(ExitCode::SUCCESS)
+}

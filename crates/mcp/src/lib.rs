@@ -1,0 +1,110 @@
+//! maskbus as an MCP server: the tools of the config's role, and nothing else, served over
+//! stdio to any MCP host (Claude Code or Desktop, Cursor, ...).
+//!
+//! The structural limits are the model-free path's, because the calls go through the same
+//! `Agent::call`: a tool outside the role's registry is blocked, arguments are checked against
+//! the tool's schema by the same strict parsing, and the producer's only data tool,
+//! `query_masked`, returns `MaskedRow`s. A failed call is an MCP error *result* (`isError: true`,
+//! with a message the model can read), never a crash: the server keeps running. Logs go to
+//! stderr; stdout carries only the protocol.
+
+use maskbus_agents::tools::{registry, Agent};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The MCP face of one running agent.
+pub struct MaskbusServer {
+    agent: Arc<Agent>,
+}
+
+impl MaskbusServer {
+    pub fn new(agent: Agent) -> Self {
+        Self {
+            agent: Arc::new(agent),
+        }
+    }
+
+    /// The role's tools as MCP tool definitions.
+    pub fn tools(&self) -> Vec<Tool> {
+        registry(self.agent.role())
+            .into_iter()
+            .map(|spec| {
+                let schema = match spec.input_schema {
+                    Value::Object(map) => map,
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(spec.name, spec.description, Arc::new(schema))
+            })
+            .collect()
+    }
+}
+
+const PRODUCER_INSTRUCTIONS: &str = "You are the production-side maskbus agent. Your only data tool is query_masked: \
+every row it returns has been masked by the producer's policy (SSNs, cards, emails, names and account numbers are \
+masked before you see them), and a reply carries at most 200 rows. Answer requests that arrive in your mailbox \
+(mailbox_wait) by sending masked rows back with mailbox_send to the request's reply_to, with its correlation_id.";
+
+const CONSUMER_INSTRUCTIONS: &str = "You are the test-side maskbus agent. You cannot read production. Ask the \
+producer agent for rows through the bus (mailbox_send to its mailbox with your reply_to, then mailbox_wait), insert \
+what comes back with insert_rows (parents before children; inserting the same rows twice changes nothing), read \
+the test database with query_local, and see how far it is synced with watermark.";
+
+impl ServerHandler for MaskbusServer {
+    fn get_info(&self) -> ServerConfig {
+        let instructions = if self.agent.role() == "producer" {
+            PRODUCER_INSTRUCTIONS
+        } else {
+            CONSUMER_INSTRUCTIONS
+        };
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                format!("maskbus-{}", self.agent.role()),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(instructions)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        // Every failure, a blocked tool included, is a result the model can read.
+        let result = match self.agent.call(&request.name, arguments).await {
+            Ok(value) => CallToolResult::success(vec![ContentBlock::text(value.to_string())]),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        };
+        Ok(result.into())
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub async fn serve_stdio(agent: Agent) -> Result<(), String> {
+    let role = agent.role();
+    let service = MaskbusServer::new(agent)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("MCP initialisation failed: {e}"))?;
+    tracing::info!(role, "MCP server ready on stdio");
+    service
+        .waiting()
+        .await
+        .map_err(|e| format!("MCP server stopped: {e}"))?;
+    Ok(())
+}
