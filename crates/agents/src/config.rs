@@ -36,6 +36,7 @@ pub struct RawConfig {
     pub mailbox: Option<String>,
     pub producer_mailbox: Option<String>,
     pub page_size: Option<u32>,
+    pub pages_per_request: Option<u32>,
     pub follow_interval: Option<String>,
     pub request_timeout: Option<String>,
     pub schema: Option<String>,
@@ -52,6 +53,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("MASKBUS_MAILBOX", "mailbox"),
     ("MASKBUS_PRODUCER_MAILBOX", "producer_mailbox"),
     ("MASKBUS_PAGE_SIZE", "page_size"),
+    ("MASKBUS_PAGES_PER_REQUEST", "pages_per_request"),
     ("MASKBUS_FOLLOW_INTERVAL", "follow_interval"),
     ("MASKBUS_REQUEST_TIMEOUT", "request_timeout"),
     ("MASKBUS_SCHEMA", "schema"),
@@ -80,6 +82,8 @@ pub struct ConsumerConfig {
     /// Where requests go.
     pub producer_mailbox: String,
     pub page_size: u32,
+    /// Consecutive pages asked for in one request (each its own reply), to save round trips.
+    pub pages_per_request: u32,
     /// Without --once, how long to wait between sync passes.
     pub follow_interval: Duration,
     /// How long to wait for one reply before asking again.
@@ -234,6 +238,7 @@ pub fn resolve(
             for (key, present) in [
                 ("producer_mailbox", raw.producer_mailbox.is_some()),
                 ("page_size", raw.page_size.is_some()),
+                ("pages_per_request", raw.pages_per_request.is_some()),
                 ("follow_interval", raw.follow_interval.is_some()),
                 ("request_timeout", raw.request_timeout.is_some()),
             ] {
@@ -286,6 +291,14 @@ pub fn resolve(
                     crate::protocol::MAX_PAGE_ROWS
                 )));
             }
+            let pages_per_request = raw.pages_per_request.unwrap_or(8);
+            if pages_per_request == 0 || pages_per_request > crate::protocol::MAX_PAGES_PER_REQUEST
+            {
+                return Err(invalid(format!(
+                    "pages_per_request = {pages_per_request}: ask for 1 to {} pages at a time",
+                    crate::protocol::MAX_PAGES_PER_REQUEST
+                )));
+            }
             Ok(AgentConfig::Consumer(ConsumerConfig {
                 bus_url: Secret(raw.bus_url.ok_or_else(|| missing("consumer", "bus_url"))?),
                 target_url: Secret(
@@ -299,6 +312,7 @@ pub fn resolve(
                     .producer_mailbox
                     .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
                 page_size,
+                pages_per_request,
                 follow_interval: duration(
                     "follow_interval",
                     raw.follow_interval.as_ref(),

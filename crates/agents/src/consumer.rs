@@ -100,6 +100,9 @@ pub struct Consumer {
     pool: Pool,
     requests: AtomicU64,
     run_id: String,
+    /// Replies that arrived for a request another task is waiting on (a prefetch and a parent
+    /// fetch can be in flight at once on the one reply mailbox), by correlation id.
+    in_flight: std::sync::Mutex<HashMap<String, Vec<ReceivedReply>>>,
 }
 
 impl Consumer {
@@ -136,6 +139,7 @@ impl Consumer {
             target,
             pool,
             requests: AtomicU64::new(0),
+            in_flight: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -150,8 +154,9 @@ impl Consumer {
         })
     }
 
-    /// Sends a request and waits for its reply, asking again after each timeout.
-    pub async fn ask(&self, request: &Request) -> Result<ReceivedReply, ConsumerError> {
+    /// Sends a request and waits for all its replies (a page request may have several), asking
+    /// again after each timeout.
+    pub async fn ask(&self, request: &Request) -> Result<Vec<ReceivedReply>, ConsumerError> {
         const TRIES: u32 = 3;
         let body = serde_json::to_value(request).map_err(|e| ConsumerError::BadReply {
             entity: String::new(),
@@ -173,38 +178,92 @@ impl Consumer {
                 })
                 .await?;
             let deadline = tokio::time::Instant::now() + self.config.request_timeout;
-            loop {
+            let mut answers: Vec<ReceivedReply> = Vec::new();
+            self.lock_in_flight()
+                .insert(correlation.clone(), Vec::new());
+            let outcome = loop {
+                answers.extend(
+                    self.lock_in_flight()
+                        .get_mut(&correlation)
+                        .map(std::mem::take)
+                        .unwrap_or_default(),
+                );
+                let complete = match answers.first() {
+                    None => false,
+                    Some(ReceivedReply::Page(page)) => answers.len() as u32 >= page.parts.max(1),
+                    Some(_) => true,
+                };
+                if complete {
+                    answers.sort_by_key(|a| match a {
+                        ReceivedReply::Page(page) => page.part,
+                        _ => 0,
+                    });
+                    break Some(Ok(std::mem::take(&mut answers)));
+                }
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 if left.is_zero() {
-                    break;
+                    break None;
                 }
-                let received = self.mailbox.receive(&self.config.mailbox, 16, left).await?;
-                let mut answer = None;
+                // Short waits: a reply for this request may also be claimed by another task
+                // waiting on the same mailbox, which hands it over through `in_flight`.
+                let received = match self
+                    .mailbox
+                    .receive(
+                        &self.config.mailbox,
+                        32,
+                        left.min(Duration::from_millis(100)),
+                    )
+                    .await
+                {
+                    Ok(received) => received,
+                    Err(e) => break Some(Err(e.into())),
+                };
+                let mut handled = Vec::with_capacity(received.messages.len());
+                let mut failure = None;
                 for message in received.messages {
-                    if message.correlation_id.as_deref() != Some(correlation.as_str()) {
+                    let owner = message.correlation_id.clone().unwrap_or_default();
+                    let waiting =
+                        owner == correlation || self.lock_in_flight().contains_key(&owner);
+                    if !waiting {
                         // A late answer to an earlier request: archived by the ack, so the audit
                         // still sees it; the page it carries is asked for again anyway.
-                        self.mailbox.ack(message.lease).await?;
+                        handled.push(message.lease);
                         continue;
                     }
-                    match serde_json::from_value::<ReceivedReply>(message.body.clone()) {
+                    match serde_json::from_value::<ReceivedReply>(message.body) {
                         Ok(reply) => {
-                            self.mailbox.ack(message.lease).await?;
-                            answer = Some(reply);
+                            handled.push(message.lease);
+                            if owner == correlation {
+                                answers.push(reply);
+                            } else if let Some(theirs) = self.lock_in_flight().get_mut(&owner) {
+                                theirs.push(reply);
+                            }
                         }
                         Err(e) => {
                             let reason = format!("not a maskbus reply: {e}");
-                            self.mailbox.dead_letter(message.lease, &reason).await?;
-                            return Err(ConsumerError::BadReply {
-                                entity: String::new(),
-                                reason,
-                            });
+                            if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
+                                failure = Some(e.into());
+                            } else {
+                                failure = Some(ConsumerError::BadReply {
+                                    entity: String::new(),
+                                    reason,
+                                });
+                            }
+                            break;
                         }
                     }
                 }
-                if let Some(reply) = answer {
-                    return Ok(reply);
+                if let Err(e) = self.mailbox.ack_batch(&handled).await {
+                    break Some(Err(e.into()));
                 }
+                if let Some(e) = failure {
+                    break Some(Err(e));
+                }
+            };
+            self.lock_in_flight().remove(&correlation);
+            match outcome {
+                Some(result) => return result,
+                None => {}
             }
             tracing::warn!(mailbox = %self.config.producer_mailbox, "no reply in {:?}; asking again", self.config.request_timeout);
         }
@@ -215,29 +274,39 @@ impl Consumer {
         })
     }
 
+    fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<ReceivedReply>>> {
+        // A panic while holding this lock cannot leave the map half-changed; keep using it.
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// Asks until the producer answers with something other than "unavailable" (the source may be
     /// restarting), backing off between tries.
     async fn ask_patiently(
         &self,
         request: &Request,
         what: &str,
-    ) -> Result<ReceivedReply, ConsumerError> {
+    ) -> Result<Vec<ReceivedReply>, ConsumerError> {
         let mut wait = Duration::from_millis(200);
         for _ in 0..30 {
-            match self.ask(request).await? {
-                ReceivedReply::Error { error, .. } if error.code == ErrorCode::Unavailable => {
+            let replies = self.ask(request).await?;
+            match replies.first() {
+                Some(ReceivedReply::Error { error, .. })
+                    if error.code == ErrorCode::Unavailable =>
+                {
                     tracing::warn!(what, reason = %error.message, "producer unavailable; retrying in {wait:?}");
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(5));
                 }
-                ReceivedReply::Error { error, .. } => {
+                Some(ReceivedReply::Error { error, .. }) => {
                     return Err(ConsumerError::Refused {
                         what: what.to_string(),
                         code: error.code,
-                        message: error.message,
+                        message: error.message.clone(),
                     })
                 }
-                reply => return Ok(reply),
+                _ => return Ok(replies),
             }
         }
         Err(ConsumerError::Refused {
@@ -252,8 +321,10 @@ impl Consumer {
         let offered = match self
             .ask_patiently(&Request::Entities { v: VERSION }, "the entity list")
             .await?
+            .into_iter()
+            .next()
         {
-            ReceivedReply::Entities { entities, .. } => entities,
+            Some(ReceivedReply::Entities { entities, .. }) => entities,
             _ => {
                 return Err(ConsumerError::BadReply {
                     entity: String::new(),
@@ -443,9 +514,11 @@ impl Consumer {
                             entity: parent.clone(),
                             keys: chunk.to_vec(),
                         };
-                        let ReceivedReply::Page(parents) = self
+                        let Some(ReceivedReply::Page(parents)) = self
                             .ask_patiently(&request, &format!("rows of {parent}"))
                             .await?
+                            .into_iter()
+                            .next()
                         else {
                             return Err(ConsumerError::BadReply {
                                 entity: parent.clone(),
@@ -513,6 +586,8 @@ impl Consumer {
             let mut state = states.get(&plan.entity).cloned().unwrap_or_default();
             let mut after = state.pass_until.as_ref().and(state.after_key);
             let mut moved = 0u64;
+            // The replies to the next request, asked for while this page was being inserted.
+            let mut prefetched: Option<Vec<ReceivedReply>> = None;
             loop {
                 if *stop.borrow() {
                     return Err(ConsumerError::Stopped);
@@ -524,6 +599,7 @@ impl Consumer {
                     until: until.clone(),
                     after,
                     limit: self.config.page_size,
+                    pages: Some(self.config.pages_per_request),
                 };
                 // The page and its watermark commit together; on a transient failure (a database
                 // restarting) the same request is asked again, so nothing is skipped or doubled.
@@ -531,10 +607,20 @@ impl Consumer {
                 let mut tries = 0;
                 let (page, next_state) = loop {
                     match self
-                        .fetch_and_apply(&plans, plan, &request, state.clone(), &mut report)
+                        .fetch_and_apply(
+                            &plans,
+                            plan,
+                            &request,
+                            prefetched.take(),
+                            state.clone(),
+                            &mut report,
+                        )
                         .await
                     {
-                        Ok(done) => break done,
+                        Ok((page, next_state, next_replies)) => {
+                            prefetched = next_replies;
+                            break (page, next_state);
+                        }
                         Err(e) if e.is_transient() && tries < 40 => {
                             tries += 1;
                             tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {pause:?}");
@@ -564,27 +650,26 @@ impl Consumer {
         Ok(report)
     }
 
-    /// Asks for one page and applies it with the watermark it leads to.
+    /// Asks for one request's pages (unless they were prefetched) and applies them with the
+    /// watermark they lead to. While the target inserts them, the next request is already on its
+    /// way to the producer; its replies are returned for the next call.
     async fn fetch_and_apply(
         &self,
         plans: &[EntityPlan],
         plan: &EntityPlan,
         request: &Request,
+        prefetched: Option<Vec<ReceivedReply>>,
         state: SyncState,
         report: &mut PassReport,
-    ) -> Result<(ReceivedPage, SyncState), ConsumerError> {
-        let page = match self
-            .ask_patiently(request, &format!("a page of {}", plan.entity))
-            .await?
-        {
-            ReceivedReply::Page(page) => page,
-            _ => {
-                return Err(ConsumerError::BadReply {
-                    entity: plan.entity.clone(),
-                    reason: "expected a page".into(),
-                })
+    ) -> Result<(ReceivedPage, SyncState, Option<Vec<ReceivedReply>>), ConsumerError> {
+        let replies = match prefetched {
+            Some(replies) => replies,
+            None => {
+                self.ask_patiently(request, &format!("a page of {}", plan.entity))
+                    .await?
             }
         };
+        let page = merge_pages(&plan.entity, replies)?;
         let Some(until) = page.until.clone() else {
             return Err(ConsumerError::BadReply {
                 entity: plan.entity.clone(),
@@ -607,9 +692,38 @@ impl Consumer {
                 rows_synced: state.rows_synced + rows,
             }
         };
-        self.apply_with_parents(plans, plan, &page, Some(&next), report, 0)
-            .await?;
-        Ok((page, next))
+        let next_request = match request {
+            Request::Page {
+                v,
+                entity,
+                since,
+                limit,
+                pages,
+                ..
+            } if page.more => Some(Request::Page {
+                v: *v,
+                entity: entity.clone(),
+                since: since.clone(),
+                until: page.until.clone(),
+                after: page.next_after,
+                limit: *limit,
+                pages: *pages,
+            }),
+            _ => None,
+        };
+        let what = format!("a page of {}", plan.entity);
+        let prefetch = async {
+            match &next_request {
+                Some(next) => self.ask_patiently(next, &what).await.ok(),
+                None => None,
+            }
+        };
+        let (applied, next_replies) = tokio::join!(
+            self.apply_with_parents(plans, plan, &page, Some(&next), report, 0),
+            prefetch
+        );
+        applied?;
+        Ok((page, next, next_replies))
     }
 
     /// Sets each key's sequence past the largest synced key, so inserts of the test engineers'
@@ -667,6 +781,8 @@ impl Consumer {
             more: false,
             since: None,
             until: None,
+            part: 0,
+            parts: 1,
         };
         match self.apply(plan, &page, None).await {
             Ok(written) => Ok(written),
@@ -789,6 +905,32 @@ impl ConsumerError {
             _ => false,
         }
     }
+}
+
+/// The replies to one page request, in order, as one page: their rows concatenated, the cursor
+/// and `more` of the last. They must agree on entity, key and columns.
+fn merge_pages(entity: &str, replies: Vec<ReceivedReply>) -> Result<ReceivedPage, ConsumerError> {
+    let bad = |reason: &str| ConsumerError::BadReply {
+        entity: entity.to_string(),
+        reason: reason.to_string(),
+    };
+    let mut pages = replies.into_iter().map(|reply| match reply {
+        ReceivedReply::Page(page) => Ok(page),
+        _ => Err(bad("expected a page")),
+    });
+    let mut merged = pages.next().ok_or_else(|| bad("no page arrived"))??;
+    for page in pages {
+        let page = page?;
+        if page.entity != merged.entity || page.key != merged.key || page.columns != merged.columns
+        {
+            return Err(bad("the pages of one request disagree on their columns"));
+        }
+        merged.rows.extend(page.rows);
+        merged.next_after = page.next_after;
+        merged.more = page.more;
+        merged.part = page.part;
+    }
+    Ok(merged)
 }
 
 enum ApplyError {

@@ -7,7 +7,7 @@
 
 use crate::protocol::{self, Reply, Request, VERSION};
 use crate::source::Source;
-use maskbus_mailbox::{Mailbox, MailboxError, Message, Outgoing};
+use maskbus_mailbox::{Mailbox, MailboxError, Message};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,11 +26,11 @@ pub enum Handled {
 }
 
 impl Producer {
-    /// Answers one request body. Pure dispatch over the source; never panics.
-    pub async fn answer(&self, body: &serde_json::Value) -> Reply {
+    /// Answers one request body: one reply, or one per page asked for. Never panics.
+    pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
         match protocol::parse_request(body) {
-            Err(error) => Reply::Error { v: VERSION, error },
-            Ok(Request::Entities { .. }) => Reply::Entities {
+            Err(error) => vec![Reply::Error { v: VERSION, error }],
+            Ok(Request::Entities { .. }) => vec![Reply::Entities {
                 v: VERSION,
                 entities: self
                     .source
@@ -38,16 +38,21 @@ impl Producer {
                     .entities()
                     .map(|(n, _)| n.to_string())
                     .collect(),
-            },
+            }],
             Ok(Request::Page {
                 entity,
                 since,
                 until,
                 after,
                 limit,
+                pages,
                 ..
-            }) => self.source.page(&entity, since, until, after, limit).await,
-            Ok(Request::Rows { entity, keys, .. }) => self.source.rows(&entity, &keys).await,
+            }) => {
+                self.source
+                    .page(&entity, since, until, after, limit, pages.unwrap_or(1))
+                    .await
+            }
+            Ok(Request::Rows { entity, keys, .. }) => vec![self.source.rows(&entity, &keys).await],
         }
     }
 
@@ -56,21 +61,20 @@ impl Producer {
         &self,
         to: &str,
         correlation_id: Option<String>,
-        reply: Reply,
+        replies: Vec<Reply>,
     ) -> Result<(), MailboxError> {
-        let kind = reply.kind().to_string();
-        let body = serde_json::to_value(&reply).unwrap_or_else(|e| {
-            serde_json::json!({"type": "error", "v": VERSION, "error": {"code": "unavailable", "message": format!("could not encode the reply: {e}")}})
-        });
-        self.mailbox
-            .send(Outgoing {
-                to: to.to_string(),
-                kind,
-                correlation_id,
-                reply_to: None,
-                body,
+        let kind = replies.first().map_or("error", Reply::kind);
+        let bodies = replies
+            .iter()
+            .map(|reply| {
+                let body = serde_json::to_value(reply).unwrap_or_else(|e| {
+                    serde_json::json!({"type": "error", "v": VERSION, "error": {"code": "unavailable", "message": format!("could not encode the reply: {e}")}})
+                });
+                (correlation_id.clone(), body)
             })
-            .await?;
+            .collect();
+        // All the replies to one request go out in one statement.
+        self.mailbox.send_batch(to, kind, None, bodies).await?;
         Ok(())
     }
 
@@ -90,17 +94,31 @@ impl Producer {
             );
             return Ok(Handled::DeadLettered);
         };
-        let reply = self.answer(&message.body).await;
-        let reply_kind = reply.kind();
-        let (kind, rows, entity) = match &reply {
-            Reply::Page(page) => ("page", page.rows.len(), page.entity.clone()),
-            Reply::Entities { entities, .. } => ("entities", entities.len(), String::new()),
-            Reply::Error { error, .. } => {
+        let replies = self.answer(&message.body).await;
+        let reply_kind = replies.first().map_or("error", Reply::kind);
+        let (kind, rows, entity) = match replies.first() {
+            Some(Reply::Page(page)) => (
+                "page",
+                replies
+                    .iter()
+                    .map(|r| {
+                        if let Reply::Page(p) = r {
+                            p.rows.len()
+                        } else {
+                            0
+                        }
+                    })
+                    .sum(),
+                page.entity.clone(),
+            ),
+            Some(Reply::Entities { entities, .. }) => ("entities", entities.len(), String::new()),
+            Some(Reply::Error { error, .. }) => {
                 tracing::warn!(request = message.id, code = ?error.code, reason = %error.message, "request refused");
                 ("error", 0, String::new())
             }
+            None => ("error", 0, String::new()),
         };
-        self.reply(&reply_to, message.correlation_id.clone(), reply)
+        self.reply(&reply_to, message.correlation_id.clone(), replies)
             .await?;
         self.mailbox.ack(message.lease).await?;
         tracing::info!(

@@ -18,6 +18,11 @@ pub const VERSION: u32 = 1;
 /// The most rows one reply may carry.
 pub const MAX_PAGE_ROWS: u32 = 200;
 
+/// The most replies one page request may ask for: the model-free consumer asks for several
+/// consecutive pages at once to save round trips; each reply still carries at most
+/// [`MAX_PAGE_ROWS`] rows.
+pub const MAX_PAGES_PER_REQUEST: u32 = 16;
+
 /// A source snapshot, `xmin:xmax:xip,...` as `pg_current_snapshot()` prints it. A window of
 /// source transactions is the set committed in one snapshot and not in an earlier one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -73,6 +78,9 @@ pub enum Request {
         #[serde(default)]
         after: Option<i64>,
         limit: u32,
+        /// How many consecutive pages to send, each its own reply (default 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pages: Option<u32>,
     },
     /// Specific rows by key, whatever transaction wrote them (parents a child page needs).
     Rows {
@@ -127,6 +135,9 @@ pub struct PageReply {
     pub since: Option<Snapshot>,
     /// The snapshot that closes the window (absent in replies to `rows` requests).
     pub until: Option<Snapshot>,
+    /// This reply's place among the replies to one request: `part` of `parts`, from 0.
+    pub part: u32,
+    pub parts: u32,
 }
 
 impl Reply {
@@ -170,6 +181,14 @@ pub struct ReceivedPage {
     pub more: bool,
     pub since: Option<Snapshot>,
     pub until: Option<Snapshot>,
+    #[serde(default)]
+    pub part: u32,
+    #[serde(default = "one")]
+    pub parts: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// True for a plain lowercase SQL identifier: the only names a request may carry.
@@ -211,6 +230,10 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         }
     }
     match &request {
+        Request::Page { pages: Some(pages), .. } if *pages == 0 || *pages > MAX_PAGES_PER_REQUEST => Err(fail(
+            ErrorCode::LimitTooLarge,
+            format!("{pages} pages asked for; ask for 1 to {MAX_PAGES_PER_REQUEST} pages of at most {MAX_PAGE_ROWS} rows"),
+        )),
         Request::Page { limit, .. } if *limit == 0 || *limit > MAX_PAGE_ROWS => Err(fail(
             ErrorCode::LimitTooLarge,
             format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows"),
@@ -247,6 +270,7 @@ mod tests {
             until: None,
             after: Some(41),
             limit: 200,
+            pages: None,
         };
         let body = serde_json::to_value(&request).unwrap();
         assert_eq!(body["since"], json!("10:14:10,12"));

@@ -216,15 +216,15 @@ impl Source {
         entity: &str,
         shape: &Shape,
         rows: Vec<tokio_postgres::Row>,
-    ) -> Result<(Vec<maskbus_mask::MaskedRow>, Option<i64>), Refusal> {
+    ) -> Result<(Vec<maskbus_mask::MaskedRow>, Vec<i64>), Refusal> {
         let masker = self
             .policy
             .masker(entity, &shape.columns)
             .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
-        let mut last_key = None;
+        let mut keys = Vec::with_capacity(rows.len());
         let mut masked = Vec::with_capacity(rows.len());
         for row in rows {
-            last_key = Some(row.get::<_, i64>(0));
+            keys.push(row.get::<_, i64>(0));
             let values: Vec<Option<String>> =
                 (1..=shape.columns.len()).map(|i| row.get(i)).collect();
             masked.push(
@@ -233,10 +233,11 @@ impl Source {
                     .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?,
             );
         }
-        Ok((masked, last_key))
+        Ok((masked, keys))
     }
 
-    /// One page of masked rows, or an error reply.
+    /// `pages` consecutive pages of masked rows (each its own reply of at most `limit` rows), or
+    /// one error reply.
     pub async fn page(
         &self,
         entity: &str,
@@ -244,28 +245,34 @@ impl Source {
         until: Option<Snapshot>,
         after: Option<i64>,
         limit: u32,
-    ) -> Reply {
-        match self.try_page(entity, since, until, after, limit).await {
-            Ok(page) => Reply::Page(page),
-            Err(Refusal(code, message)) => Reply::error(code, message),
+        pages: u32,
+    ) -> Vec<Reply> {
+        match self
+            .try_pages(entity, since, until, after, limit, pages.max(1))
+            .await
+        {
+            Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
+            Err(Refusal(code, message)) => vec![Reply::error(code, message)],
         }
     }
 
-    async fn try_page(
+    async fn try_pages(
         &self,
         entity: &str,
         since: Option<Snapshot>,
         until: Option<Snapshot>,
         after: Option<i64>,
         limit: u32,
-    ) -> Result<PageReply, Refusal> {
+        pages: u32,
+    ) -> Result<Vec<PageReply>, Refusal> {
         let shape = self.shape(entity).await?;
         let until = match until {
             Some(until) => until,
             None => self.snapshot().await?,
         };
         let client = self.client().await?;
-        // One row more than asked tells whether more remain.
+        // One query for all the pages, and one row more than asked to tell whether more remain.
+        let wanted = limit as usize * pages as usize;
         let mut rows = client
             .query(
                 &shape.page_sql,
@@ -273,7 +280,7 @@ impl Source {
                     &after.unwrap_or(i64::MIN),
                     &since.as_ref().map(|s| s.0.as_str()),
                     &until.0,
-                    &(i64::from(limit) + 1),
+                    &(wanted as i64 + 1),
                 ],
             )
             .await
@@ -283,20 +290,47 @@ impl Source {
                         .query_error(format!("reading a page of {entity}"), &e),
                 )
             })?;
-        let more = rows.len() > limit as usize;
-        rows.truncate(limit as usize);
-        let (masked, last_key) = self.mask_rows(entity, &shape, rows)?;
-        Ok(PageReply {
-            v: VERSION,
-            entity: entity.to_string(),
-            key: shape.key.clone(),
-            columns: shape.columns.clone(),
-            rows: masked,
-            next_after: last_key.or(after),
-            more,
-            since,
-            until: Some(until),
-        })
+        let more_after_all = rows.len() > wanted;
+        rows.truncate(wanted);
+        let (masked, keys) = self.mask_rows(entity, &shape, rows)?;
+        let chunks: Vec<Vec<maskbus_mask::MaskedRow>> = if masked.is_empty() {
+            vec![Vec::new()]
+        } else {
+            let mut masked = masked;
+            let mut chunks = Vec::new();
+            while !masked.is_empty() {
+                let rest = masked.split_off(masked.len().min(limit as usize));
+                chunks.push(std::mem::replace(&mut masked, rest));
+            }
+            chunks
+        };
+        let parts = chunks.len() as u32;
+        let mut taken = 0usize;
+        Ok(chunks
+            .into_iter()
+            .enumerate()
+            .map(|(part, rows)| {
+                taken += rows.len();
+                let last = part as u32 + 1 == parts;
+                PageReply {
+                    v: VERSION,
+                    entity: entity.to_string(),
+                    key: shape.key.clone(),
+                    columns: shape.columns.clone(),
+                    next_after: if taken > 0 {
+                        Some(keys[taken - 1])
+                    } else {
+                        after
+                    },
+                    rows,
+                    more: !last || more_after_all,
+                    since: since.clone(),
+                    until: Some(until.clone()),
+                    part: part as u32,
+                    parts,
+                }
+            })
+            .collect())
     }
 
     /// Specific rows by key (parents a consumer's page needs), masked.
@@ -310,17 +344,19 @@ impl Source {
                         .query_error(format!("reading rows of {entity} by key"), &e),
                 )
             })?;
-            let (masked, last_key) = self.mask_rows(entity, &shape, rows)?;
+            let (masked, keys) = self.mask_rows(entity, &shape, rows)?;
             Ok::<_, Refusal>(PageReply {
                 v: VERSION,
                 entity: entity.to_string(),
                 key: shape.key.clone(),
                 columns: shape.columns.clone(),
                 rows: masked,
-                next_after: last_key,
+                next_after: keys.last().copied(),
                 more: false,
                 since: None,
                 until: None,
+                part: 0,
+                parts: 1,
             })
         }
         .await;

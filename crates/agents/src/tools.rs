@@ -277,9 +277,10 @@ impl Agent {
                     "type": "page", "v": crate::protocol::VERSION, "entity": args.entity, "limit": limit,
                     "after": args.after, "since": parse_horizon(args.since)?, "until": parse_horizon(args.until)?
                 });
-                match producer.answer(&body).await {
-                    Reply::Error { error, .. } => Err(failed(error.message)),
-                    reply => serde_json::to_value(&reply).map_err(|e| failed(e.to_string())),
+                match producer.answer(&body).await.into_iter().next() {
+                    Some(Reply::Error { error, .. }) => Err(failed(error.message)),
+                    Some(reply) => serde_json::to_value(&reply).map_err(|e| failed(e.to_string())),
+                    None => Err(failed("no reply".into())),
                 }
             }
             ("insert_rows", Agent::Consumer(consumer)) => {
