@@ -261,9 +261,8 @@ impl Consumer {
                 }
             };
             self.lock_in_flight().remove(&correlation);
-            match outcome {
-                Some(result) => return result,
-                None => {}
+            if let Some(result) = outcome {
+                return result;
             }
             tracing::warn!(mailbox = %self.config.producer_mailbox, "no reply in {:?}; asking again", self.config.request_timeout);
         }
