@@ -14,6 +14,7 @@ pub struct Profile {
 
 const BUILT_IN: &[(&str, &str)] = &[
     ("demo", include_str!("../../../seeds/demo.toml")),
+    ("tiny", include_str!("../../../seeds/tiny.toml")),
     ("small", include_str!("../../../seeds/small.toml")),
     ("medium", include_str!("../../../seeds/medium.toml")),
     ("large", include_str!("../../../seeds/large.toml")),
@@ -80,6 +81,6 @@ mod tests {
     #[test]
     fn unknown_profile_names_the_known_ones() {
         let err = Profile::built_in("huge").unwrap_err().to_string();
-        assert!(err.contains("demo, small, medium, large"), "{err}");
+        assert!(err.contains("demo, tiny, small, medium, large"), "{err}");
     }
 }

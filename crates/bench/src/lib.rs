@@ -2,10 +2,107 @@
 //! `src/bin/` holds whole-system measurements that print every figure next to a baseline measured
 //! in the same run (these machines are noisy, so only ratios travel). `scripts/bench` runs them.
 
-use std::time::Duration;
+use futures_util::StreamExt;
+use maskbus_pg::Target;
+use std::time::{Duration, Instant};
 
 /// The median of a few timings.
 pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// The URL of database `db` on the server of `url`.
+pub fn url_for(url: &str, db: &str) -> String {
+    let (head, _) = url.rsplit_once('/').unwrap_or((url, ""));
+    format!("{head}/{db}")
+}
+
+/// Drops and creates `db`, returning its target.
+pub async fn fresh_database(url: &str, db: &str) -> anyhow::Result<Target> {
+    let admin = Target::parse("bench", &url_for(url, "postgres"))?
+        .connect()
+        .await?;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .await?;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {db}"))
+        .await?;
+    Ok(Target::parse("bench", &url_for(url, db))?)
+}
+
+pub async fn drop_database(url: &str, db: &str) -> anyhow::Result<()> {
+    let admin = Target::parse("bench", &url_for(url, "postgres"))?
+        .connect()
+        .await?;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .await?;
+    Ok(())
+}
+
+/// The audit's figures on one bus: body bytes, and the median seconds of reading the bodies
+/// (COPY to stdout), of the design's SQL one-liner, and of the wire audit.
+pub struct AuditTrio {
+    pub bytes: u64,
+    pub messages: u64,
+    pub read: Duration,
+    pub sql: Duration,
+    pub audit: Duration,
+}
+
+impl AuditTrio {
+    pub fn mb_per_s(&self, d: Duration) -> f64 {
+        self.bytes as f64 / 1e6 / d.as_secs_f64()
+    }
+}
+
+pub async fn measure_audit(bus: &Target, runs: usize) -> anyhow::Result<AuditTrio> {
+    let client = bus.connect().await?;
+    let (mut read, mut sql, mut audit) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bytes, mut messages) = (0u64, 0u64);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let stream = client
+            .copy_out("COPY (SELECT body::text FROM mq.messages UNION ALL SELECT body::text FROM mq.archive UNION ALL SELECT body::text FROM mq.dead_letters) TO STDOUT")
+            .await?;
+        futures_util::pin_mut!(stream);
+        while let Some(chunk) = stream.next().await {
+            chunk?;
+        }
+        read.push(started.elapsed());
+
+        let started = Instant::now();
+        let _: i64 = client
+            .query_one(maskbus_agents::wire_audit::SQL_ONE_LINER, &[])
+            .await?
+            .get(0);
+        sql.push(started.elapsed());
+
+        let started = Instant::now();
+        let report = maskbus_agents::wire_audit::run(
+            bus,
+            maskbus_audit::Context::default(),
+            false,
+            &mut |_, _| {},
+            &mut |_| {},
+        )
+        .await?;
+        audit.push(started.elapsed());
+        anyhow::ensure!(
+            report.findings == 0,
+            "the audit found {} findings on clean traffic",
+            report.findings
+        );
+        bytes = report.bytes;
+        messages = report.scanned;
+    }
+    Ok(AuditTrio {
+        bytes,
+        messages,
+        read: median(read),
+        sql: median(sql),
+        audit: median(audit),
+    })
 }

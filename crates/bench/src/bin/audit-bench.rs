@@ -8,12 +8,12 @@
 use anyhow::Result;
 use bytes::Bytes;
 use clap::Parser;
-use futures_util::{SinkExt, StreamExt};
-use maskbus_agents::wire_audit;
+use futures_util::SinkExt;
+use maskbus_bench::url_for;
 use maskbus_mask::{Policy, PseudonymKey};
 use maskbus_pg::Target;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Parser)]
 struct Args {
@@ -24,11 +24,6 @@ struct Args {
     megabytes: u64,
     #[arg(long)]
     json: bool,
-}
-
-fn url_for(url: &str, db: &str) -> String {
-    let (head, _) = url.rsplit_once('/').unwrap_or((url, ""));
-    format!("{head}/{db}")
 }
 
 /// Masked page replies of customers and transactions, as the producer sends them.
@@ -180,64 +175,17 @@ async fn main() -> Result<()> {
             scanned_bytes += page.len();
         }
     }
-    let parse_started = Instant::now();
-    let mut parsed_bytes = 0usize;
-    while parsed_bytes < 20_000_000 {
-        for page in &pages {
-            let body: Value = serde_json::from_str(page)?;
-            std::hint::black_box(body);
-            parsed_bytes += page.len();
-        }
-    }
-    let parse_only = parsed_bytes as f64 / 1e6 / parse_started.elapsed().as_secs_f64();
-    let scan_only = scanned_bytes as f64 / 1e6 / (parse_started - started).as_secs_f64();
-    let mut raw = Vec::new();
-    let mut sql = Vec::new();
-    let mut audit = Vec::new();
-    for _ in 0..3 {
-        // Merely reading the bodies out, as text, the cheapest way.
-        let started = Instant::now();
-        let stream = client
-            .copy_out("COPY (SELECT body::text FROM mq.messages UNION ALL SELECT body::text FROM mq.archive UNION ALL SELECT body::text FROM mq.dead_letters) TO STDOUT")
-            .await?;
-        futures_util::pin_mut!(stream);
-        let mut read = 0usize;
-        while let Some(chunk) = stream.next().await {
-            read += chunk?.len();
-        }
-        raw.push(started.elapsed());
-        anyhow::ensure!(read as u64 >= bytes, "read {read} of {bytes} bytes");
-
-        let started = Instant::now();
-        let matches: i64 = client
-            .query_one(wire_audit::SQL_ONE_LINER, &[])
-            .await?
-            .get(0);
-        sql.push(started.elapsed());
-        anyhow::ensure!(matches == 0, "the one-liner matched clean traffic");
-
-        let started = Instant::now();
-        let report = wire_audit::run(
-            &bus,
-            maskbus_audit::Context::default(),
-            false,
-            &mut |_, _| {},
-            &mut |_| {},
-        )
-        .await?;
-        audit.push(started.elapsed());
-        anyhow::ensure!(
-            report.findings == 0 && report.scanned as i64 == id,
-            "audit scanned {} with {} findings",
-            report.scanned,
-            report.findings
-        );
-    }
-    let rate = |d: Duration| mb / d.as_secs_f64();
+    let scan_only = scanned_bytes as f64 / 1e6 / started.elapsed().as_secs_f64();
+    let trio = maskbus_bench::measure_audit(&bus, 3).await?;
+    anyhow::ensure!(
+        trio.messages as i64 == id,
+        "the audit scanned {} of {id} messages",
+        trio.messages
+    );
     let (raw, sql, audit) = (
-        rate(maskbus_bench::median(raw)),
-        rate(maskbus_bench::median(sql)),
-        rate(maskbus_bench::median(audit)),
+        trio.mb_per_s(trio.read),
+        trio.mb_per_s(trio.sql),
+        trio.mb_per_s(trio.audit),
     );
     println!("{:<34} {:>10}", "wire audit over", format!("{mb:.0} MB"));
     println!(
@@ -249,10 +197,6 @@ async fn main() -> Result<()> {
     println!(
         "{:<34} {:>10.1} MB/s",
         "  its client side alone (memory)", scan_only
-    );
-    println!(
-        "{:<34} {:>10.1} MB/s",
-        "  of which JSON parsing alone", parse_only
     );
     println!(
         "{:<34} {:>10.2}  (goal >= 10)",

@@ -1,0 +1,121 @@
+//! Reads the JSON lines the benchmarks printed (stdin) and prints the one table of
+//! `scripts/bench`: each figure, its baseline from the same run, the ratio and the goal. Writes
+//! them all to `target/bench/results.json`.
+
+use serde_json::{json, Value};
+use std::io::BufRead;
+
+struct Row {
+    name: String,
+    figure: String,
+    baseline: String,
+    ratio: Option<f64>,
+    goal: String,
+}
+
+fn main() -> anyhow::Result<()> {
+    let lines: Vec<Value> = std::io::stdin()
+        .lock()
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .filter(|v: &Value| v.get("bench").is_some())
+        .collect();
+    let of = |bench: &'static str| lines.iter().filter(move |l| l["bench"] == bench);
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let mut rows = Vec::new();
+    let syncs: Vec<&Value> = of("sync").collect();
+    if let Some(largest) = syncs.last() {
+        rows.push(Row {
+            name: format!("1. baseline COPY | COPY ({} rows)", largest["rows"]),
+            figure: format!("{:.0} rows/s", f(&largest["copy_rows_per_s"])),
+            baseline: "-".into(),
+            ratio: None,
+            goal: "the physical limit".into(),
+        });
+        rows.push(Row {
+            name: "2. maskbus sync (scripts/sync)".into(),
+            figure: format!("{:.0} rows/s", f(&largest["sync_rows_per_s"])),
+            baseline: format!("{:.0} rows/s", f(&largest["copy_rows_per_s"])),
+            ratio: Some(f(&largest["sync_rows_per_s"]) / f(&largest["copy_rows_per_s"])),
+            goal: ">= 0.5".into(),
+        });
+        let smallest_cost = f(&syncs[0]["sync_us_per_row"]);
+        for sync in &syncs {
+            rows.push(Row {
+                name: format!(
+                    "3. sync cost, {} ({} rows)",
+                    sync["profile"].as_str().unwrap_or(""),
+                    sync["rows"]
+                ),
+                figure: format!("{:.1} us/row", f(&sync["sync_us_per_row"])),
+                baseline: format!("{smallest_cost:.1} us/row"),
+                ratio: Some(f(&sync["sync_us_per_row"]) / smallest_cost),
+                goal: "linear: ~1.0".into(),
+            });
+        }
+        let smallest = &syncs[0];
+        for side in ["producer", "consumer"] {
+            let key = format!("{side}_peak_rss_mb");
+            rows.push(Row {
+                name: format!("4. peak RSS, {side}"),
+                figure: format!("{:.1} MB", f(&largest[&key])),
+                baseline: format!("{:.1} MB", f(&smallest[&key])),
+                ratio: Some(f(&largest[&key]) / f(&smallest[&key])),
+                goal: "< 100 MB, ratio <= 1.5".into(),
+            });
+        }
+    }
+    for audit in of("wire_audit") {
+        rows.push(Row {
+            name: format!("5. wire audit ({:.0} MB bus)", f(&audit["megabytes"])),
+            figure: format!("{:.1} MB/s", f(&audit["audit_mb_s"])),
+            baseline: format!("{:.1} MB/s one-liner", f(&audit["sql_mb_s"])),
+            ratio: Some(f(&audit["audit_mb_s"]) / f(&audit["sql_mb_s"])),
+            goal: ">= 10".into(),
+        });
+        rows.push(Row {
+            name: "5. wire audit vs reading".into(),
+            figure: format!("{:.1} MB/s", f(&audit["audit_mb_s"])),
+            baseline: format!("{:.1} MB/s read", f(&audit["read_mb_s"])),
+            ratio: Some(f(&audit["audit_mb_s"]) / f(&audit["read_mb_s"])),
+            goal: ">= 0.5".into(),
+        });
+    }
+    for mask in of("mask") {
+        rows.push(Row {
+            name: "6. masking, one core".into(),
+            figure: format!("{:.2} M rows/s", f(&mask["mask_rows_per_s"]) / 1e6),
+            baseline: format!("{:.1} M rows/s moved", f(&mask["clone_rows_per_s"]) / 1e6),
+            ratio: Some(f(&mask["mask_rows_per_s"]) / f(&mask["clone_rows_per_s"])),
+            goal: ">= 1 M rows/s".into(),
+        });
+    }
+    for mailbox in of("mailbox") {
+        let theirs = mailbox["pgmq_msgs_per_s"].as_f64();
+        rows.push(Row {
+            name: format!("7. mailbox round trips, batch {}", mailbox["batch"]),
+            figure: format!("{:.0} msg/s", f(&mailbox["maskbus_msgs_per_s"])),
+            baseline: theirs.map_or("pgmq missing".into(), |t| format!("{t:.0} msg/s pgmq")),
+            ratio: theirs.map(|t| f(&mailbox["maskbus_msgs_per_s"]) / t),
+            goal: ">= 1.0".into(),
+        });
+    }
+    println!(
+        "{:<40} {:>18} {:>24} {:>7}  goal",
+        "measure", "figure", "baseline (same run)", "ratio"
+    );
+    for row in &rows {
+        let ratio = row.ratio.map_or("-".into(), |r| format!("{r:.2}"));
+        println!(
+            "{:<40} {:>18} {:>24} {:>7}  {}",
+            row.name, row.figure, row.baseline, ratio, row.goal
+        );
+    }
+    std::fs::create_dir_all("target/bench")?;
+    std::fs::write(
+        "target/bench/results.json",
+        serde_json::to_string_pretty(&json!({ "results": lines }))?,
+    )?;
+    Ok(())
+}
