@@ -209,7 +209,12 @@ pub fn detect_run(run: &DigitRun, hint: &str, hits: &mut Vec<Hit>) {
     {
         hits.push(Hit::new(Detector::Phone, d));
     }
-    if n >= 6 && hint_has(hint, &["account", "acct", "iban"]) {
+    // An account *number*, not a key that points at an account (`account_id`) or its kind.
+    let account_field = hint_has(hint, &["account", "acct", "iban"])
+        && !hint.ends_with("_id")
+        && !hint.ends_with("id")
+        && !hint.contains("type");
+    if n >= 6 && account_field {
         hits.push(Hit::new(Detector::AccountNumber, d));
     }
 }
@@ -307,6 +312,10 @@ mod tests {
         );
         assert!(detectors("021000021", "routing_number").contains(&Detector::RoutingNumber));
         assert!(detectors("123456789", "account_number").contains(&Detector::AccountNumber));
+        assert!(detectors("1234567", "acct").contains(&Detector::AccountNumber));
+        // Keys that point at an account are not account numbers.
+        assert_eq!(detectors("1234567", "account_id"), []);
+        assert_eq!(detectors("1234567", "accountid"), []);
     }
 
     #[test]

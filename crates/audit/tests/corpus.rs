@@ -267,6 +267,15 @@ fn masked_bank_traffic_is_clean() {
         })
         .collect();
     bodies.push(json!({"type": "page", "columns": ["id", "card_number", "expiry"], "rows": rows}));
+    // Transactions at a large bank's scale: ids and foreign keys of six and seven digits.
+    bodies.push(json!({
+        "type": "page", "entity": "transactions",
+        "columns": ["id", "account_id", "card_id", "amount", "posted_at", "merchant", "description"],
+        "rows": (0..500).map(|i| json!([
+            (1_000_000 + i * 7919).to_string(), (100_000 + i * 104_729 % 900_000).to_string(),
+            (145_000 + i).to_string(), "-123.45", "2025-06-01 10:11:12+00", "Lockman Group", "POS PURCHASE LOCKMAN GROUP"
+        ])).collect::<Vec<_>>()
+    }));
     // Requests, error replies, amounts, zip codes, ids.
     bodies.push(json!({"type": "page", "v": 1, "entity": "transactions", "since": "812:820:812,815", "until": null, "after": 123456, "limit": 200}));
     bodies.push(json!({"type": "error", "v": 1, "error": {"code": "limit_too_large", "message": "limit 100000 is outside 1..=200"}}));
