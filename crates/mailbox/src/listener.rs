@@ -13,13 +13,21 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 pub const CHANNEL: &str = "mq_messages";
 
-/// Spawns the listener task; the returned receiver's value changes at every notification.
-pub fn spawn(target: Target) -> (watch::Receiver<u64>, tokio::task::JoinHandle<()>) {
+/// Spawns the listener task; the returned receiver's value changes at every notification. The
+/// `ready` receiver turns true once the first LISTEN is in place.
+pub fn spawn(
+    target: Target,
+) -> (
+    watch::Receiver<u64>,
+    watch::Receiver<bool>,
+    tokio::task::JoinHandle<()>,
+) {
     let (wake, woken) = watch::channel(0u64);
+    let (ready_tx, ready) = watch::channel(false);
     let task = tokio::spawn(async move {
         let mut retry = Duration::from_millis(100);
         loop {
-            match listen_until_closed(&target, &wake).await {
+            match listen_until_closed(&target, &wake, &ready_tx).await {
                 Ok(()) => retry = Duration::from_millis(100),
                 Err(reason) => {
                     tracing::debug!(%reason, "bus listener disconnected; receivers fall back to polling")
@@ -35,10 +43,14 @@ pub fn spawn(target: Target) -> (watch::Receiver<u64>, tokio::task::JoinHandle<(
             retry = (retry * 2).min(Duration::from_secs(5));
         }
     });
-    (woken, task)
+    (woken, ready, task)
 }
 
-async fn listen_until_closed(target: &Target, wake: &watch::Sender<u64>) -> Result<(), String> {
+async fn listen_until_closed(
+    target: &Target,
+    wake: &watch::Sender<u64>,
+    ready: &watch::Sender<bool>,
+) -> Result<(), String> {
     let (client, mut connection) = target
         .config
         .connect(NoTls)
@@ -63,6 +75,7 @@ async fn listen_until_closed(target: &Target, wake: &watch::Sender<u64>) -> Resu
         }
     }
     tracing::debug!("bus listener ready");
+    let _ = ready.send(true);
     while let Some(message) = messages.next().await {
         match message {
             Ok(AsyncMessage::Notification(_)) => {

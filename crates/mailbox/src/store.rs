@@ -207,7 +207,10 @@ impl Mailbox {
             }
             .into());
         }
-        let (woken, listener) = listener::spawn(target.clone());
+        let (woken, mut ready, listener) = listener::spawn(target.clone());
+        // A long poll that parks before LISTEN is in place would miss its first wake-up and wait
+        // a whole poll interval; wait (briefly) for the listener. Without it, polling still works.
+        let _ = tokio::time::timeout(Duration::from_secs(3), ready.wait_for(|ready| *ready)).await;
         Ok(Self {
             target,
             pool,
