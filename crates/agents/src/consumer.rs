@@ -10,15 +10,14 @@
 use crate::config::ConsumerConfig;
 use crate::plan;
 use crate::protocol::{ErrorCode, ReceivedPage, ReceivedReply, Request, Snapshot, VERSION};
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use maskbus_mailbox::{Mailbox, MailboxError, Outgoing, Settings};
-use maskbus_pg::{quote_ident, Migration, PgError, Target};
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::{quote_ident, Migration, PgError, PgPool, Target};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::NoTls;
 
 /// The consumer's own bookkeeping in the target database.
 pub const MIGRATIONS: &[Migration] = &[Migration {
@@ -97,7 +96,7 @@ pub struct Consumer {
     pub config: ConsumerConfig,
     pub mailbox: Mailbox,
     target: Target,
-    pool: Pool,
+    pool: PgPool,
     requests: AtomicU64,
     run_id: String,
     /// Replies that arrived for a request another task is waiting on (a prefetch and a parent
@@ -111,21 +110,7 @@ impl Consumer {
         let target = Target::parse("target", &config.target_url.0)?;
         maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
         let mailbox = Mailbox::connect(bus, "consumer", Settings::default()).await?;
-        let manager = Manager::from_config(
-            target.config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(2)
-            .build()
-            .map_err(|e| PgError::Connect {
-                role: target.role,
-                endpoint: target.endpoint(),
-                reason: e.to_string(),
-            })?;
+        let pool = PgPool::new(target.clone(), 2)?;
         // Correlation ids must not repeat across restarts: a late reply to a previous run's
         // request must never be taken for an answer to this one.
         let started = std::time::SystemTime::now()
@@ -144,14 +129,7 @@ impl Consumer {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
-        self.pool.get().await.map_err(|e| PgError::Connect {
-            role: self.target.role,
-            endpoint: self.target.endpoint(),
-            reason: match e {
-                deadpool_postgres::PoolError::Backend(e) => maskbus_pg::error_text(&e),
-                other => other.to_string(),
-            },
-        })
+        self.pool.get().await
     }
 
     /// Sends a request and waits for all its replies (a page request may have several), asking

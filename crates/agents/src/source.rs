@@ -12,13 +12,12 @@
 //! server holds nothing back. Updates give a row a new xmin, so they are synced again too.
 
 use crate::protocol::{ErrorCode, PageReply, Reply, Snapshot, VERSION};
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use maskbus_mask::Policy;
-use maskbus_pg::{quote_ident, PgError, Target};
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::{quote_ident, PgError, PgPool, Target};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::Mutex;
-use tokio_postgres::NoTls;
 
 /// How one entity is read: fixed at first use from the catalog.
 #[derive(Clone, Debug)]
@@ -32,7 +31,7 @@ struct Shape {
 /// Reads masked pages from the source database.
 pub struct Source {
     target: Target,
-    pool: Pool,
+    pool: PgPool,
     schema: String,
     policy: Arc<Policy>,
     shapes: Mutex<HashMap<String, Shape>>,
@@ -70,21 +69,7 @@ impl Source {
     ) -> Result<Self, PgError> {
         // Canonical text forms, and no way to write: the producer only ever reads production.
         target.config.options(READ_ONLY_CANONICAL);
-        let manager = Manager::from_config(
-            target.config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(pool_size.max(1))
-            .build()
-            .map_err(|e| PgError::Connect {
-                role: target.role,
-                endpoint: target.endpoint(),
-                reason: e.to_string(),
-            })?;
+        let pool = PgPool::new(target.clone(), pool_size)?;
         Ok(Self {
             target,
             pool,
@@ -99,14 +84,7 @@ impl Source {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
-        self.pool.get().await.map_err(|e| PgError::Connect {
-            role: self.target.role,
-            endpoint: self.target.endpoint(),
-            reason: match e {
-                deadpool_postgres::PoolError::Backend(e) => maskbus_pg::error_text(&e),
-                other => other.to_string(),
-            },
-        })
+        self.pool.get().await
     }
 
     /// Checks that the source can be reached (used at start-up to fail fast).

@@ -3,15 +3,14 @@
 
 use crate::backoff::backoff;
 use crate::listener;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::{PgError, PgPool, Target};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::types::Json;
-use tokio_postgres::NoTls;
 
 /// How a mailbox behaves. The defaults suit the agents; tests shorten the lease.
 #[derive(Clone, Debug)]
@@ -138,7 +137,7 @@ pub struct PurgeReport {
 /// A handle on the bus: a connection pool plus one LISTEN connection for long polls.
 pub struct Mailbox {
     target: Target,
-    pool: Pool,
+    pool: PgPool,
     sender: String,
     settings: Settings,
     woken: watch::Receiver<u64>,
@@ -174,23 +173,9 @@ impl Mailbox {
         sender: &str,
         settings: Settings,
     ) -> Result<Self, MailboxError> {
-        let manager = Manager::from_config(
-            target.config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(settings.pool_size.max(1))
-            .build()
-            .map_err(|e| PgError::Connect {
-                role: target.role,
-                endpoint: target.endpoint(),
-                reason: e.to_string(),
-            })?;
+        let pool = PgPool::new(target.clone(), settings.pool_size)?;
         let mailbox_ready: bool = {
-            let client = Self::client_from(&target, &pool).await?;
+            let client = pool.get().await?;
             client
                 .query_one("SELECT to_regprocedure('mq.claim(text,integer,double precision,integer)') IS NOT NULL", &[])
                 .await
@@ -227,22 +212,8 @@ impl Mailbox {
         &self.settings
     }
 
-    async fn client_from(
-        target: &Target,
-        pool: &Pool,
-    ) -> Result<deadpool_postgres::Object, PgError> {
-        pool.get().await.map_err(|e| PgError::Connect {
-            role: target.role,
-            endpoint: target.endpoint(),
-            reason: match e {
-                deadpool_postgres::PoolError::Backend(e) => maskbus_pg::error_text(&e),
-                other => other.to_string(),
-            },
-        })
-    }
-
     async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
-        Self::client_from(&self.target, &self.pool).await
+        self.pool.get().await
     }
 
     fn error(&self, action: &str, e: &tokio_postgres::Error) -> MailboxError {

@@ -9,11 +9,14 @@
 pub mod catalog;
 mod endpoint;
 mod migrate;
+mod pool;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use deadpool_postgres;
 pub use endpoint::Endpoint;
 pub use migrate::{apply_migrations, ensure_database, Migration};
+pub use pool::PgPool;
 pub use tokio_postgres;
 
 use tokio_postgres::{Client, Config, NoTls};

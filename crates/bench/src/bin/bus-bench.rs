@@ -6,8 +6,8 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use maskbus_bench::fresh_database;
 use maskbus_mailbox::{Mailbox, Settings};
-use maskbus_pg::Target;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio_postgres::types::Json;
@@ -51,24 +51,6 @@ fn body(n: usize) -> Value {
         })
         .collect();
     json!({ "v": 1, "entity": "customers", "rows": rows, "next_cursor": n, "more": true })
-}
-
-fn url_for(url: &str, db: &str) -> String {
-    let (head, _) = url.rsplit_once('/').unwrap_or((url, ""));
-    format!("{head}/{db}")
-}
-
-async fn fresh_database(url: &str, db: &str) -> Result<Target> {
-    let admin = Target::parse("bench", &url_for(url, "postgres"))?
-        .connect()
-        .await?;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .await?;
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .await?;
-    Ok(Target::parse("bench", &url_for(url, db))?)
 }
 
 async fn run_maskbus(mailbox: &Mailbox, messages: usize, batch: usize) -> Result<Duration> {
