@@ -261,16 +261,20 @@ fn detect_email(text: &str, hits: &mut Vec<Hit>) {
 }
 
 fn detect_birth_date(text: &str, hits: &mut Vec<Hit>) {
-    let t = text.trim();
-    let b = t.as_bytes();
-    let iso =
-        b.len() >= 10 && b[4] == b'-' && b[7] == b'-' && t[..4].bytes().all(|c| c.is_ascii_digit());
-    if iso
-        && &t[5..10] != "01-01"
-        && t[5..7].bytes().all(|c| c.is_ascii_digit())
-        && t[8..10].bytes().all(|c| c.is_ascii_digit())
-    {
-        hits.push(Hit::new(Detector::BirthDate, &t[..10]));
+    // Bytes, not string slices: text from the wire may put a multi-byte character anywhere.
+    let b = text.trim().as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    let iso = b.len() >= 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10);
+    if iso && &b[5..10] != b"01-01" {
+        hits.push(Hit::new(
+            Detector::BirthDate,
+            &String::from_utf8_lossy(&b[..10]),
+        ));
     }
 }
 

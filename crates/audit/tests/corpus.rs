@@ -338,3 +338,20 @@ fn exact_match_finds_a_real_value_in_any_shape_and_nothing_in_masked_output() {
     )
     .is_empty());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// Whatever arrives on the wire, in any field, the audit reads it without panicking.
+    #[test]
+    fn any_text_anywhere_is_scanned_without_panic(text in "\\PC{0,40}", digits in "[0-9０-９٠-٩ -]{0,30}") {
+        let mut matcher = ExactMatcher::new([1; 32]);
+        matcher.add(&text);
+        let body = json!({
+            "date_of_birth": text, "dob": digits, "phone": digits, "account_number": digits,
+            text.clone(): digits, "columns": ["date_of_birth", "routing_number"], "rows": [[text, digits]],
+            "a": digits, "b": digits,
+        });
+        let _ = scan(&body, Context { exact: Some(&matcher), kept: None });
+    }
+}
