@@ -2,7 +2,6 @@
 //! seeded bank going back into the same column types.
 
 use crate::support::{bank_databases, connect, maskbus};
-use maskbus_mask::{Policy, PseudonymKey};
 use maskbus_pii::{is_issuable_ssn_text, luhn_valid};
 
 #[tokio::test]
@@ -116,32 +115,13 @@ async fn masked_bank_rows_fit_the_original_column_types() {
     maskbus(&["seed", "--source", &dbs.url("src"), "--customers", "200"]).success();
     let src = connect(&dbs.url("src")).await;
     let dst = connect(&dbs.url("dst")).await;
-    let policy = Policy::bank()
-        .unwrap()
-        .with_key(PseudonymKey::new(b"test key"));
+    let policy = crate::support::bank_policy();
     for table in maskbus_bank::TABLES {
-        let columns: Vec<String> = policy
-            .entity(table)
-            .unwrap()
-            .columns()
-            .map(|(c, _)| c.to_string())
-            .collect();
-        let masker = policy.masker(table, &columns).unwrap();
-        let select = format!(
-            "SELECT {} FROM {table} ORDER BY id",
-            columns
-                .iter()
-                .map(|c| format!("{c}::text"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let (columns, _) = crate::support::text_select(&policy, table);
         let mut copy = String::new();
-        for row in src.query(&select, &[]).await.unwrap() {
-            let values: Vec<Option<String>> = (0..columns.len()).map(|i| row.get(i)).collect();
-            let masked = masker.mask(values).unwrap();
+        for masked in crate::support::masked_source_rows(&src, &policy, table).await {
             copy.push_str(
                 &masked
-                    .values()
                     .iter()
                     .map(copy_escape)
                     .collect::<Vec<_>>()

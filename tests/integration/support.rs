@@ -198,9 +198,56 @@ where
     }
 }
 
+/// The bank policy with the tests' pseudonym key.
+pub fn bank_policy() -> maskbus_mask::Policy {
+    maskbus_mask::Policy::bank()
+        .unwrap()
+        .with_key(maskbus_mask::PseudonymKey::new(TEST_KEY.as_bytes()))
+}
+
+/// A table's policy columns and the `SELECT` that reads them as text, in key order.
+pub fn text_select(policy: &maskbus_mask::Policy, table: &str) -> (Vec<String>, String) {
+    let columns: Vec<String> = policy
+        .entity(table)
+        .unwrap()
+        .columns()
+        .map(|(c, _)| c.to_string())
+        .collect();
+    let list = columns
+        .iter()
+        .map(|c| format!("t.{c}::text"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    (
+        columns,
+        format!("SELECT {list} FROM {table} t ORDER BY t.id"),
+    )
+}
+
+/// Every row of `table` in the source, masked by `policy`, in key order.
+pub async fn masked_source_rows(
+    src: &maskbus_pg::tokio_postgres::Client,
+    policy: &maskbus_mask::Policy,
+    table: &str,
+) -> Vec<Vec<Option<String>>> {
+    let (columns, select) = text_select(policy, table);
+    let masker = policy.masker(table, &columns).unwrap();
+    src.query(&select, &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            masker
+                .mask((0..columns.len()).map(|i| r.get(i)).collect())
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect()
+}
+
 /// Every bank table of the target equals the source masked by the bank policy, row for row.
 pub async fn assert_target_is_masked_source(dbs: &TestDatabases) {
-    use maskbus_mask::{Policy, PseudonymKey};
     let src = connect(&dbs.url("src")).await;
     let dst = connect(&dbs.url("dst")).await;
     for client in [&src, &dst] {
@@ -209,38 +256,10 @@ pub async fn assert_target_is_masked_source(dbs: &TestDatabases) {
             .await
             .unwrap();
     }
-    let policy = Policy::bank()
-        .unwrap()
-        .with_key(PseudonymKey::new(TEST_KEY.as_bytes()));
+    let policy = bank_policy();
     for table in maskbus_bank::TABLES {
-        let columns: Vec<String> = policy
-            .entity(table)
-            .unwrap()
-            .columns()
-            .map(|(c, _)| c.to_string())
-            .collect();
-        let masker = policy.masker(table, &columns).unwrap();
-        let select = format!(
-            "SELECT {} FROM {table} t ORDER BY t.id",
-            columns
-                .iter()
-                .map(|c| format!("t.{c}::text"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let expected: Vec<Vec<Option<String>>> = src
-            .query(&select, &[])
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| {
-                masker
-                    .mask((0..columns.len()).map(|i| r.get(i)).collect())
-                    .unwrap()
-                    .values()
-                    .to_vec()
-            })
-            .collect();
+        let (columns, select) = text_select(&policy, table);
+        let expected = masked_source_rows(&src, &policy, table).await;
         let actual: Vec<Vec<Option<String>>> = dst
             .query(&select, &[])
             .await
