@@ -611,8 +611,10 @@ impl Consumer {
                 state = next_state;
                 let rows = page.rows.len() as i64;
                 moved += rows as u64;
-                report.pages += 1;
-                if report.pages.is_multiple_of(50) {
+                // A merged page holds the replies of one request: parts 0..=part.
+                let before = report.pages;
+                report.pages += u64::from(page.part) + 1;
+                if before / 100 != report.pages / 100 {
                     tracing::info!(entity = %plan.entity, rows = moved, pages = report.pages, "syncing");
                 }
                 if !page.more {
