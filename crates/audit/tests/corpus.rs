@@ -176,34 +176,13 @@ fn masked_bank_traffic_is_clean() {
         .with_key(PseudonymKey::new(b"corpus"));
     let mut bodies = Vec::new();
     let customers: Vec<_> = maskbus_bank::generate::customers(42, 1, 2000).collect();
-    let columns = [
-        "id",
-        "first_name",
-        "last_name",
-        "email",
-        "ssn",
-        "date_of_birth",
-        "phone",
-        "created_at",
-    ];
+    let columns = maskbus_bank::generate::Customer::COLUMNS;
     let masker = policy
         .masker("customers", &columns.map(String::from))
         .unwrap();
     let rows: Vec<Value> = customers
         .iter()
-        .map(|c| {
-            let values = vec![
-                Some(c.id.to_string()),
-                Some(c.first_name.clone()),
-                Some(c.last_name.clone()),
-                Some(c.email.clone()),
-                Some(c.ssn.clone()),
-                Some(c.date_of_birth.to_string()),
-                c.phone.clone(),
-                Some(c.created_at.format("%Y-%m-%d %H:%M:%S+00").to_string()),
-            ];
-            serde_json::to_value(masker.mask(values).unwrap()).unwrap()
-        })
+        .map(|c| serde_json::to_value(masker.mask(c.text_values()).unwrap()).unwrap())
         .collect();
     for chunk in rows.chunks(200) {
         bodies.push(json!({

@@ -46,6 +46,35 @@ pub struct Customer {
     pub created_at: DateTime<Utc>,
 }
 
+impl Customer {
+    /// The columns of a customer row, in table order.
+    pub const COLUMNS: [&'static str; 8] = [
+        "id",
+        "first_name",
+        "last_name",
+        "email",
+        "ssn",
+        "date_of_birth",
+        "phone",
+        "created_at",
+    ];
+
+    /// The row as Postgres prints it (`col::text`, UTC), in [`Customer::COLUMNS`] order: what a
+    /// producer reads and masks.
+    pub fn text_values(&self) -> Vec<Option<String>> {
+        vec![
+            Some(self.id.to_string()),
+            Some(self.first_name.clone()),
+            Some(self.last_name.clone()),
+            Some(self.email.clone()),
+            Some(self.ssn.clone()),
+            Some(self.date_of_birth.to_string()),
+            self.phone.clone(),
+            Some(self.created_at.format("%Y-%m-%d %H:%M:%S+00").to_string()),
+        ]
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Address {
     pub id: i64,

@@ -31,16 +31,7 @@ fn pages() -> Vec<String> {
     let policy = Policy::bank()
         .unwrap()
         .with_key(PseudonymKey::new(b"bench"));
-    let columns = [
-        "id",
-        "first_name",
-        "last_name",
-        "email",
-        "ssn",
-        "date_of_birth",
-        "phone",
-        "created_at",
-    ];
+    let columns = maskbus_bank::generate::Customer::COLUMNS;
     let masker = policy
         .masker("customers", &columns.map(String::from))
         .unwrap();
@@ -49,19 +40,7 @@ fn pages() -> Vec<String> {
     for chunk in customers.chunks(200) {
         let rows: Vec<Value> = chunk
             .iter()
-            .map(|c| {
-                let values = vec![
-                    Some(c.id.to_string()),
-                    Some(c.first_name.clone()),
-                    Some(c.last_name.clone()),
-                    Some(c.email.clone()),
-                    Some(c.ssn.clone()),
-                    Some(c.date_of_birth.to_string()),
-                    c.phone.clone(),
-                    Some(c.created_at.format("%Y-%m-%d %H:%M:%S+00").to_string()),
-                ];
-                serde_json::to_value(masker.mask(values).unwrap()).unwrap()
-            })
+            .map(|c| serde_json::to_value(masker.mask(c.text_values()).unwrap()).unwrap())
             .collect();
         pages.push(json!({"type": "page", "v": 1, "entity": "customers", "key": "id", "columns": columns, "rows": rows,
             "next_after": chunk.last().unwrap().id, "more": true, "since": null, "until": "812:820:812,815"}).to_string());
