@@ -191,18 +191,8 @@ fn one() -> u32 {
     1
 }
 
-/// True for a plain lowercase SQL identifier: the only names a request may carry.
-pub fn is_identifier(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-}
+/// A request names entities by the same plain identifiers a policy may use.
+pub use maskbus_mask::is_identifier;
 
 /// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`].
 pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {

@@ -23,7 +23,7 @@ pub mod pseudonym;
 pub mod row;
 pub mod rules;
 
-pub use policy::{EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML};
+pub use policy::{is_identifier, EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML};
 pub use pseudonym::{PseudonymKey, PseudonymKind};
 pub use row::{MaskedRow, Masker};
 pub use rules::{Rule, RuleError};

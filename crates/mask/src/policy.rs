@@ -174,8 +174,10 @@ impl Policy {
     }
 }
 
-fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
-    let ok = !name.is_empty()
+/// True for a plain lowercase SQL identifier (letters, digits, `_`; at most 63 bytes): the only
+/// names a policy, and a request naming an entity, may carry.
+pub fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 63
         && name
             .bytes()
@@ -183,7 +185,11 @@ fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
             .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
         && name
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
+    let ok = is_identifier(name);
     if ok {
         Ok(())
     } else {
