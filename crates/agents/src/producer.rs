@@ -1,7 +1,7 @@
 //! The producer: serves page requests from its mailbox with masked rows, until told to stop.
 //!
 //! Every reply is built by [`crate::source::Source`], whose pages hold only `MaskedRow`s; the
-//! reply path ([`Producer::reply`]) takes a [`Reply`] and nothing else. A request that cannot be
+//! reply path (`Producer::reply`) takes [`Reply`]s and nothing else. A request that cannot be
 //! parsed gets an error reply (or, with nowhere to reply to, goes to the dead letters with the
 //! reason); it is never dropped and never crashes the loop.
 
