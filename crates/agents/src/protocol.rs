@@ -3,7 +3,7 @@
 //! A request names an entity, a window of source transactions and a key cursor; a reply carries
 //! masked rows and where to continue, or an error with a code. Requests are parsed strictly
 //! (unknown fields, a wrong version, a limit over the cap, names that are not plain identifiers
-//! are all errors), and parsing never panics: any body gets either a request or a [`ProtocolError`]
+//! are all errors), and parsing never panics: any body gets either a request or a [`ErrorReply`]
 //! the producer can answer with.
 //!
 //! Nothing here touches a database. The producer builds its page replies only from

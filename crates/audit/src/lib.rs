@@ -2,7 +2,7 @@
 //!
 //! [`scan`] walks a message body (parsed JSON, so `\u0034` is already `4`), keys as well as
 //! values, nested arrays and objects, reads every string as a person would
-//! ([`normalize::normalize`]), and runs the pattern detectors of [`detect`]: SSNs that could have
+//! ([`normalize::normalize`]), and runs the pattern detectors of [`mod@detect`]: SSNs that could have
 //! been issued, Luhn-valid cards, unmasked emails, bank account and ABA routing numbers, phone
 //! numbers, and birth dates that keep their month or day. It also joins the digits of adjacent
 //! string values of one object (a card split over two fields), and, given an

@@ -331,7 +331,7 @@ const BRANDS: [(&str, &[&str]); 3] = [
     ("Discover", &["6011", "65"]),
 ];
 
-/// A Luhn-valid 16-digit card number of one of [`BRANDS`].
+/// A Luhn-valid 16-digit card number of one of `BRANDS`.
 pub fn card_number<R: RngExt>(rng: &mut R) -> (&'static str, String) {
     let (brand, prefixes) = BRANDS[rng.random_range(0..BRANDS.len())];
     let prefix = prefixes[rng.random_range(0..prefixes.len())];
