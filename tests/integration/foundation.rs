@@ -1,65 +1,33 @@
-//! The foundation: `maskbus db init` and `maskbus seed` against a real Postgres.
+//! The foundation: `maskbus bus init`, `maskbus bank init` and `maskbus seed` against a real
+//! Postgres.
 
 use crate::support::{bank_databases, connect, maskbus, table_fingerprint, TestDatabases};
 use maskbus_pii::{is_aba_routing_text, is_issuable_ssn_text, luhn_valid};
 
 #[tokio::test]
-async fn db_init_creates_missing_databases_and_a_second_run_changes_nothing() {
-    // Created by db init itself: the test only reserves names by creating and dropping nothing.
-    let dbs = TestDatabases::create("dbinit", &["src", "dst", "bus"]).await;
+async fn bus_init_sets_up_the_bus_alone_and_a_second_run_changes_nothing() {
+    let dbs = TestDatabases::create("businit", &["src", "bus"]).await;
     let admin = connect(&maskbus_pg::testing::url_with_dbname(
         &dbs.url("src"),
         "postgres",
     ))
     .await;
-    // Drop the pre-created target so db init has to create it.
-    let dst_name = dbs
+    // Drop the pre-created bus so bus init has to create it.
+    let bus_name = dbs
         .names()
         .iter()
-        .find(|n| n.ends_with("_dst"))
+        .find(|n| n.ends_with("_bus"))
         .unwrap()
         .clone();
     admin
-        .batch_execute(&format!("DROP DATABASE \"{dst_name}\""))
+        .batch_execute(&format!("DROP DATABASE \"{bus_name}\""))
         .await
         .unwrap();
-
-    let args = [
-        "db",
-        "init",
-        "--source",
-        &dbs.url("src"),
-        "--target",
-        &dbs.url("dst"),
-        "--bus",
-        &dbs.url("bus"),
-    ];
+    let args = ["bus", "init", "--bus", &dbs.url("bus")];
     let first = maskbus(&args).success();
     assert!(first.stdout.contains("created"), "{}", first.stdout);
-    assert!(first.stdout.contains("0001_schema.sql"), "{}", first.stdout);
-    assert!(!first.stdout.contains("nothing to do"));
-
     let second = maskbus(&args).success();
     assert!(second.stdout.contains("nothing to do"), "{}", second.stdout);
-    assert_eq!(
-        second.stdout.matches("up to date").count(),
-        4,
-        "{}",
-        second.stdout
-    );
-
-    for label in ["src", "dst"] {
-        let client = connect(&dbs.url(label)).await;
-        let tables: i64 = client
-            .query_one(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
-                &[],
-            )
-            .await
-            .unwrap()
-            .get(0);
-        assert_eq!(tables, 5, "{label} should hold the five bank tables");
-    }
     let bus = connect(&dbs.url("bus")).await;
     let has_messages: bool = bus
         .query_one("SELECT to_regclass('mq.messages') IS NOT NULL", &[])
@@ -67,49 +35,70 @@ async fn db_init_creates_missing_databases_and_a_second_run_changes_nothing() {
         .unwrap()
         .get(0);
     assert!(has_messages);
+    // Nothing else was touched: the source database holds no table and no maskbus schema.
+    let src = connect(&dbs.url("src")).await;
+    let objects: i64 = src
+        .query_one(
+            "SELECT count(*) FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid
+              WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(objects, 0);
 }
 
 #[tokio::test]
-async fn db_init_names_the_database_that_failed() {
-    let dbs = TestDatabases::create("dbinit_err", &["src", "dst"]).await;
-    let unreachable = "postgres://postgres@127.0.0.1:1/bus";
+async fn the_bank_is_created_only_where_asked_by_name() {
+    let dbs = TestDatabases::create("bankinit", &["src", "dst"]).await;
+    let args = ["bank", "init", "--source", &dbs.url("src")];
+    let first = maskbus(&args).success();
+    assert!(first.stdout.contains("0001_schema.sql"), "{}", first.stdout);
+    assert!(maskbus(&args).success().stdout.contains("nothing to do"));
+    let count = |client: maskbus_pg::tokio_postgres::Client| async move {
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    assert_eq!(count(connect(&dbs.url("src")).await).await, 5);
+    assert_eq!(
+        count(connect(&dbs.url("dst")).await).await,
+        0,
+        "the target was not named"
+    );
+}
+
+#[tokio::test]
+async fn init_names_the_database_that_failed() {
+    let dbs = TestDatabases::create("init_err", &["src"]).await;
     let run = maskbus(&[
-        "db",
+        "bus",
         "init",
-        "--source",
-        &dbs.url("src"),
-        "--target",
-        &dbs.url("dst"),
         "--bus",
-        unreachable,
+        "postgres://postgres@127.0.0.1:1/bus",
     ]);
     assert_eq!(run.code, 2);
     let error = run.stderr.trim();
     assert_eq!(error.lines().count(), 1, "one line: {error}");
     assert!(error.contains("bus database"), "{error}");
 
-    let run = maskbus(&[
-        "db",
-        "init",
-        "--source",
-        "not a url",
-        "--target",
-        &dbs.url("dst"),
-        "--bus",
-        unreachable,
-    ]);
+    let run = maskbus(&["bank", "init", "--source", "not a url"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("source database URL"), "{}", run.stderr);
 
     let run = maskbus(&[
-        "db",
+        "bank",
         "init",
         "--source",
         &dbs.url("src"),
         "--target",
         &dbs.url("src"),
-        "--bus",
-        unreachable,
     ]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("same database"), "{}", run.stderr);
@@ -230,17 +219,7 @@ async fn same_seed_gives_the_same_bytes_and_another_seed_other_data() {
     let a = bank_databases("seed_same_a").await;
     let b = TestDatabases::create("seed_same_b", &["src", "src2"]).await;
     for url in [b.url("src"), b.url("src2")] {
-        maskbus(&[
-            "db",
-            "init",
-            "--source",
-            &url,
-            "--target",
-            &a.url("dst"),
-            "--bus",
-            &a.url("bus"),
-        ])
-        .success();
+        maskbus(&["bank", "init", "--source", &url]).success();
     }
     maskbus(&["seed", "--source", &a.url("src"), "--seed", "42"]).success();
     maskbus(&["seed", "--source", &b.url("src"), "--seed", "42"]).success();
@@ -301,9 +280,9 @@ async fn seed_refuses_a_seeded_database_unless_told_to_append_or_reset() {
 }
 
 #[tokio::test]
-async fn seed_without_a_schema_says_to_run_db_init() {
+async fn seed_without_a_schema_says_to_run_bank_init() {
     let dbs = TestDatabases::create("seed_noschema", &["src"]).await;
     let run = maskbus(&["seed", "--source", &dbs.url("src")]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("maskbus db init"), "{}", run.stderr);
+    assert!(run.stderr.contains("maskbus bank init"), "{}", run.stderr);
 }

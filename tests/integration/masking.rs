@@ -10,7 +10,7 @@ async fn the_bank_policy_fits_the_bank_schema() {
     let run = maskbus(&["policy", "check", "--source", &dbs.url("src")]).success();
     assert!(
         run.stdout
-            .contains("| customers | ssn | character varying(11) | ssn | ok |"),
+            .contains("| public.customers | ssn | character varying(11) | ssn | ok |"),
         "{}",
         run.stdout
     );
@@ -36,10 +36,10 @@ async fn policy_check_flags_schema_drift_and_exits_1() {
     let run = maskbus(&["policy", "check", "--source", &dbs.url("src")]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     for expected in [
-        "| customers | passport | character varying(20) | - | **ERROR**: no rule",
-        "| customers | email | character varying(254) | email | **ERROR**: UNIQUE column with lossy rule",
-        "| customers | ssn | character varying(9) | ssn | **ERROR**: rule ssn writes up to 11 characters",
-        "| cards | brand | - | keep | **ERROR**: the policy has a rule for a column the table does not have",
+        "| public.customers | passport | character varying(20) | - | **ERROR**: no rule",
+        "| public.customers | email | character varying(254) | email | **ERROR**: UNIQUE column with lossy rule",
+        "| public.customers | ssn | character varying(9) | ssn | **ERROR**: rule ssn writes up to 11 characters",
+        "| public.cards | brand | - | keep | **ERROR**: the policy has a rule for a column the table does not have",
         "4 errors",
     ] {
         assert!(run.stdout.contains(expected), "missing {expected:?} in\n{}", run.stdout);
@@ -83,13 +83,13 @@ async fn policy_check_reads_a_policy_file_and_reports_bad_ones_clearly() {
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
-            .contains("| customers | ssn | character varying(11) | - | **ERROR**: no rule"),
+            .contains("| public.customers | ssn | character varying(11) | - | **ERROR**: no rule"),
         "{}",
         run.stdout
     );
     assert!(
         run.stdout
-            .contains("| accounts | id | bigint | - | warning: table not in the policy"),
+            .contains("| public.accounts | id | bigint | - | warning: table not in the policy"),
         "{}",
         run.stdout
     );

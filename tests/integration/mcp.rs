@@ -301,7 +301,7 @@ async fn two_agents_over_mcp_move_masked_rows_and_the_wire_audits_clean() {
         "mailbox_send",
         json!({
             "to": "maskbus.producer", "reply_to": "maskbus.consumer", "correlation_id": "ask-1",
-            "body": {"type": "page", "v": 1, "entity": "customers", "limit": 5}
+            "body": {"type": "page", "v": 2, "entity": "customers", "limit": 5}
         }),
     );
     // Producer agent: picks the request up, queries masked rows, answers.

@@ -46,20 +46,20 @@ pub fn maskbus(args: &[&str]) -> Run {
     command.output().expect("run maskbus").into()
 }
 
-/// Creates the three databases and applies their schemas through `maskbus db init`.
+/// Creates the three databases: the bank schema in source and target (`maskbus bank init`), the
+/// mailbox in the bus (`maskbus bus init`).
 pub async fn bank_databases(test: &str) -> TestDatabases {
     let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
     maskbus(&[
-        "db",
+        "bank",
         "init",
         "--source",
         &dbs.url("src"),
         "--target",
         &dbs.url("dst"),
-        "--bus",
-        &dbs.url("bus"),
     ])
     .success();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
     dbs
 }
 

@@ -214,24 +214,24 @@ async fn bad_requests_on_the_bus_get_error_replies_and_nothing_crashes() {
     let bus = dbs.url("bus");
     let requests = [
         (
-            r#"{"type":"page","v":1,"entity":"users","limit":5}"#,
+            r#"{"type":"page","v":2,"entity":"users","limit":5}"#,
             "unknown_entity",
         ),
         (
-            r#"{"type":"page","v":1,"entity":"customers","limit":100000}"#,
+            r#"{"type":"page","v":2,"entity":"customers","limit":100000}"#,
             "limit_too_large",
         ),
         (
-            r#"{"type":"page","v":1,"entity":"customers; DROP TABLE customers","limit":5}"#,
+            r#"{"type":"page","v":2,"entity":"customers; DROP TABLE customers","limit":5}"#,
             "unknown_entity",
         ),
         (
-            r#"{"type":"page","v":1,"entity":"customers","limit":5,"after":"0 OR 1=1"}"#,
+            r#"{"type":"page","v":2,"entity":"customers","limit":5,"after":"0 OR 1=1"}"#,
             "malformed",
         ),
         (r#""SELECT * FROM customers""#, "malformed"),
         (
-            r#"{"type":"page","v":9,"entity":"customers","limit":5}"#,
+            r#"{"type":"page","v":1,"entity":"customers","limit":5}"#,
             "unsupported_version",
         ),
     ];

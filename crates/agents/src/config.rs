@@ -39,7 +39,9 @@ pub struct RawConfig {
     pub pages_per_request: Option<u32>,
     pub follow_interval: Option<String>,
     pub request_timeout: Option<String>,
-    pub schema: Option<String>,
+    /// Consumer: stop the whole run at the first table that cannot be synced (default: sync the
+    /// others, report the failures and exit non-zero).
+    pub all_or_nothing: Option<bool>,
 }
 
 /// Environment variables that override keys of the file, and the key each sets.
@@ -56,7 +58,7 @@ pub const ENV_KEYS: &[(&str, &str)] = &[
     ("MASKBUS_PAGES_PER_REQUEST", "pages_per_request"),
     ("MASKBUS_FOLLOW_INTERVAL", "follow_interval"),
     ("MASKBUS_REQUEST_TIMEOUT", "request_timeout"),
-    ("MASKBUS_SCHEMA", "schema"),
+    ("MASKBUS_ALL_OR_NOTHING", "all_or_nothing"),
 ];
 
 pub const DEFAULT_PRODUCER_MAILBOX: &str = "maskbus.producer";
@@ -70,7 +72,6 @@ pub struct ProducerConfig {
     pub pseudonym_key: Option<Secret>,
     /// The mailbox the producer serves.
     pub mailbox: String,
-    pub schema: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,7 +89,8 @@ pub struct ConsumerConfig {
     pub follow_interval: Duration,
     /// How long to wait for one reply before asking again.
     pub request_timeout: Duration,
-    pub schema: String,
+    /// Stop at the first table that cannot be synced instead of syncing the others.
+    pub all_or_nothing: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,7 +198,20 @@ pub fn resolve(
             }
             "follow_interval" => raw.follow_interval = text,
             "request_timeout" => raw.request_timeout = text,
-            "schema" => raw.schema = text,
+            "pages_per_request" => {
+                raw.pages_per_request = Some(
+                    value
+                        .parse()
+                        .map_err(|_| invalid(format!("{var} must be a whole number")))?,
+                )
+            }
+            "all_or_nothing" => {
+                raw.all_or_nothing = Some(
+                    value
+                        .parse()
+                        .map_err(|_| invalid(format!("{var} must be true or false")))?,
+                )
+            }
             _ => {}
         }
     }
@@ -225,7 +240,6 @@ pub fn resolve(
                 }),
             }
         };
-    let schema = raw.schema.clone().unwrap_or_else(|| "public".to_string());
     match raw.role.as_deref() {
         Some("producer") => {
             if raw.target_url.is_some() {
@@ -241,6 +255,7 @@ pub fn resolve(
                 ("pages_per_request", raw.pages_per_request.is_some()),
                 ("follow_interval", raw.follow_interval.is_some()),
                 ("request_timeout", raw.request_timeout.is_some()),
+                ("all_or_nothing", raw.all_or_nothing.is_some()),
             ] {
                 if present {
                     return Err(invalid(format!(
@@ -259,7 +274,6 @@ pub fn resolve(
                 mailbox: raw
                     .mailbox
                     .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
-                schema,
             }))
         }
         Some("consumer") => {
@@ -323,7 +337,7 @@ pub fn resolve(
                     raw.request_timeout.as_ref(),
                     Duration::from_secs(30),
                 )?,
-                schema,
+                all_or_nothing: raw.all_or_nothing.unwrap_or(false),
             }))
         }
         Some(other) => Err(invalid(format!(

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod policy;
 pub mod producer;
 pub mod protocol;
+pub mod schema_check;
 pub mod source;
 pub mod tools;
 pub mod wire_audit;

@@ -2,7 +2,7 @@
 //!
 //! The decisions live in `maskbus_mask::fit`; this module only reads the file and the catalog.
 
-use maskbus_mask::fit::{self, ColumnInfo, Line};
+use maskbus_mask::fit::Line;
 use maskbus_mask::{Policy, PolicyError, PseudonymKey};
 use maskbus_pg::{PgError, Target};
 use std::path::Path;
@@ -33,20 +33,13 @@ pub fn load(path: Option<&Path>, key: Option<&str>) -> Result<Policy, PolicyLoad
     })
 }
 
-/// Judges `policy` against the tables of `schema` in the source database.
-pub async fn check(source: &Target, policy: &Policy, schema: &str) -> Result<Vec<Line>, PgError> {
+/// Judges `policy` against the tables of its schemas in the source database: every column
+/// ([`maskbus_mask::fit`]) and every table's key, foreign keys and cycles
+/// ([`crate::schema_check`]).
+pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgError> {
     let client = source.connect().await?;
-    let columns: Vec<ColumnInfo> = maskbus_pg::catalog::columns(source, &client, schema)
-        .await?
-        .into_iter()
-        .map(|c| ColumnInfo {
-            entity: c.table,
-            column: c.column,
-            data_type: c.data_type,
-            max_length: c.max_length,
-            nullable: c.nullable,
-            unique: c.unique,
-        })
-        .collect();
-    Ok(fit::check(policy, &columns))
+    let schemas = policy.schemas();
+    let tables = maskbus_pg::catalog::tables(source, &client, &schemas).await?;
+    let fks = maskbus_pg::catalog::foreign_keys(source, &client, &schemas).await?;
+    Ok(crate::schema_check::check(policy, &tables, &fks))
 }

@@ -30,15 +30,17 @@ impl Producer {
     pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
         match protocol::parse_request(body) {
             Err(error) => vec![Reply::Error { v: VERSION, error }],
-            Ok(Request::Entities { .. }) => vec![Reply::Entities {
-                v: VERSION,
-                entities: self
-                    .source
-                    .policy()
-                    .entities()
-                    .map(|(n, _)| n.to_string())
-                    .collect(),
-            }],
+            Ok(Request::Entities { .. }) => {
+                let policy = self.source.policy();
+                vec![Reply::Entities {
+                    v: VERSION,
+                    entities: policy.entities().map(|(n, _)| n.to_string()).collect(),
+                    keys: policy
+                        .entities()
+                        .filter_map(|(n, _)| Some((n.to_string(), policy.key_columns(n)?.to_vec())))
+                        .collect(),
+                }]
+            }
             Ok(Request::Page {
                 entity,
                 since,
@@ -52,7 +54,12 @@ impl Producer {
                     .page(&entity, since, until, after, limit, pages.unwrap_or(1))
                     .await
             }
-            Ok(Request::Rows { entity, keys, .. }) => vec![self.source.rows(&entity, &keys).await],
+            Ok(Request::Rows {
+                entity,
+                columns,
+                keys,
+                ..
+            }) => vec![self.source.rows(&entity, &columns, &keys).await],
         }
     }
 

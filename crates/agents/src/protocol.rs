@@ -10,10 +10,18 @@
 //! `maskbus_mask::MaskedRow`s ([`PageReply`] holds nothing else).
 
 use maskbus_mask::MaskedRow;
+pub use maskbus_pg::KeyCursor;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// The protocol version this build speaks.
-pub const VERSION: u32 = 1;
+/// The protocol version this build speaks. Version 2 names entities `schema.table` and carries
+/// keys as tuples of text (any key type, composite keys); version 1 (single bigint keys) is
+/// refused with an error that says so.
+pub const VERSION: u32 = 2;
+
+/// The most columns a key (or a lookup) may have, and the longest text of one key value.
+pub const MAX_KEY_COLUMNS: usize = 32;
+pub const MAX_KEY_VALUE_BYTES: usize = 8192;
 
 /// The most rows one reply may carry.
 pub const MAX_PAGE_ROWS: u32 = 200;
@@ -75,18 +83,21 @@ pub enum Request {
         since: Option<Snapshot>,
         #[serde(default)]
         until: Option<Snapshot>,
+        /// The key of the last row received (text values in key column order).
         #[serde(default)]
-        after: Option<i64>,
+        after: Option<KeyCursor>,
         limit: u32,
         /// How many consecutive pages to send, each its own reply (default 1).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pages: Option<u32>,
     },
-    /// Specific rows by key, whatever transaction wrote them (parents a child page needs).
+    /// Specific rows, whatever transaction wrote them (parents a child page needs): those whose
+    /// `columns` (the key, or the columns a foreign key references) equal one of `keys`.
     Rows {
         v: u32,
         entity: String,
-        keys: Vec<i64>,
+        columns: Vec<String>,
+        keys: Vec<Vec<String>>,
     },
 }
 
@@ -107,7 +118,10 @@ pub enum ErrorCode {
     LimitTooLarge,
     /// The entity cannot be served as configured (no rule for a column, unsupported key).
     PolicyRefused,
-    /// The producer failed (database down): retry later.
+    /// The source refused the read for good (a missing table or column, a type that does not
+    /// cast, permission denied): asking again will not help.
+    SourceFailed,
+    /// The producer failed for now (database down, connection lost): retry later.
     Unavailable,
 }
 
@@ -115,9 +129,17 @@ pub enum ErrorCode {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Reply {
-    Entities { v: u32, entities: Vec<String> },
+    /// The entities served (`schema.table`), and the key columns the policy names for some.
+    Entities {
+        v: u32,
+        entities: Vec<String>,
+        keys: BTreeMap<String, Vec<String>>,
+    },
     Page(PageReply),
-    Error { v: u32, error: ErrorReply },
+    Error {
+        v: u32,
+        error: ErrorReply,
+    },
 }
 
 /// A page of masked rows.
@@ -125,11 +147,12 @@ pub enum Reply {
 pub struct PageReply {
     pub v: u32,
     pub entity: String,
-    pub key: String,
+    /// The key columns, in key order.
+    pub key: Vec<String>,
     pub columns: Vec<String>,
     pub rows: Vec<MaskedRow>,
     /// The last key in `rows`, to send back as `after`.
-    pub next_after: Option<i64>,
+    pub next_after: Option<KeyCursor>,
     /// Whether more rows of this window remain.
     pub more: bool,
     pub since: Option<Snapshot>,
@@ -165,19 +188,27 @@ impl Reply {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ReceivedReply {
-    Entities { v: u32, entities: Vec<String> },
+    Entities {
+        v: u32,
+        entities: Vec<String>,
+        #[serde(default)]
+        keys: BTreeMap<String, Vec<String>>,
+    },
     Page(ReceivedPage),
-    Error { v: u32, error: ErrorReply },
+    Error {
+        v: u32,
+        error: ErrorReply,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 pub struct ReceivedPage {
     pub v: u32,
     pub entity: String,
-    pub key: String,
+    pub key: Vec<String>,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Option<String>>>,
-    pub next_after: Option<i64>,
+    pub next_after: Option<KeyCursor>,
     pub more: bool,
     pub since: Option<Snapshot>,
     pub until: Option<Snapshot>,
@@ -191,8 +222,16 @@ fn one() -> u32 {
     1
 }
 
-/// A request names entities by the same plain identifiers a policy may use.
-pub use maskbus_mask::is_identifier;
+/// A request names entities by the same names a policy may use: `table` or `schema.table`.
+pub use maskbus_mask::{is_entity_name, is_identifier};
+
+/// A key tuple within bounds: 1 to [`MAX_KEY_COLUMNS`] values of at most
+/// [`MAX_KEY_VALUE_BYTES`] each.
+fn key_fits(values: &[String]) -> bool {
+    !values.is_empty()
+        && values.len() <= MAX_KEY_COLUMNS
+        && values.iter().all(|v| v.len() <= MAX_KEY_VALUE_BYTES)
+}
 
 /// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`].
 pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
@@ -207,15 +246,16 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         return Err(fail(
             ErrorCode::UnsupportedVersion,
             format!(
-                "protocol version {v} is not supported; this producer speaks version {VERSION}"
+                "protocol version {v} is not supported; this producer speaks version {VERSION}: run the same maskbus release on both sides"
             ),
         ));
     }
     if let Some(entity) = entity {
-        if !is_identifier(entity) {
+        if !is_entity_name(entity) {
             return Err(fail(
                 ErrorCode::UnknownEntity,
-                "the entity is not a plain table name (lowercase letters, digits, _)".to_string(),
+                "the entity is not a table name (table or schema.table; letters, digits, _)"
+                    .to_string(),
             ));
         }
     }
@@ -228,10 +268,24 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
             ErrorCode::LimitTooLarge,
             format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows"),
         )),
+        Request::Page { after: Some(after), .. } if !key_fits(after) => Err(fail(
+            ErrorCode::Malformed,
+            format!("a key cursor holds 1 to {MAX_KEY_COLUMNS} values of at most {MAX_KEY_VALUE_BYTES} bytes"),
+        )),
         Request::Rows { keys, .. } if keys.is_empty() || keys.len() > MAX_PAGE_ROWS as usize => Err(fail(
             ErrorCode::LimitTooLarge,
             format!("{} keys requested; ask for 1 to {MAX_PAGE_ROWS}", keys.len()),
         )),
+        Request::Rows { columns, keys, .. }
+            if !columns.iter().all(|c| is_identifier(c))
+                || !key_fits(columns)
+                || keys.iter().any(|k| k.len() != columns.len() || !key_fits(k)) =>
+        {
+            Err(fail(
+                ErrorCode::Malformed,
+                format!("a rows request names 1 to {MAX_KEY_COLUMNS} plain column names and, for each row, one value per column"),
+            ))
+        }
         _ => Ok(request),
     }
 }
@@ -254,16 +308,17 @@ mod tests {
     #[test]
     fn a_page_request_round_trips() {
         let request = Request::Page {
-            v: 1,
-            entity: "customers".into(),
+            v: VERSION,
+            entity: "sales.orders".into(),
             since: Some(Snapshot("10:14:10,12".into())),
             until: None,
-            after: Some(41),
+            after: Some(vec!["41".into(), "2024-01-01".into()]),
             limit: 200,
             pages: None,
         };
         let body = serde_json::to_value(&request).unwrap();
         assert_eq!(body["since"], json!("10:14:10,12"));
+        assert_eq!(body["after"], json!(["41", "2024-01-01"]));
         assert_eq!(parse_request(&body), Ok(request));
     }
 
@@ -273,36 +328,52 @@ mod tests {
             (json!("SELECT * FROM customers"), ErrorCode::Malformed),
             (json!([1, 2]), ErrorCode::Malformed),
             (
-                json!({"type": "page", "v": 1, "entity": "customers", "limit": 100000}),
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 100000}),
                 ErrorCode::LimitTooLarge,
             ),
             (
-                json!({"type": "page", "v": 1, "entity": "customers", "limit": 0}),
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 0}),
                 ErrorCode::LimitTooLarge,
             ),
             (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10}),
+                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10}),
                 ErrorCode::UnsupportedVersion,
             ),
             (
-                json!({"type": "page", "v": 1, "entity": "customers; DROP TABLE customers", "limit": 10}),
+                json!({"type": "page", "v": 2, "entity": "customers; DROP TABLE customers", "limit": 10}),
                 ErrorCode::UnknownEntity,
             ),
             (
-                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10, "where": "1=1"}),
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "where": "1=1"}),
                 ErrorCode::Malformed,
             ),
             (
-                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10, "since": "-1"}),
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "since": "-1"}),
                 ErrorCode::Malformed,
             ),
             (
-                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10, "after": "0 OR 1=1"}),
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": "0 OR 1=1"}),
                 ErrorCode::Malformed,
             ),
             (
-                json!({"type": "rows", "v": 1, "entity": "customers", "keys": []}),
+                json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id"], "keys": []}),
                 ErrorCode::LimitTooLarge,
+            ),
+            (
+                json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id"], "keys": [["1", "2"]]}),
+                ErrorCode::Malformed,
+            ),
+            (
+                json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id; --"], "keys": [["1"]]}),
+                ErrorCode::Malformed,
+            ),
+            (
+                json!({"type": "page", "v": 2, "entity": "a.b.c", "limit": 10}),
+                ErrorCode::UnknownEntity,
+            ),
+            (
+                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": []}),
+                ErrorCode::Malformed,
             ),
             (json!({"type": "drop", "v": 1}), ErrorCode::Malformed),
         ];

@@ -11,10 +11,11 @@
 //! so it falls in the next window and is never skipped; a transaction open elsewhere on the
 //! server holds nothing back. Updates give a row a new xmin, so they are synced again too.
 
-use crate::protocol::{ErrorCode, PageReply, Reply, Snapshot, VERSION};
-use maskbus_mask::Policy;
+use crate::protocol::{ErrorCode, KeyCursor, PageReply, Reply, Snapshot, VERSION};
+use crate::schema_check;
+use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{quote_ident, PgError, PgPool, Target};
+use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::Mutex;
@@ -22,17 +23,22 @@ use tokio::sync::Mutex;
 /// How one entity is read: fixed at first use from the catalog.
 #[derive(Clone, Debug)]
 struct Shape {
-    key: String,
+    table: TableRef,
+    key: KeyDef,
+    /// The columns read and sent, in table order (generated columns are left to the target).
     columns: Vec<String>,
-    page_sql: String,
-    rows_sql: String,
+    /// Column name → type, for lookups by column.
+    types: HashMap<String, String>,
+    /// Where each key column sits in `columns`.
+    key_positions: Vec<usize>,
+    page_first: String,
+    page_after: String,
 }
 
 /// Reads masked pages from the source database.
 pub struct Source {
     target: Target,
     pool: PgPool,
-    schema: String,
     policy: Arc<Policy>,
     shapes: Mutex<HashMap<String, Shape>>,
 }
@@ -41,11 +47,28 @@ pub struct Source {
 struct Refusal(ErrorCode, String);
 
 impl From<PgError> for Refusal {
+    /// Says what failed without the source's endpoint (the reply crosses the bus), and whether
+    /// asking again can help.
     fn from(e: PgError) -> Self {
-        Refusal(
-            ErrorCode::Unavailable,
-            format!("the producer could not read the source: {e}; retry later"),
-        )
+        match e {
+            PgError::Query {
+                action,
+                reason,
+                transient: false,
+                ..
+            } => Refusal(
+                ErrorCode::SourceFailed,
+                format!("the source refused {action}: {reason}"),
+            ),
+            PgError::Query { action, .. } => Refusal(
+                ErrorCode::Unavailable,
+                format!("the source failed while {action}; retry later"),
+            ),
+            PgError::Connect { .. } | PgError::BadUrl { .. } => Refusal(
+                ErrorCode::Unavailable,
+                "the producer cannot reach the source database; retry later".into(),
+            ),
+        }
     }
 }
 
@@ -61,19 +84,13 @@ pub const READ_ONLY_CANONICAL: &str =
      -c IntervalStyle=postgres -c extra_float_digits=3 -c bytea_output=hex";
 
 impl Source {
-    pub fn new(
-        mut target: Target,
-        schema: &str,
-        policy: Arc<Policy>,
-        pool_size: usize,
-    ) -> Result<Self, PgError> {
+    pub fn new(mut target: Target, policy: Arc<Policy>, pool_size: usize) -> Result<Self, PgError> {
         // Canonical text forms, and no way to write: the producer only ever reads production.
         target.config.options(READ_ONLY_CANONICAL);
         let pool = PgPool::new(target.clone(), pool_size)?;
         Ok(Self {
             target,
             pool,
-            schema: schema.to_string(),
             policy,
             shapes: Mutex::new(HashMap::new()),
         })
@@ -98,10 +115,11 @@ impl Source {
     }
 
     async fn shape(&self, entity: &str) -> Result<Shape, Refusal> {
-        if let Some(shape) = self.shapes.lock().await.get(entity) {
+        let entity = maskbus_mask::qualify(entity);
+        if let Some(shape) = self.shapes.lock().await.get(&entity) {
             return Ok(shape.clone());
         }
-        if self.policy.entity(entity).is_none() {
+        if self.policy.entity(&entity).is_none() {
             let known: Vec<_> = self.policy.entities().map(|(n, _)| n).collect();
             return Err(Refusal(
                 ErrorCode::UnknownEntity,
@@ -111,70 +129,53 @@ impl Source {
                 ),
             ));
         }
+        let table = TableRef::parse(&entity);
         let client = self.client().await?;
-        let columns: Vec<String> =
-            maskbus_pg::catalog::column_types(&self.target, &client, &self.schema, entity)
-                .await?
-                .into_iter()
-                .map(|(name, _)| name)
-                .collect();
-        if columns.is_empty() {
-            return Err(Refusal(
-                ErrorCode::PolicyRefused,
-                format!(
-                    "the policy names {entity}, but the source has no such table in schema {}",
-                    self.schema
-                ),
-            ));
-        }
-        let keys = maskbus_pg::catalog::primary_keys(&self.target, &client, &self.schema).await?;
-        let key = keys.iter().find(|k| k.table == entity).ok_or_else(|| {
-            Refusal(
-                ErrorCode::PolicyRefused,
-                format!("{entity} has no primary key; the sync needs one"),
-            )
-        })?;
-        if key.columns != 1 || !matches!(key.data_type.as_str(), "bigint" | "integer" | "smallint")
-        {
-            return Err(Refusal(
-                ErrorCode::PolicyRefused,
-                format!("{entity}: only single-column integer primary keys are supported yet (its key is {} column(s) of {})", key.columns, key.data_type),
-            ));
-        }
+        let info = maskbus_pg::catalog::table(&self.target, &client, &table)
+            .await?
+            .ok_or_else(|| {
+                Refusal(
+                    ErrorCode::PolicyRefused,
+                    format!("the policy names {entity}, but the source has no such table"),
+                )
+            })?;
+        let key = info
+            .key(self.policy.key_columns(&entity))
+            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
+        schema_check::key_is_kept(&self.policy, &entity, &key)
+            .map_err(|reason| Refusal(ErrorCode::PolicyRefused, reason))?;
+        let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
         // Deny by default, checked once for the whole entity: a column without a rule refuses it.
         self.policy
-            .masker(entity, &columns)
+            .masker(&entity, &columns)
             .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
-        let table = format!("{}.{}", quote_ident(&self.schema), quote_ident(entity));
-        let key_column = quote_ident(&key.column);
-        let select_list = columns
+        let key_positions = key
+            .columns
             .iter()
-            .map(|c| format!("t.{}::text", quote_ident(c)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let page_sql = format!(
-            "SELECT t.{key_column}::bigint, {select_list}
-               FROM {table} t,
-                    (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid) h
-              WHERE t.{key_column} > $1
-                AND pg_visible_in_snapshot({XMIN8}, $3::text::pg_snapshot)
-                AND ($2::text IS NULL OR NOT pg_visible_in_snapshot({XMIN8}, $2::text::pg_snapshot))
-              ORDER BY t.{key_column}
-              LIMIT $4"
+            .filter_map(|k| columns.iter().position(|c| *c == k.name))
+            .collect();
+        let window = format!(
+            "pg_visible_in_snapshot({XMIN8}, $3::text::pg_snapshot)
+             AND ($2::text IS NULL OR NOT pg_visible_in_snapshot({XMIN8}, $2::text::pg_snapshot))"
         );
-        let rows_sql = format!(
-            "SELECT t.{key_column}::bigint, {select_list} FROM {table} t WHERE t.{key_column} = ANY($1) ORDER BY t.{key_column}"
-        );
-        let shape = Shape {
-            key: key.column.clone(),
-            columns,
-            page_sql,
-            rows_sql,
+        let horizon =
+            ", (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid) h";
+        let page = |with_cursor| {
+            statements::page(&table, &key, &columns, horizon, &window, 4, with_cursor)
         };
-        self.shapes
-            .lock()
-            .await
-            .insert(entity.to_string(), shape.clone());
+        let shape = Shape {
+            page_first: page(false),
+            page_after: page(true),
+            types: info
+                .synced_columns()
+                .map(|c| (c.name.clone(), c.sql_type.clone()))
+                .collect(),
+            table,
+            key,
+            columns,
+            key_positions,
+        };
+        self.shapes.lock().await.insert(entity, shape.clone());
         Ok(shape)
     }
 
@@ -188,23 +189,31 @@ impl Source {
         Ok(Snapshot(row.get(0)))
     }
 
-    /// Masks fetched rows; a value a rule refuses fails the whole page.
+    /// Masks fetched rows; a value a rule refuses fails the whole page. Returns the rows and the
+    /// key of the last one.
     fn mask_rows(
         &self,
-        entity: &str,
         shape: &Shape,
         rows: Vec<tokio_postgres::Row>,
-    ) -> Result<(Vec<maskbus_mask::MaskedRow>, Vec<i64>), Refusal> {
+    ) -> Result<(Vec<MaskedRow>, Vec<KeyCursor>), Refusal> {
+        let entity = shape.table.to_string();
         let masker = self
             .policy
-            .masker(entity, &shape.columns)
+            .masker(&entity, &shape.columns)
             .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
         let mut keys = Vec::with_capacity(rows.len());
         let mut masked = Vec::with_capacity(rows.len());
         for row in rows {
-            keys.push(row.get::<_, i64>(0));
             let values: Vec<Option<String>> =
-                (1..=shape.columns.len()).map(|i| row.get(i)).collect();
+                (0..shape.columns.len()).map(|i| row.get(i)).collect();
+            // Key columns are `keep` (checked in `shape`), so the cursor is what the consumer sees.
+            keys.push(
+                shape
+                    .key_positions
+                    .iter()
+                    .map(|&i| values[i].clone().unwrap_or_default())
+                    .collect(),
+            );
             masked.push(
                 masker
                     .mask(values)
@@ -221,7 +230,7 @@ impl Source {
         entity: &str,
         since: Option<Snapshot>,
         until: Option<Snapshot>,
-        after: Option<i64>,
+        after: Option<KeyCursor>,
         limit: u32,
         pages: u32,
     ) -> Vec<Reply> {
@@ -239,11 +248,24 @@ impl Source {
         entity: &str,
         since: Option<Snapshot>,
         until: Option<Snapshot>,
-        after: Option<i64>,
+        after: Option<KeyCursor>,
         limit: u32,
         pages: u32,
     ) -> Result<Vec<PageReply>, Refusal> {
         let shape = self.shape(entity).await?;
+        if after
+            .as_ref()
+            .is_some_and(|a| a.len() != shape.key.columns.len())
+        {
+            return Err(Refusal(
+                ErrorCode::Malformed,
+                format!(
+                    "the cursor has a value per key column: {} has {}",
+                    shape.table,
+                    shape.key.columns.len()
+                ),
+            ));
+        }
         let until = match until {
             Some(until) => until,
             None => self.snapshot().await?,
@@ -251,11 +273,16 @@ impl Source {
         let client = self.client().await?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
+        let sql = if after.is_some() {
+            &shape.page_after
+        } else {
+            &shape.page_first
+        };
         let mut rows = client
             .query(
-                &shape.page_sql,
+                sql,
                 &[
-                    &after.unwrap_or(i64::MIN),
+                    &after,
                     &since.as_ref().map(|s| s.0.as_str()),
                     &until.0,
                     &(wanted as i64 + 1),
@@ -265,13 +292,13 @@ impl Source {
             .map_err(|e| {
                 Refusal::from(
                     self.target
-                        .query_error(format!("reading a page of {entity}"), &e),
+                        .query_error(format!("reading a page of {}", shape.table), &e),
                 )
             })?;
         let more_after_all = rows.len() > wanted;
         rows.truncate(wanted);
-        let (masked, keys) = self.mask_rows(entity, &shape, rows)?;
-        let chunks: Vec<Vec<maskbus_mask::MaskedRow>> = if masked.is_empty() {
+        let (masked, keys) = self.mask_rows(&shape, rows)?;
+        let chunks: Vec<Vec<MaskedRow>> = if masked.is_empty() {
             vec![Vec::new()]
         } else {
             let mut masked = masked;
@@ -292,13 +319,13 @@ impl Source {
                 let last = part as u32 + 1 == parts;
                 PageReply {
                     v: VERSION,
-                    entity: entity.to_string(),
-                    key: shape.key.clone(),
+                    entity: shape.table.to_string(),
+                    key: shape.key.names(),
                     columns: shape.columns.clone(),
                     next_after: if taken > 0 {
-                        Some(keys[taken - 1])
+                        Some(keys[taken - 1].clone())
                     } else {
-                        after
+                        after.clone()
                     },
                     rows,
                     more: !last || more_after_all,
@@ -311,25 +338,54 @@ impl Source {
             .collect())
     }
 
-    /// Specific rows by key (parents a consumer's page needs), masked.
-    pub async fn rows(&self, entity: &str, keys: &[i64]) -> Reply {
+    /// Specific rows whose `columns` equal one of `keys` (parents a consumer's page needs),
+    /// masked. Only `keep` columns can be looked up: a lookup by a masked column would let the
+    /// asker test guesses of the real values.
+    pub async fn rows(&self, entity: &str, columns: &[String], keys: &[Vec<String>]) -> Reply {
         let result = async {
             let shape = self.shape(entity).await?;
+            let entity = shape.table.to_string();
+            let mut lookup = Vec::with_capacity(columns.len());
+            for column in columns {
+                let kept = self
+                    .policy
+                    .entity(&entity)
+                    .and_then(|e| e.rule(column))
+                    .is_some_and(|r| *r == maskbus_mask::Rule::Keep);
+                match shape.types.get(column) {
+                    Some(ty) if kept => lookup.push((column.clone(), ty.clone())),
+                    _ => return Err(Refusal(
+                        ErrorCode::PolicyRefused,
+                        format!(
+                            "{entity} rows can be looked up by its kept columns only, not by {}",
+                            maskbus_mask::shorten(column)
+                        ),
+                    )),
+                }
+            }
+            let sql = statements::rows_by(&shape.table, &shape.key, &shape.columns, &lookup);
+            let arrays: Vec<Vec<&str>> = (0..columns.len())
+                .map(|i| keys.iter().map(|k| k[i].as_str()).collect())
+                .collect();
+            let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
+                .iter()
+                .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+                .collect();
             let client = self.client().await?;
-            let rows = client.query(&shape.rows_sql, &[&keys]).await.map_err(|e| {
+            let rows = client.query(&sql, &params).await.map_err(|e| {
                 Refusal::from(
                     self.target
                         .query_error(format!("reading rows of {entity} by key"), &e),
                 )
             })?;
-            let (masked, keys) = self.mask_rows(entity, &shape, rows)?;
+            let (masked, keys) = self.mask_rows(&shape, rows)?;
             Ok::<_, Refusal>(PageReply {
                 v: VERSION,
-                entity: entity.to_string(),
-                key: shape.key.clone(),
+                entity,
+                key: shape.key.names(),
                 columns: shape.columns.clone(),
                 rows: masked,
-                next_after: keys.last().copied(),
+                next_after: keys.last().cloned(),
                 more: false,
                 since: None,
                 until: None,

@@ -18,6 +18,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// What an entity argument looks like: `table` or `schema.table` (JSON Schema for tool hosts;
+/// the agents check it again with `protocol::is_entity_name`).
+const ENTITY_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_$]*([.][A-Za-z_][A-Za-z0-9_$]*)?$";
+
 pub const PRODUCER_TOOLS: &[&str] = &["mailbox_wait", "mailbox_send", "query_masked"];
 pub const CONSUMER_TOOLS: &[&str] = &[
     "mailbox_wait",
@@ -57,12 +61,12 @@ fn spec(name: &'static str) -> ToolSpec {
         ),
         "query_masked" => (
             "Read one page of a production table, MASKED by the producer's policy before you see it: SSNs, cards, \
-             emails, names and account numbers come back masked, never real. Rows are in primary-key order after \
-             `after`; `limit` is 1 to 200 (the cap: a reply never carries more than 200 rows). Returns columns, \
+             emails, names and account numbers come back masked, never real. Rows are in key order after \
+             `after` (the key values of the last row, as strings); `limit` is 1 to 200 (the cap: a reply never carries more than 200 rows). Returns columns, \
              rows, next_after (pass it back as `after` for the next page) and more (whether rows remain).",
             json!({"type": "object", "additionalProperties": false, "required": ["entity"], "properties": {
-                "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
-                "after": {"type": "integer"},
+                "entity": {"type": "string", "pattern": ENTITY_PATTERN},
+                "after": {"type": "array", "items": {"type": "string"}},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS},
                 "since": {"type": "string", "pattern": "^[0-9]+:[0-9]+:[0-9,]*$"},
                 "until": {"type": "string", "pattern": "^[0-9]+:[0-9]+:[0-9,]*$"}}}),
@@ -73,7 +77,7 @@ fn spec(name: &'static str) -> ToolSpec {
              children (customers, then accounts and addresses, then cards, then transactions): rows whose parents \
              are missing are refused. At most 200 rows per call.",
             json!({"type": "object", "additionalProperties": false, "required": ["entity", "columns", "rows"], "properties": {
-                "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
+                "entity": {"type": "string", "pattern": ENTITY_PATTERN},
                 "columns": {"type": "array", "items": {"type": "string"}},
                 "rows": {"type": "array", "maxItems": MAX_PAGE_ROWS, "items": {"type": "array", "items": {"type": ["string", "null"]}}}}}),
         ),
@@ -81,8 +85,8 @@ fn spec(name: &'static str) -> ToolSpec {
             "Read rows of a table of the test database (read-only), in primary-key order after `after`, at most \
              `limit` (1 to 200).",
             json!({"type": "object", "additionalProperties": false, "required": ["entity"], "properties": {
-                "entity": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
-                "after": {"type": "integer"},
+                "entity": {"type": "string", "pattern": ENTITY_PATTERN},
+                "after": {"type": "array", "items": {"type": "string"}},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS}}}),
         ),
         "watermark" => (
@@ -155,7 +159,7 @@ impl Agent {
     fn mailbox(&self) -> &Mailbox {
         match self {
             Agent::Producer(p) => &p.mailbox,
-            Agent::Consumer(c) => &c.mailbox,
+            Agent::Consumer(c) => &c.asker.mailbox,
         }
     }
 
@@ -392,7 +396,7 @@ struct SendArgs {
 #[serde(deny_unknown_fields)]
 struct QueryArgs {
     entity: String,
-    after: Option<i64>,
+    after: Option<Vec<String>>,
     limit: Option<u32>,
     since: Option<String>,
     until: Option<String>,
@@ -410,7 +414,7 @@ struct InsertArgs {
 #[serde(deny_unknown_fields)]
 struct LocalArgs {
     entity: String,
-    after: Option<i64>,
+    after: Option<Vec<String>>,
     limit: Option<u32>,
 }
 
@@ -434,8 +438,7 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     }
     let source_target = Target::parse("source", &config.source_url.0).map_err(|e| fail(&e))?;
     let bus = Target::parse("bus", &config.bus_url.0).map_err(|e| fail(&e))?;
-    let source =
-        Source::new(source_target, &config.schema, Arc::new(policy), 4).map_err(|e| fail(&e))?;
+    let source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
     source.ping().await.map_err(|e| fail(&e))?;
     let mailbox = Mailbox::connect(bus, "producer", Settings::default())
         .await

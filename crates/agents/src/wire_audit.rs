@@ -138,7 +138,7 @@ pub async fn run(
         .await
         .map_err(|e| {
             bus.query_error(
-                "taking the audit horizon (is this a maskbus bus? run `maskbus db init`)",
+                "taking the audit horizon (is this a maskbus bus? run `maskbus bus init`)",
                 &e,
             )
         })?
@@ -250,7 +250,6 @@ pub fn kept_columns(policy: &Policy) -> HashSet<(String, String)> {
 pub async fn load_source_values(
     source: &Target,
     policy: &Policy,
-    schema: &str,
 ) -> Result<(ExactMatcher, ExactStats), PgError> {
     let mut source = source.clone();
     source.config.options(READ_ONLY_CANONICAL);
@@ -275,10 +274,9 @@ pub async fn load_source_values(
             }
             stats.columns += 1;
             let sql = format!(
-                "SELECT DISTINCT {}::text FROM {}.{} WHERE {} IS NOT NULL",
+                "SELECT DISTINCT {}::text FROM {} WHERE {} IS NOT NULL",
                 quote_ident(column),
-                quote_ident(schema),
-                quote_ident(entity),
+                maskbus_pg::TableRef::parse(entity).sql(),
                 quote_ident(column)
             );
             let rows = client.query(&sql, &[]).await.map_err(|e| {

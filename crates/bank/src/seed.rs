@@ -45,7 +45,7 @@ pub struct SeedReport {
 pub enum SeedError {
     #[error(transparent)]
     Pg(#[from] PgError),
-    #[error("the source database {database} has no bank schema (table customers is missing); run `maskbus db init` first")]
+    #[error("the source database {database} has no bank schema (table customers is missing); run `maskbus bank init --source URL` first")]
     NoSchema { database: String },
     #[error("the source database {database} already holds {customers} customers; pass --reset to replace them or --append to add more")]
     NotEmpty { database: String, customers: i64 },

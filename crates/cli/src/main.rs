@@ -19,9 +19,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Create and migrate the source, target and bus databases.
+    /// The tables of a policy side by side in the source and the target (read-only).
     #[command(subcommand)]
     Db(commands::db::DbCommand),
+    /// The demo bank: create its schema in the databases named (demo, benchmarks, tests only).
+    #[command(subcommand)]
+    Bank(commands::bank::BankCommand),
     /// Run as producer or consumer, as the config says.
     Run(commands::agent::RunArgs),
     /// Serve the config's role's tools to an LLM agent host over MCP (stdio).
@@ -30,7 +33,7 @@ enum Command {
     Tools(commands::agent::ToolsArgs),
     /// Scan every message that crossed the bus for SSNs, cards and other PII.
     WireAudit(commands::audit::AuditArgs),
-    /// Operate the mailbox: send, stats, redrive, purge.
+    /// Operate the mailbox: init, send, stats, redrive, purge.
     Bus(commands::bus::BusArgs),
     /// Check a masking policy against the live source schema.
     #[command(subcommand)]
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Db(command) => commands::db::run(command).await,
+            Command::Bank(command) => commands::bank::run(command).await,
             Command::Seed(args) => commands::seed::run(args).await,
             Command::Policy(command) => commands::policy::run(command).await,
             Command::Bus(args) => commands::bus::run(args).await,

@@ -187,7 +187,7 @@ impl Mailbox {
                 role: target.role,
                 endpoint: target.endpoint(),
                 action: "opening the mailbox".into(),
-                reason: "the bus schema is missing or out of date; run `maskbus db init`".into(),
+                reason: "the bus schema is missing or out of date; run `maskbus bus init`".into(),
                 transient: false,
             }
             .into());

@@ -9,7 +9,7 @@
 
 use crate::pseudonym::PseudonymKind;
 use crate::rules::{Rule, REDACTED};
-use crate::Policy;
+use crate::{qualify, Policy};
 use std::collections::BTreeSet;
 
 /// One column of the live schema, as the catalog describes it.
@@ -24,6 +24,9 @@ pub struct ColumnInfo {
     pub nullable: bool,
     /// Part of a primary key or UNIQUE constraint on this column alone.
     pub unique: bool,
+    /// Computed by the server (`GENERATED ALWAYS AS ... STORED`): not synced, so it needs no rule;
+    /// the target computes it from the masked columns.
+    pub generated: bool,
 }
 
 impl ColumnInfo {
@@ -116,7 +119,7 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
 /// (it may hold other tables; those are reported as not covered).
 pub fn check(policy: &Policy, columns: &[ColumnInfo]) -> Vec<Line> {
     let mut lines = Vec::new();
-    let live_entities: BTreeSet<&str> = columns.iter().map(|c| c.entity.as_str()).collect();
+    let live_entities: BTreeSet<String> = columns.iter().map(|c| qualify(&c.entity)).collect();
     for column in columns {
         let line = |rule: String, verdict| Line {
             entity: column.entity.clone(),
@@ -125,6 +128,19 @@ pub fn check(policy: &Policy, columns: &[ColumnInfo]) -> Vec<Line> {
             rule,
             verdict,
         };
+        if column.generated {
+            let rule = policy
+                .entity(&column.entity)
+                .and_then(|e| e.rule(&column.column));
+            lines.push(line(
+                rule.map_or("-".into(), Rule::name),
+                match rule {
+                    None => Verdict::Ok,
+                    Some(_) => Verdict::Warning("a generated column is not synced (the target computes it from the masked columns); this rule is unused".into()),
+                },
+            ));
+            continue;
+        }
         match policy.entity(&column.entity) {
             None => lines.push(line(
                 "-".into(),
@@ -155,7 +171,7 @@ pub fn check(policy: &Policy, columns: &[ColumnInfo]) -> Vec<Line> {
         for (column_name, rule) in entity.columns() {
             let exists = columns
                 .iter()
-                .any(|c| c.entity == entity_name && c.column == column_name);
+                .any(|c| qualify(&c.entity) == entity_name && c.column == column_name);
             if !exists {
                 lines.push(Line {
                     entity: entity_name.to_string(),
@@ -223,13 +239,14 @@ mod tests {
             max_length,
             nullable: true,
             unique: false,
+            generated: false,
         }
     }
 
     fn verdict_of<'a>(lines: &'a [Line], entity: &str, col: &str) -> &'a Verdict {
         &lines
             .iter()
-            .find(|l| l.entity == entity && l.column == col)
+            .find(|l| qualify(&l.entity) == qualify(entity) && l.column == col)
             .unwrap()
             .verdict
     }
@@ -290,7 +307,7 @@ mod tests {
             matches!(verdict_of(&lines, "people", "gone"), Verdict::Error(e) if e.contains("does not have"))
         );
         assert!(
-            matches!(verdict_of(&lines, "ghosts", "*"), Verdict::Error(e) if e.contains("no such table"))
+            matches!(verdict_of(&lines, "public.ghosts", "*"), Verdict::Error(e) if e.contains("no such table"))
         );
         assert!(matches!(
             verdict_of(&lines, "other", "id"),

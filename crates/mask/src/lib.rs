@@ -23,7 +23,10 @@ pub mod pseudonym;
 pub mod row;
 pub mod rules;
 
-pub use policy::{is_identifier, EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML};
+pub use policy::{
+    is_entity_name, is_identifier, qualify, EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML,
+    DEFAULT_SCHEMA,
+};
 pub use pseudonym::{PseudonymKey, PseudonymKind};
 pub use row::{MaskedRow, Masker};
 pub use rules::{Rule, RuleError};
@@ -53,7 +56,7 @@ pub enum MaskError {
 }
 
 /// Names from outside (a request's entity) are echoed in errors; keep them short.
-pub(crate) fn shorten(text: &str) -> String {
+pub fn shorten(text: &str) -> String {
     const MAX: usize = 64;
     if text.chars().count() <= MAX {
         text.to_string()

@@ -27,7 +27,7 @@ pub enum PolicyError {
         column: String,
         reason: String,
     },
-    #[error("policy {policy}: {name:?} is not a plain SQL identifier (lowercase letters, digits, _; at most 63 bytes)")]
+    #[error("policy {policy}: {name:?} is not a plain SQL identifier (letters, digits, _ or $, not starting with a digit; at most 63 bytes; a table may be schema.table)")]
     BadName { policy: String, name: String },
     #[error("policy {policy} names no entity")]
     Empty { policy: String },
@@ -49,11 +49,30 @@ impl EntityPolicy {
     }
 }
 
-/// A parsed policy, with the pseudonym key if one was supplied.
+/// The schema of a table named without one.
+pub const DEFAULT_SCHEMA: &str = "public";
+
+/// The name of the policy's own section (`[maskbus.keys]`): `maskbus` is maskbus' own schema in
+/// every database it writes to, so no table of a user's is ever synced from it.
+pub const SETTINGS_SECTION: &str = "maskbus";
+
+/// `orders` → `public.orders`; `sales.orders` stays.
+pub fn qualify(entity: &str) -> String {
+    if entity.contains('.') {
+        entity.to_string()
+    } else {
+        format!("{DEFAULT_SCHEMA}.{entity}")
+    }
+}
+
+/// A parsed policy, with the pseudonym key if one was supplied. Entities are schema-qualified
+/// (`public.customers`); lookups accept a name without a schema as one in [`DEFAULT_SCHEMA`].
 #[derive(Clone, Debug)]
 pub struct Policy {
     name: String,
     entities: BTreeMap<String, EntityPolicy>,
+    /// Key columns named in `[maskbus.keys]`, for tables whose own keys do not serve.
+    keys: BTreeMap<String, Vec<String>>,
     key: Option<PseudonymKey>,
 }
 
@@ -64,6 +83,25 @@ enum RuleSpec {
     Table(BTreeMap<String, toml::Value>),
 }
 
+/// A rule written as a table: exactly one of these keys, with a string.
+const RULE_TABLE_KEYS: [&str; 2] = ["constant", "pseudonym"];
+
+fn is_rule_table(value: &toml::Value) -> bool {
+    match value {
+        toml::Value::Table(t) => {
+            !t.is_empty() && t.keys().all(|k| RULE_TABLE_KEYS.contains(&k.as_str()))
+        }
+        _ => false,
+    }
+}
+
+/// A value that reads as an entity's column rules (strings or rule tables), not a schema's tables.
+fn is_entity_body(table: &toml::Table) -> bool {
+    table
+        .values()
+        .all(|v| v.is_str() || is_rule_table(v) || !v.is_table())
+}
+
 impl Policy {
     /// The bank policy compiled in from `policies/bank.toml`.
     pub fn bank() -> Result<Self, PolicyError> {
@@ -71,23 +109,64 @@ impl Policy {
     }
 
     /// Parses a policy file. `name` only labels errors (use the file's path).
+    ///
+    /// `[orders]` is table `public.orders`; `[sales.orders]` (or `["sales.orders"]`) is table
+    /// `orders` of schema `sales`. `[maskbus.keys]` names key columns for tables without a usable
+    /// primary key or unique index: `"sales.orders" = ["region", "number"]`.
     pub fn from_toml(name: &str, text: &str) -> Result<Self, PolicyError> {
-        let raw: BTreeMap<String, BTreeMap<String, RuleSpec>> =
-            toml::from_str(text).map_err(|e| PolicyError::Syntax {
-                policy: name.to_string(),
-                reason: e.message().to_string(),
-            })?;
-        if raw.is_empty() {
+        let syntax = |reason: String| PolicyError::Syntax {
+            policy: name.to_string(),
+            reason,
+        };
+        let raw: toml::Table = toml::from_str(text).map_err(|e| syntax(e.message().to_string()))?;
+        let mut bodies: Vec<(String, toml::Table)> = Vec::new();
+        let mut keys = BTreeMap::new();
+        for (top, value) in raw {
+            let toml::Value::Table(table) = value else {
+                return Err(syntax(format!(
+                    "{top} must be a table: [{top}] followed by column = \"rule\" lines"
+                )));
+            };
+            if top == SETTINGS_SECTION {
+                keys = parse_settings(name, table)?;
+            } else if top.contains('.') || is_entity_body(&table) {
+                bodies.push((top, table));
+            } else {
+                // [schema.table]: a schema holding entities.
+                for (entity, body) in table {
+                    let toml::Value::Table(body) = body else {
+                        return Err(syntax(format!(
+                            "[{top}] mixes column rules with tables; write [{top}.{entity}] for a table of schema {top}"
+                        )));
+                    };
+                    if !is_entity_body(&body) {
+                        return Err(syntax(format!(
+                            "[{top}.{entity}] holds tables; a policy names schema.table, no deeper"
+                        )));
+                    }
+                    check_identifier(name, &top)?;
+                    bodies.push((format!("{top}.{entity}"), body));
+                }
+            }
+        }
+        if bodies.is_empty() {
             return Err(PolicyError::Empty {
                 policy: name.to_string(),
             });
         }
         let mut entities = BTreeMap::new();
-        for (entity, columns) in raw {
-            check_identifier(name, &entity)?;
+        for (entity, columns) in bodies {
+            check_entity_name(name, &entity)?;
+            let entity = qualify(&entity);
             let mut rules = BTreeMap::new();
             for (column, spec) in columns {
                 check_identifier(name, &column)?;
+                let spec: RuleSpec = spec.try_into().map_err(|_| PolicyError::BadRule {
+                    policy: name.to_string(),
+                    entity: entity.clone(),
+                    column: column.clone(),
+                    reason: format!("a rule is a name or a table; the rules are {RULE_NAMES}"),
+                })?;
                 let rule = parse_rule(spec).map_err(|reason| PolicyError::BadRule {
                     policy: name.to_string(),
                     entity: entity.clone(),
@@ -96,11 +175,26 @@ impl Policy {
                 })?;
                 rules.insert(column, rule);
             }
-            entities.insert(entity, EntityPolicy { columns: rules });
+            if entities
+                .insert(entity.clone(), EntityPolicy { columns: rules })
+                .is_some()
+            {
+                return Err(syntax(format!(
+                    "{entity} is named twice (once with its schema, once without)"
+                )));
+            }
+        }
+        for entity in keys.keys() {
+            if !entities.contains_key(entity) {
+                return Err(syntax(format!(
+                    "[maskbus.keys] names {entity}, which the policy has no rules for"
+                )));
+            }
         }
         Ok(Self {
             name: name.to_string(),
             entities,
+            keys,
             key: None,
         })
     }
@@ -128,10 +222,28 @@ impl Policy {
     }
 
     pub fn entity(&self, entity: &str) -> Option<&EntityPolicy> {
-        self.entities.get(entity)
+        self.entities.get(&qualify(entity))
     }
 
-    /// Entities in name order (the sync orders them by foreign keys, not here).
+    /// The key columns `[maskbus.keys]` names for `entity`, if any.
+    pub fn key_columns(&self, entity: &str) -> Option<&[String]> {
+        self.keys.get(&qualify(entity)).map(Vec::as_slice)
+    }
+
+    /// The schemas the policy's entities live in, each once.
+    pub fn schemas(&self) -> Vec<String> {
+        let mut schemas: Vec<String> = self
+            .entities
+            .keys()
+            .filter_map(|e| e.split_once('.').map(|(s, _)| s.to_string()))
+            .collect();
+        schemas.dedup();
+        schemas.sort();
+        schemas.dedup();
+        schemas
+    }
+
+    /// Entities (schema-qualified) in name order (the sync orders them by foreign keys).
     pub fn entities(&self) -> impl Iterator<Item = (&str, &EntityPolicy)> {
         self.entities.iter().map(|(n, e)| (n.as_str(), e))
     }
@@ -143,7 +255,7 @@ impl Policy {
     pub fn masker(&self, entity: &str, columns: &[String]) -> Result<Masker<'_>, MaskError> {
         let (entity_name, policy) =
             self.entities
-                .get_key_value(entity)
+                .get_key_value(&qualify(entity))
                 .ok_or_else(|| MaskError::UnknownEntity {
                     entity: crate::shorten(entity),
                     known: self.entities.keys().cloned().collect::<Vec<_>>().join(", "),
@@ -174,18 +286,76 @@ impl Policy {
     }
 }
 
-/// True for a plain lowercase SQL identifier (letters, digits, `_`; at most 63 bytes): the only
-/// names a policy, and a request naming an entity, may carry.
+/// True for a plain SQL identifier (ASCII letters, digits, `_`, `$`, not starting with a digit or
+/// `$`; at most 63 bytes): the only names a policy, and a request naming an entity, may carry.
+/// Upper case is kept as written (the table `"Album"` is `Album`).
 pub fn is_identifier(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 63
         && name
             .bytes()
             .next()
-            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && name
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+}
+
+/// `table` or `schema.table`, each part an [`is_identifier`].
+pub fn is_entity_name(name: &str) -> bool {
+    match name.split_once('.') {
+        Some((schema, table)) => is_identifier(schema) && is_identifier(table),
+        None => is_identifier(name),
+    }
+}
+
+fn check_entity_name(policy: &str, name: &str) -> Result<(), PolicyError> {
+    if is_entity_name(name) {
+        Ok(())
+    } else {
+        Err(PolicyError::BadName {
+            policy: policy.to_string(),
+            name: crate::shorten(name),
+        })
+    }
+}
+
+/// `[maskbus]`: `keys = { "schema.table" = ["col", ...] }`.
+fn parse_settings(
+    policy: &str,
+    table: toml::Table,
+) -> Result<BTreeMap<String, Vec<String>>, PolicyError> {
+    let syntax = |reason: String| PolicyError::Syntax {
+        policy: policy.to_string(),
+        reason,
+    };
+    let mut keys = BTreeMap::new();
+    for (setting, value) in table {
+        if setting != "keys" {
+            return Err(syntax(format!(
+                "[maskbus] has no setting {setting:?}; it takes keys (table = [key columns])"
+            )));
+        }
+        let toml::Value::Table(entries) = value else {
+            return Err(syntax("[maskbus.keys] must be a table".into()));
+        };
+        for (entity, columns) in entries {
+            check_entity_name(policy, &entity)?;
+            let columns: Vec<String> = columns.try_into().map_err(|_| {
+                syntax(format!(
+                    "[maskbus.keys] {entity} takes a list of column names"
+                ))
+            })?;
+            if columns.is_empty() {
+                return Err(syntax(format!("[maskbus.keys] {entity} names no column")));
+            }
+            for column in &columns {
+                check_identifier(policy, column)?;
+            }
+            keys.insert(qualify(&entity), columns);
+        }
+    }
+    Ok(keys)
 }
 
 fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
@@ -261,11 +431,11 @@ mod tests {
         assert_eq!(
             names,
             [
-                "accounts",
-                "addresses",
-                "cards",
-                "customers",
-                "transactions"
+                "public.accounts",
+                "public.addresses",
+                "public.cards",
+                "public.customers",
+                "public.transactions"
             ]
         );
         assert_eq!(
@@ -304,12 +474,52 @@ mod tests {
     }
 
     #[test]
+    fn tables_of_several_schemas_and_declared_keys() {
+        let policy = Policy::from_toml(
+            "p",
+            r#"
+            [orders]
+            id = "keep"
+            [sales.orders]
+            id = "keep"
+            note = { constant = "x" }
+            ["hr.Staff"]
+            Name = "redact"
+            [maskbus.keys]
+            "sales.orders" = ["id"]
+            "#,
+        )
+        .unwrap();
+        let names: Vec<_> = policy.entities().map(|(n, _)| n).collect();
+        assert_eq!(names, ["hr.Staff", "public.orders", "sales.orders"]);
+        assert_eq!(policy.schemas(), ["hr", "public", "sales"]);
+        assert!(policy.entity("orders").is_some());
+        assert_eq!(
+            policy.entity("sales.orders").unwrap().rule("note"),
+            Some(&Rule::Constant("x".into()))
+        );
+        assert_eq!(
+            policy.key_columns("sales.orders"),
+            Some(&["id".to_string()][..])
+        );
+        assert_eq!(policy.key_columns("orders"), None);
+        for bad in [
+            "[a.b.c]\nid = \"keep\"",
+            "[maskbus.keys]\n\"t\" = [\"id\"]\n[u]\nid = \"keep\"",
+            "[maskbus]\nwhat = 1\n[u]\nid = \"keep\"",
+            "[t]\nid = \"keep\"\n[public.t]\nid = \"keep\"",
+        ] {
+            assert!(Policy::from_toml("p", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_column_without_a_rule_is_refused_never_passed() {
         let policy = Policy::from_toml("p", "[customers]\nid = \"keep\"").unwrap();
         let err = policy
             .masker("customers", &["id".into(), "ssn".into()])
             .unwrap_err();
-        assert_eq!(err.to_string(), "customers.ssn has no masking rule: deny by default refuses it; add a rule (or \"keep\") to the policy");
+        assert_eq!(err.to_string(), "public.customers.ssn has no masking rule: deny by default refuses it; add a rule (or \"keep\") to the policy");
         let err = policy.masker("users", &["id".into()]).unwrap_err();
         assert!(
             err.to_string().contains("unknown entity \"users\""),

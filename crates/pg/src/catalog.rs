@@ -1,209 +1,225 @@
-//! What the live schema looks like: columns, keys and foreign keys, read from the catalog.
+//! What the live schema looks like: tables, columns, keys, foreign keys and sequences, read from
+//! the catalog into the [`crate::model`].
 //!
 //! The sync engine and `maskbus policy check` take table and column names from here (and from the
-//! policy), never from request text.
+//! policy), never from request text. Partitions are not tables of their own: a partitioned table
+//! is read and written through its parent.
 
+use crate::model::{Column, ForeignKey, TableInfo, TableRef};
 use crate::{PgError, Target};
+use std::collections::BTreeMap;
 use tokio_postgres::Client;
 
-/// One column of a base table.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CatalogColumn {
-    pub table: String,
-    pub column: String,
-    /// `information_schema` spelling: `character varying`, `date`, `bigint`, ...
-    pub data_type: String,
-    pub max_length: Option<usize>,
-    pub nullable: bool,
-    /// A one-column primary key or unique index covers it.
-    pub unique: bool,
-}
-
-/// Every column of every base table in `schema`, in table then column order.
-pub async fn columns(
+/// Every table (plain or partitioned, not a partition) of the given schemas, with its columns and
+/// key candidates, in schema then table order.
+pub async fn tables(
     target: &Target,
     client: &Client,
-    schema: &str,
-) -> Result<Vec<CatalogColumn>, PgError> {
+    schemas: &[String],
+) -> Result<Vec<TableInfo>, PgError> {
     let rows = client
         .query(
-            "SELECT c.table_name::text, c.column_name::text, c.data_type::text,
-                    c.character_maximum_length::int, c.is_nullable = 'YES',
-                    EXISTS (SELECT 1
-                              FROM pg_index i
-                              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-                             WHERE i.indrelid = format('%I.%I', c.table_schema, c.table_name)::regclass
-                               AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL
-                               AND a.attname = c.column_name)
-               FROM information_schema.columns c
-               JOIN information_schema.tables t
-                 ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-              WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE'
-              ORDER BY c.table_name, c.ordinal_position",
-            &[&schema],
+            "WITH rel AS (
+                 SELECT c.oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind
+                   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1))
+             SELECT r.schema, r.name, r.relkind = 'p', a.attname::text,
+                    format_type(a.atttypid, a.atttypmod),
+                    coalesce(ic.data_type::text, format_type(a.atttypid, NULL)),
+                    ic.character_maximum_length::int,
+                    NOT a.attnotnull, a.attgenerated <> '', a.attidentity <> '',
+                    EXISTS (SELECT 1 FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
+                             WHERE m.amname = 'btree' AND o.opcdefault
+                               AND (o.opcintype = bt.oid
+                                    OR (bt.typtype = 'e' AND o.opcintype = 'anyenum'::regtype)
+                                    OR (bt.typcategory = 'A' AND o.opcintype = 'anyarray'::regtype)
+                                    OR (bt.typtype = 'r' AND o.opcintype = 'anyrange'::regtype)
+                                    OR EXISTS (SELECT 1 FROM pg_cast k WHERE k.castsource = bt.oid
+                                                  AND k.casttarget = o.opcintype AND k.castmethod = 'b'))),
+                    EXISTS (SELECT 1 FROM pg_index i
+                             WHERE i.indrelid = r.oid AND i.indisunique AND i.indnkeyatts = 1
+                               AND i.indpred IS NULL AND i.indkey[0] = a.attnum)
+               FROM rel r
+               JOIN pg_attribute a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
+               JOIN pg_type ty ON ty.oid = a.atttypid
+               JOIN pg_type bt ON bt.oid = CASE WHEN ty.typtype = 'd' THEN ty.typbasetype ELSE ty.oid END
+               LEFT JOIN information_schema.columns ic
+                 ON ic.table_schema = r.schema AND ic.table_name = r.name AND ic.column_name = a.attname
+              ORDER BY r.schema, r.name, a.attnum",
+            &[&schemas],
         )
         .await
-        .map_err(|e| target.query_error("reading columns from information_schema", &e))?;
-    Ok(rows
-        .iter()
-        .map(|r| CatalogColumn {
-            table: r.get(0),
-            column: r.get(1),
-            data_type: r.get(2),
-            max_length: r.get::<_, Option<i32>>(3).map(|n| n as usize),
-            nullable: r.get(4),
-            unique: r.get(5),
-        })
-        .collect())
-}
-
-/// A table's single-column primary key, if it has one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PrimaryKey {
-    pub table: String,
-    pub column: String,
-    /// `format_type` spelling, e.g. `bigint`.
-    pub data_type: String,
-    /// How many columns the key has (only 1 is supported by the sync).
-    pub columns: usize,
-}
-
-/// Primary keys of the base tables in `schema`.
-pub async fn primary_keys(
-    target: &Target,
-    client: &Client,
-    schema: &str,
-) -> Result<Vec<PrimaryKey>, PgError> {
-    let rows = client
+        .map_err(|e| target.query_error("reading tables and columns from the catalog", &e))?;
+    let mut tables: BTreeMap<TableRef, TableInfo> = BTreeMap::new();
+    for r in &rows {
+        let table = TableRef::new(r.get::<_, String>(0), r.get::<_, String>(1));
+        let info = tables.entry(table.clone()).or_insert_with(|| TableInfo {
+            table,
+            columns: Vec::new(),
+            primary_key: None,
+            unique_keys: Vec::new(),
+            partitioned: r.get(2),
+        });
+        info.columns.push(Column {
+            name: r.get(3),
+            sql_type: r.get(4),
+            data_type: r.get(5),
+            max_length: r.get::<_, Option<i32>>(6).map(|n| n as usize),
+            nullable: r.get(7),
+            generated: r.get(8),
+            identity: r.get(9),
+            orderable: r.get(10),
+            unique: r.get(11),
+        });
+    }
+    // Key candidates: the primary key, and unique non-partial indexes on plain NOT NULL columns.
+    let keys = client
         .query(
-            "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod), cardinality(k.conkey)
-               FROM pg_constraint k
-               JOIN pg_class c ON c.oid = k.conrelid
+            "SELECT n.nspname::text, c.relname::text, ic.relname::text, i.indisprimary,
+                    ARRAY(SELECT a.attname::text FROM unnest(i.indkey[0:i.indnkeyatts - 1]) WITH ORDINALITY u(n, o)
+                            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.n ORDER BY u.o),
+                    NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                 WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey[0:i.indnkeyatts - 1])
+                                   AND NOT a.attnotnull)
+               FROM pg_index i
+               JOIN pg_class c ON c.oid = i.indrelid
+               JOIN pg_class ic ON ic.oid = i.indexrelid
                JOIN pg_namespace n ON n.oid = c.relnamespace
-               JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]
-              WHERE k.contype = 'p' AND n.nspname = $1
-              ORDER BY 1",
-            &[&schema],
+              WHERE i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+                AND n.nspname = ANY($1) AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+              ORDER BY 1, 2, i.indnkeyatts, 3",
+            &[&schemas],
         )
         .await
-        .map_err(|e| target.query_error("reading primary keys from pg_constraint", &e))?;
-    Ok(rows
-        .iter()
-        .map(|r| PrimaryKey {
-            table: r.get(0),
-            column: r.get(1),
-            data_type: r.get(2),
-            columns: r.get::<_, i32>(3) as usize,
-        })
-        .collect())
+        .map_err(|e| target.query_error("reading keys from pg_index", &e))?;
+    for r in &keys {
+        let table = TableRef::new(r.get::<_, String>(0), r.get::<_, String>(1));
+        let Some(info) = tables.get_mut(&table) else {
+            continue;
+        };
+        let columns: Vec<String> = r.get(4);
+        if r.get::<_, bool>(3) {
+            info.primary_key = Some(columns);
+        } else if r.get::<_, bool>(5) {
+            info.unique_keys.push((r.get(2), columns));
+        }
+    }
+    Ok(tables.into_values().collect())
 }
 
-/// One foreign key: `table.columns` references `parent.parent_columns`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ForeignKey {
-    pub table: String,
-    pub columns: Vec<String>,
-    pub parent: String,
-    pub parent_columns: Vec<String>,
-}
-
-/// Foreign keys between base tables of `schema`.
+/// Foreign keys whose child table is in one of `schemas` (the parent may be anywhere).
 pub async fn foreign_keys(
     target: &Target,
     client: &Client,
-    schema: &str,
+    schemas: &[String],
 ) -> Result<Vec<ForeignKey>, PgError> {
     let rows = client
         .query(
-            "SELECT c.relname::text, p.relname::text,
+            "SELECT k.conname::text, cn.nspname::text, c.relname::text, pn.nspname::text, p.relname::text,
                     ARRAY(SELECT a.attname::text FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
                             JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n ORDER BY u.i),
                     ARRAY(SELECT a.attname::text FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
-                            JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n ORDER BY u.i)
+                            JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n ORDER BY u.i),
+                    NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                 WHERE a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey) AND a.attnotnull),
+                    k.condeferrable
                FROM pg_constraint k
                JOIN pg_class c ON c.oid = k.conrelid
+               JOIN pg_namespace cn ON cn.oid = c.relnamespace
                JOIN pg_class p ON p.oid = k.confrelid
-               JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE k.contype = 'f' AND n.nspname = $1
-              ORDER BY 1, 2",
-            &[&schema],
+               JOIN pg_namespace pn ON pn.oid = p.relnamespace
+              WHERE k.contype = 'f' AND cn.nspname = ANY($1) AND NOT c.relispartition
+                AND k.conparentid = 0
+              ORDER BY 2, 3, 1",
+            &[&schemas],
         )
         .await
         .map_err(|e| target.query_error("reading foreign keys from pg_constraint", &e))?;
     Ok(rows
         .iter()
         .map(|r| ForeignKey {
-            table: r.get(0),
-            parent: r.get(1),
-            columns: r.get(2),
-            parent_columns: r.get(3),
+            name: r.get(0),
+            table: TableRef::new(r.get::<_, String>(1), r.get::<_, String>(2)),
+            parent: TableRef::new(r.get::<_, String>(3), r.get::<_, String>(4)),
+            columns: r.get(5),
+            parent_columns: r.get(6),
+            nullable: r.get(7),
+            deferrable: r.get(8),
         })
         .collect())
 }
 
-/// Each column of `table` with its full type (`format_type`, e.g. `character varying(60)`), in
-/// column order. Empty when the table does not exist.
-pub async fn column_types(
+/// The sequences behind columns of `table` (serial, identity, or a `DEFAULT nextval(...)`), each
+/// with its column, as (sequence regclass text, column).
+pub async fn sequences(
     target: &Target,
     client: &Client,
-    schema: &str,
-    table: &str,
+    table: &TableRef,
 ) -> Result<Vec<(String, String)>, PgError> {
     let rows = client
         .query(
-            "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod)
-               FROM pg_attribute a
-               JOIN pg_class c ON c.oid = a.attrelid
-               JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')
-                AND a.attnum > 0 AND NOT a.attisdropped
-              ORDER BY a.attnum",
-            &[&schema, &table],
+            "SELECT DISTINCT s.oid::regclass::text, a.attname::text
+               FROM pg_class t
+               JOIN pg_namespace n ON n.oid = t.relnamespace
+               JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+               JOIN pg_depend d ON (d.classid = 'pg_class'::regclass AND d.refobjid = t.oid
+                                    AND d.refobjsubid = a.attnum AND d.deptype IN ('a', 'i'))
+                               OR (d.classid = 'pg_attrdef'::regclass AND d.objid IN
+                                    (SELECT ad.oid FROM pg_attrdef ad WHERE ad.adrelid = t.oid AND ad.adnum = a.attnum)
+                                   AND d.refclassid = 'pg_class'::regclass)
+               JOIN pg_class s ON s.oid = CASE WHEN d.classid = 'pg_class'::regclass THEN d.objid ELSE d.refobjid END
+                              AND s.relkind = 'S'
+              WHERE n.nspname = $1 AND t.relname = $2
+              ORDER BY 1",
+            &[&table.schema, &table.name],
         )
         .await
-        .map_err(|e| target.query_error(format!("reading the columns of {table}"), &e))?;
+        .map_err(|e| target.query_error(format!("reading the sequences of {table}"), &e))?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
-/// The first `limit` rows of `table` in primary-key order, every value as text (for side-by-side
+/// One table by name, or `None` when the database has no such table.
+pub async fn table(
+    target: &Target,
+    client: &Client,
+    table: &TableRef,
+) -> Result<Option<TableInfo>, PgError> {
+    Ok(tables(target, client, std::slice::from_ref(&table.schema))
+        .await?
+        .into_iter()
+        .find(|t| &t.table == table))
+}
+
+/// The first `limit` rows of `table` in key order, every value as text (for side-by-side
 /// displays). The table name is checked against the catalog before it is used.
 pub async fn first_rows(
     target: &Target,
     client: &Client,
-    schema: &str,
-    table: &str,
+    table: &TableRef,
     limit: i64,
 ) -> Result<(Vec<String>, Vec<Vec<Option<String>>>), PgError> {
-    let columns: Vec<String> = column_types(target, client, schema, table)
-        .await?
-        .into_iter()
-        .map(|(c, _)| c)
-        .collect();
-    if columns.is_empty() {
+    let Some(info) = self::table(target, client, table).await? else {
         return Err(PgError::Query {
             role: target.role,
             endpoint: target.endpoint(),
             action: format!("reading {table}"),
-            reason: format!("there is no table {table} in schema {schema}"),
+            reason: format!("there is no table {table}"),
             transient: false,
         });
-    }
-    let key = primary_keys(target, client, schema)
-        .await?
-        .into_iter()
-        .find(|k| k.table == table)
-        .map(|k| k.column)
-        .unwrap_or_else(|| columns[0].clone());
+    };
+    let columns: Vec<String> = info.columns.iter().map(|c| c.name.clone()).collect();
+    let order: Vec<String> = info
+        .key(None)
+        .map(|k| k.names())
+        .unwrap_or_else(|_| columns.clone())
+        .iter()
+        .map(|c| format!("t.{}", crate::quote_ident(c)))
+        .collect();
     let sql = format!(
-        "SELECT {} FROM {}.{} t ORDER BY t.{} LIMIT $1",
-        columns
-            .iter()
-            .map(|c| format!("t.{}::text", crate::quote_ident(c)))
-            .collect::<Vec<_>>()
-            .join(", "),
-        crate::quote_ident(schema),
-        crate::quote_ident(table),
-        crate::quote_ident(&key)
+        "SELECT {} FROM {} t ORDER BY {} LIMIT $1",
+        crate::statements::select_text(&columns),
+        table.sql(),
+        order.join(", ")
     );
     let rows = client
         .query(&sql, &[&limit])
@@ -214,4 +230,17 @@ pub async fn first_rows(
         .map(|r| (0..columns.len()).map(|i| r.get(i)).collect())
         .collect();
     Ok((columns, values))
+}
+
+/// Rows in `table` (exact count).
+pub async fn count_rows(
+    target: &Target,
+    client: &Client,
+    table: &TableRef,
+) -> Result<i64, PgError> {
+    client
+        .query_one(&format!("SELECT count(*) FROM {}", table.sql()), &[])
+        .await
+        .map(|r| r.get(0))
+        .map_err(|e| target.query_error(format!("counting rows of {table}"), &e))
 }

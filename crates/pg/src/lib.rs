@@ -9,13 +9,16 @@
 pub mod catalog;
 mod endpoint;
 mod migrate;
+pub mod model;
 mod pool;
+pub mod statements;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use deadpool_postgres;
 pub use endpoint::Endpoint;
 pub use migrate::{apply_migrations, ensure_database, Migration};
+pub use model::{Column, ForeignKey, KeyColumn, KeyCursor, KeyDef, KeySource, TableInfo, TableRef};
 pub use pool::PgPool;
 pub use tokio_postgres;
 
@@ -57,19 +60,28 @@ impl PgError {
 }
 
 /// Connection-level failures: closed connections, I/O errors, SQLSTATE class 08 (connection
-/// exception) and 57P01-57P03 (admin or crash shutdown, cannot connect now).
+/// exception), 57P01-57P03 (admin or crash shutdown, cannot connect now), and 40001/40P01 (a
+/// serialization failure or deadlock: the same statement may succeed next time). Everything else
+/// (a type that does not convert, a missing table, permission denied, a constraint) is permanent:
+/// retrying cannot help, so callers fail fast.
 pub fn is_transient(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }
-    match e.code() {
-        Some(code) => {
-            let code = code.code();
-            code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
-        }
-        // No SQLSTATE: the error came from the socket, not the server.
-        None => e.as_db_error().is_none(),
+    if let Some(code) = e.code() {
+        let code = code.code();
+        return code.starts_with("08")
+            || matches!(code, "57P01" | "57P02" | "57P03" | "40001" | "40P01");
     }
+    // No SQLSTATE: transient only when the socket failed, not when a value failed to convert.
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if cause.downcast_ref::<std::io::Error>().is_some() {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// A parsed connection target: the tokio-postgres config plus the role it plays, kept together so

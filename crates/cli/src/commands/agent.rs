@@ -74,8 +74,15 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
                 shutdown_signal().await;
                 let _ = stop.send(true);
             });
-            let rows = consumer.run(args.once, stopped).await?;
-            println!("synced {rows} rows");
+            match consumer.run(args.once, stopped).await {
+                Ok(rows) => println!("synced {rows} rows"),
+                // Some tables synced, some could not: say which, and exit 3 so CI can tell.
+                Err(e @ maskbus_agents::consumer::ConsumerError::Partial { .. }) => {
+                    eprintln!("maskbus: error: {e}");
+                    return Ok(ExitCode::from(3));
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

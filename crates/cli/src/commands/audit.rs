@@ -23,8 +23,6 @@ pub struct AuditArgs {
     /// The policy that says which source columns are sensitive (default: the bank policy).
     #[arg(long, env = "MASKBUS_POLICY")]
     policy: Option<PathBuf>,
-    #[arg(long, default_value = "public")]
-    schema: String,
     /// Also run the design's one-line SQL grep and print its count beside ours.
     #[arg(long)]
     compare_sql: bool,
@@ -36,8 +34,7 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
         Some(url) => {
             let source = Target::parse("source", url)?;
             let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
-            let (matcher, stats) =
-                wire_audit::load_source_values(&source, &policy, &args.schema).await?;
+            let (matcher, stats) = wire_audit::load_source_values(&source, &policy).await?;
             eprintln!(
                 "exact match: {} real values from {} columns of {} held as keyed hashes; left out {} unchanged by their rule, \
                  {} that a pseudonym could also produce, {} too short to mean anything",

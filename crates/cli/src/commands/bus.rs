@@ -18,6 +18,9 @@ pub struct BusArgs {
 
 #[derive(Subcommand)]
 enum BusCommand {
+    /// Create the bus database if missing and apply the mailbox schema (schema mq); touches no
+    /// other database.
+    Init,
     /// Put one message on the bus.
     Send {
         /// The recipient mailbox.
@@ -62,6 +65,17 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
         .context("no bus database given: pass --bus URL or set MASKBUS_BUS_URL")?;
     let target = Target::parse("bus", &url)?;
     match args.command {
+        BusCommand::Init => {
+            let created = maskbus_pg::ensure_database(&target).await?;
+            let applied =
+                maskbus_pg::apply_migrations(&target, maskbus_mailbox::MIGRATIONS).await?;
+            let what = match (created, applied.is_empty()) {
+                (true, _) => format!("created, applied {}", applied.join(", ")),
+                (false, false) => format!("applied {}", applied.join(", ")),
+                (false, true) => "up to date: nothing to do".to_string(),
+            };
+            println!("bus {} {what}", target.endpoint());
+        }
         BusCommand::Send {
             to,
             body,

@@ -1,15 +1,15 @@
-//! `maskbus db init`: create whichever of the three databases is missing and apply its schema.
+//! `maskbus db status` and `maskbus db compare`: the tables of a policy, side by side in the
+//! source and the target. Read-only on both.
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use maskbus_pg::{apply_migrations, ensure_database, Migration, Target};
+use maskbus_pg::{TableRef, Target};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
 pub enum DbCommand {
-    /// Create the source, target and bus databases if missing and apply the schema from sql/.
-    Init(InitArgs),
-    /// Print the row count of every bank table in the source and the target.
+    /// Row counts of every table of the policy in the source and the target.
     Status(StatusArgs),
     /// Show the first rows of a table in the source next to the same rows in the target.
     Compare(CompareArgs),
@@ -21,12 +21,11 @@ pub struct CompareArgs {
     source: String,
     #[arg(long, env = "MASKBUS_TARGET_URL")]
     target: String,
+    /// `table` (in schema public) or `schema.table`.
     #[arg(long, default_value = "customers")]
     table: String,
     #[arg(long, default_value_t = 3)]
     limit: i64,
-    #[arg(long, default_value = "public")]
-    schema: String,
 }
 
 #[derive(Args)]
@@ -35,24 +34,13 @@ pub struct StatusArgs {
     source: String,
     #[arg(long, env = "MASKBUS_TARGET_URL")]
     target: String,
-}
-
-#[derive(Args)]
-pub struct InitArgs {
-    /// The production database (seeded), e.g. postgres://postgres@127.0.0.1:55432/fintechp
-    #[arg(long, env = "MASKBUS_SOURCE_URL")]
-    source: String,
-    /// The test database (same schema, filled by sync), e.g. .../fintecht
-    #[arg(long, env = "MASKBUS_TARGET_URL")]
-    target: String,
-    /// The bus database that holds mq.messages, e.g. .../bus
-    #[arg(long, env = "MASKBUS_BUS_URL")]
-    bus: String,
+    /// The policy whose tables to count (default: the bank policy).
+    #[arg(long, env = "MASKBUS_POLICY")]
+    policy: Option<PathBuf>,
 }
 
 pub async fn run(command: DbCommand) -> Result<ExitCode> {
     match command {
-        DbCommand::Init(args) => init(args).await,
         DbCommand::Status(args) => status(args).await,
         DbCommand::Compare(args) => compare(args).await,
     }
@@ -61,67 +49,37 @@ pub async fn run(command: DbCommand) -> Result<ExitCode> {
 async fn status(args: StatusArgs) -> Result<ExitCode> {
     let source = Target::parse("source", &args.source)?;
     let target = Target::parse("target", &args.target)?;
-    let source_counts = maskbus_bank::row_counts(&source).await?;
-    let target_counts = maskbus_bank::row_counts(&target).await?;
+    let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
+    let (source_client, target_client) = (source.connect().await?, target.connect().await?);
+    let tables: Vec<TableRef> = policy
+        .entities()
+        .map(|(name, _)| TableRef::parse(name))
+        .collect();
+    let width = tables
+        .iter()
+        .map(|t| t.to_string().len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     println!(
-        "{:<14} {:>12} {:>12}",
+        "{:<width$} {:>12} {:>12}",
         "table",
         source.dbname(),
         target.dbname()
     );
-    for ((table, in_source), (_, in_target)) in source_counts.iter().zip(&target_counts) {
-        println!("{table:<14} {in_source:>12} {in_target:>12}");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn init(args: InitArgs) -> Result<ExitCode> {
-    // Parse all three first so a typo in the last URL does not leave the first two half done.
-    let plan: [(Target, &[Migration]); 3] = [
-        (
-            Target::parse("source", &args.source)?,
-            maskbus_bank::MIGRATIONS,
-        ),
-        (
-            Target::parse("target", &args.target)?,
-            maskbus_bank::MIGRATIONS,
-        ),
-        (
-            Target::parse("bus", &args.bus)?,
-            maskbus_mailbox::MIGRATIONS,
-        ),
-    ];
-    // Masked rows must never land back in production, nor the bus share a database with either.
-    for (i, (a, _)) in plan.iter().enumerate() {
-        for (b, _) in &plan[i + 1..] {
-            if a.endpoint() == b.endpoint() {
-                anyhow::bail!(
-                    "the {} and {} URLs name the same database ({}); give each its own database",
-                    a.role,
-                    b.role,
-                    a.endpoint()
-                );
-            }
-        }
-    }
-    let mut changed = false;
-    for (target, migrations) in &plan {
-        let created = ensure_database(target).await?;
-        let applied = apply_migrations(target, migrations).await?;
-        let what = match (created, applied.is_empty()) {
-            (true, _) => format!("created, applied {}", applied.join(", ")),
-            (false, false) => format!("applied {}", applied.join(", ")),
-            (false, true) => "up to date".to_string(),
+    for table in &tables {
+        let count = |n: Result<i64, maskbus_pg::PgError>| match n {
+            Ok(n) => n.to_string(),
+            Err(_) => "(missing)".to_string(),
         };
-        changed |= created || !applied.is_empty();
+        let in_source =
+            count(maskbus_pg::catalog::count_rows(&source, &source_client, table).await);
+        let in_target =
+            count(maskbus_pg::catalog::count_rows(&target, &target_client, table).await);
         println!(
-            "{:<6} {:<40} {what}",
-            target.role,
-            target.endpoint().to_string()
+            "{:<width$} {in_source:>12} {in_target:>12}",
+            table.to_string()
         );
-    }
-    if !changed {
-        println!("nothing to do: all three databases exist and their schemas are up to date");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -129,23 +87,18 @@ async fn init(args: InitArgs) -> Result<ExitCode> {
 async fn compare(args: CompareArgs) -> Result<ExitCode> {
     let source = Target::parse("source", &args.source)?;
     let target = Target::parse("target", &args.target)?;
+    if !maskbus_mask::is_entity_name(&args.table) {
+        anyhow::bail!(
+            "--table {:?} is not a table name (table or schema.table)",
+            args.table
+        );
+    }
+    let table = TableRef::parse(&args.table);
     let limit = args.limit.clamp(1, 50);
-    let (columns, source_rows) = maskbus_pg::catalog::first_rows(
-        &source,
-        &source.connect().await?,
-        &args.schema,
-        &args.table,
-        limit,
-    )
-    .await?;
-    let (_, target_rows) = maskbus_pg::catalog::first_rows(
-        &target,
-        &target.connect().await?,
-        &args.schema,
-        &args.table,
-        limit,
-    )
-    .await?;
+    let (columns, source_rows) =
+        maskbus_pg::catalog::first_rows(&source, &source.connect().await?, &table, limit).await?;
+    let (_, target_rows) =
+        maskbus_pg::catalog::first_rows(&target, &target.connect().await?, &table, limit).await?;
     let width = columns.iter().map(|c| c.len()).max().unwrap_or(6).max(6);
     let show = |v: Option<&Option<String>>| match v {
         Some(Some(text)) => text.clone(),
@@ -153,7 +106,7 @@ async fn compare(args: CompareArgs) -> Result<ExitCode> {
         None => "(missing)".to_string(),
     };
     for (n, row) in source_rows.iter().enumerate() {
-        println!("{} row {}:", args.table, n + 1);
+        println!("{} row {}:", table.name, n + 1);
         println!(
             "  {:<width$}  {:<32}  {}",
             "column",

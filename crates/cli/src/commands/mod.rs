@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod audit;
+pub mod bank;
 pub mod bus;
 pub mod db;
 pub mod policy;

@@ -20,9 +20,6 @@ pub struct CheckArgs {
     /// A policy TOML file; the bank policy (policies/bank.toml) when left out.
     #[arg(long, env = "MASKBUS_POLICY")]
     policy: Option<PathBuf>,
-    /// The schema holding the tables.
-    #[arg(long, default_value = "public")]
-    schema: String,
 }
 
 pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
@@ -30,7 +27,7 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
         PolicyCommand::Check(args) => {
             let source = Target::parse("source", &args.source)?;
             let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
-            let lines = maskbus_agents::policy::check(&source, &policy, &args.schema).await?;
+            let lines = maskbus_agents::policy::check(&source, &policy).await?;
             print!("{}", maskbus_mask::fit::render(policy.name(), &lines));
             let (errors, _) = maskbus_mask::fit::tally(&lines);
             Ok(if errors > 0 {

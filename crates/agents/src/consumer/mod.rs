@@ -1,0 +1,492 @@
+//! The consumer: asks the producer for pages after its watermark and writes them into the
+//! target in foreign-key order, idempotently.
+//!
+//! - [`client`]: the request/reply client over the bus.
+//! - [`writer`]: the target writer (pages with their watermark in one transaction, deferred
+//!   links, sequences) and the consumer's bookkeeping schema.
+//! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
+//! - [`local`]: the back-ends of the consumer's tools (`insert_rows`, `query_local`).
+//!
+//! Each page is upserted by key in one transaction together with the entity's watermark, so a
+//! page delivered twice changes nothing and a crash between pages resumes exactly where the last
+//! commit left off. A child page whose parents are not in the target yet (a parent row
+//! committed late on the source) asks the producer for those parents first. Foreign keys that
+//! close a cycle are written NULL, staged, and set when the pass is through. The target's
+//! sequences are moved past the synced values after each pass.
+
+pub mod client;
+pub mod local;
+pub mod pages;
+pub mod writer;
+
+pub use pages::{EntityPlan, Skipped, SyncState};
+pub use writer::MIGRATIONS;
+
+use crate::config::ConsumerConfig;
+use crate::protocol::{ErrorCode, ReceivedPage, ReceivedReply, Request, Snapshot, VERSION};
+use client::Asker;
+use maskbus_mailbox::{Mailbox, MailboxError, Settings};
+use maskbus_pg::{PgError, Target};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+use tokio::sync::watch;
+use writer::{ApplyError, Writer};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConsumerError {
+    #[error(transparent)]
+    Pg(#[from] PgError),
+    #[error(transparent)]
+    Mailbox(#[from] MailboxError),
+    #[error("the producer refused {what}: {message} ({code:?})")]
+    Refused {
+        what: String,
+        code: ErrorCode,
+        message: String,
+    },
+    #[error("no reply from the producer at mailbox {mailbox} after {tries} tries of {timeout:?}: is `maskbus run` running with the producer config?")]
+    NoReply {
+        mailbox: String,
+        tries: u32,
+        timeout: Duration,
+    },
+    #[error("a reply for {entity} does not fit the target: {reason}")]
+    BadReply { entity: String, reason: String },
+    #[error("{entity}: {reason}")]
+    Unsupported { entity: String, reason: String },
+    #[error("{0}")]
+    Plan(#[from] crate::plan::PlanError),
+    #[error("{} of {} tables could not be synced: {}", failed.len(), tables, failed.iter().map(|s| format!("{} ({})", s.entity, s.reason)).collect::<Vec<_>>().join("; "))]
+    Partial { failed: Vec<Skipped>, tables: usize },
+    #[error("stopped by a signal")]
+    Stopped,
+}
+
+impl ConsumerError {
+    /// Worth retrying after a pause: a database or the bus restarting, a dropped connection.
+    /// Everything else (a type mismatch, a missing table, permission denied, a refusal) is
+    /// permanent and fails fast.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ConsumerError::Pg(e) | ConsumerError::Mailbox(MailboxError::Pg(e)) => e.is_transient(),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PassReport {
+    /// The pass finished one that a crash had cut short (so it only reached that pass's horizon).
+    pub resumed: bool,
+    /// Rows inserted or updated per entity, in plan order.
+    pub rows: Vec<(String, u64)>,
+    pub pages: u64,
+    pub parents_fetched: u64,
+    pub links_set: u64,
+    /// Entities that could not be synced, and why (the rest were).
+    pub failed: Vec<Skipped>,
+}
+
+impl PassReport {
+    pub fn total_rows(&self) -> u64 {
+        self.rows.iter().map(|(_, n)| n).sum()
+    }
+}
+
+pub struct Consumer {
+    pub config: ConsumerConfig,
+    pub asker: Asker,
+    pub writer: Writer,
+}
+
+impl Consumer {
+    pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
+        let bus = Target::parse("bus", &config.bus_url.0)?;
+        let target = Target::parse("target", &config.target_url.0)?;
+        let writer = Writer::start(target).await?;
+        let mailbox = Mailbox::connect(bus, "consumer", Settings::default()).await?;
+        Ok(Self {
+            asker: Asker::new(mailbox, &config),
+            config,
+            writer,
+        })
+    }
+
+    /// The entities to sync, in fill order (what the producer serves and the target can take),
+    /// and those skipped with the reason.
+    pub async fn plan(&self) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
+        let (offered, keys) = match self
+            .asker
+            .ask_patiently(&Request::Entities { v: VERSION }, "the entity list")
+            .await?
+            .into_iter()
+            .next()
+        {
+            Some(ReceivedReply::Entities { entities, keys, .. }) => (entities, keys),
+            _ => {
+                return Err(ConsumerError::BadReply {
+                    entity: String::new(),
+                    reason: "expected the entity list".into(),
+                })
+            }
+        };
+        self.catalog_plan(&offered, &keys).await
+    }
+
+    /// How `offered` lands in the target, from its catalog alone.
+    pub async fn catalog_plan(
+        &self,
+        offered: &[String],
+        keys: &BTreeMap<String, Vec<String>>,
+    ) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
+        let offered: Vec<String> = offered
+            .iter()
+            .filter(|e| crate::protocol::is_entity_name(e))
+            .map(|e| maskbus_mask::qualify(e))
+            .collect();
+        let schemas: Vec<String> = offered
+            .iter()
+            .map(|e| maskbus_pg::TableRef::parse(e).schema)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let (tables, fks) = self.writer.catalog(&schemas).await?;
+        Ok(pages::entity_plans(&offered, keys, &tables, &fks)?)
+    }
+
+    pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, ConsumerError> {
+        Ok(self.writer.states().await?)
+    }
+
+    /// Applies a page, first fetching any parent rows the target lacks.
+    async fn apply_with_parents(
+        &self,
+        plans: &[EntityPlan],
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        state: Option<&SyncState>,
+        report: &mut PassReport,
+        depth: usize,
+    ) -> Result<u64, ConsumerError> {
+        match self.writer.apply(plan, page, state).await {
+            Ok(n) => Ok(n),
+            Err(ApplyError::Consumer(e)) => Err(e),
+            Err(ApplyError::MissingParents) if depth <= plans.len() + 1 => {
+                for fk in &plan.parents {
+                    let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
+                        continue;
+                    };
+                    let positions: Option<Vec<usize>> = fk
+                        .columns
+                        .iter()
+                        .map(|c| page.columns.iter().position(|p| p == c))
+                        .collect();
+                    let Some(positions) = positions else { continue };
+                    let tuples: Vec<Vec<String>> = page
+                        .rows
+                        .iter()
+                        .filter_map(|r| positions.iter().map(|&i| r[i].clone()).collect())
+                        .collect();
+                    let lookup: Vec<(String, String)> = fk
+                        .parent_columns
+                        .iter()
+                        .map(|c| {
+                            (
+                                c.clone(),
+                                parent_plan.types.get(c).cloned().unwrap_or_default(),
+                            )
+                        })
+                        .collect();
+                    let missing = self.writer.missing(parent_plan, &lookup, &tuples).await?;
+                    for chunk in missing.chunks(crate::protocol::MAX_PAGE_ROWS as usize) {
+                        let request = Request::Rows {
+                            v: VERSION,
+                            entity: parent_plan.entity.clone(),
+                            columns: fk.parent_columns.clone(),
+                            keys: chunk.to_vec(),
+                        };
+                        let what = format!("rows of {}", parent_plan.entity);
+                        let Some(ReceivedReply::Page(parents)) = self
+                            .asker
+                            .ask_patiently(&request, &what)
+                            .await?
+                            .into_iter()
+                            .next()
+                        else {
+                            return Err(ConsumerError::BadReply {
+                                entity: parent_plan.entity.clone(),
+                                reason: "expected a page".into(),
+                            });
+                        };
+                        report.parents_fetched += parents.rows.len() as u64;
+                        Box::pin(self.apply_with_parents(
+                            plans,
+                            parent_plan,
+                            &parents,
+                            None,
+                            report,
+                            depth + 1,
+                        ))
+                        .await?;
+                    }
+                }
+                Box::pin(self.apply_with_parents(plans, plan, page, state, report, depth + 1)).await
+            }
+            Err(ApplyError::MissingParents) => Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: format!(
+                    "rows reference parent rows the producer could not supply (through {})",
+                    plan.parents
+                        .iter()
+                        .map(|fk| format!("{} to {}", fk.name, fk.parent))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        }
+    }
+
+    /// Asks for one request's pages (unless they were prefetched) and applies them with the
+    /// watermark they lead to. While the target writes them, the next request is already on its
+    /// way to the producer; its replies are returned for the next call.
+    async fn fetch_and_apply(
+        &self,
+        plans: &[EntityPlan],
+        plan: &EntityPlan,
+        request: &Request,
+        prefetched: Option<Vec<ReceivedReply>>,
+        state: SyncState,
+        report: &mut PassReport,
+    ) -> Result<(ReceivedPage, SyncState, Option<Vec<ReceivedReply>>), ConsumerError> {
+        let what = format!("a page of {}", plan.entity);
+        let replies = match prefetched {
+            Some(replies) => replies,
+            None => self.asker.ask_patiently(request, &what).await?,
+        };
+        let page = pages::merge_pages(&plan.entity, replies)?;
+        let Some(until) = page.until.clone() else {
+            return Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: "a page reply without the snapshot that closes its window".into(),
+            });
+        };
+        let next = pages::next_state(state, &page, &until.0);
+        let next_request = pages::next_request(request, &page);
+        let prefetch = async {
+            match &next_request {
+                Some(next) => self.asker.ask_patiently(next, &what).await.ok(),
+                None => None,
+            }
+        };
+        let (applied, next_replies) = tokio::join!(
+            self.apply_with_parents(plans, plan, &page, Some(&next), report, 0),
+            prefetch
+        );
+        applied?;
+        Ok((page, next, next_replies))
+    }
+
+    /// Syncs one entity up to the pass's snapshot. Returns the rows moved.
+    async fn sync_entity(
+        &self,
+        plans: &[EntityPlan],
+        plan: &EntityPlan,
+        mut state: SyncState,
+        until: &mut Option<Snapshot>,
+        stop: &watch::Receiver<bool>,
+        report: &mut PassReport,
+    ) -> Result<u64, ConsumerError> {
+        let mut after = state.pass_until.as_ref().and(state.after_key.clone());
+        let mut moved = 0u64;
+        // The replies to the next request, asked for while this page was being written.
+        let mut prefetched: Option<Vec<ReceivedReply>> = None;
+        loop {
+            if *stop.borrow() {
+                return Err(ConsumerError::Stopped);
+            }
+            let request = Request::Page {
+                v: VERSION,
+                entity: plan.entity.clone(),
+                since: state.synced_until.clone().map(Snapshot),
+                until: until.clone(),
+                after: after.clone(),
+                limit: self.config.page_size,
+                pages: Some(self.config.pages_per_request),
+            };
+            // The page and its watermark commit together; on a transient failure (a database
+            // restarting) the same request is asked again, so nothing is skipped or doubled.
+            let mut pause = Duration::from_millis(200);
+            let mut tries = 0;
+            let (page, next_state) = loop {
+                match self
+                    .fetch_and_apply(
+                        plans,
+                        plan,
+                        &request,
+                        prefetched.take(),
+                        state.clone(),
+                        report,
+                    )
+                    .await
+                {
+                    Ok((page, next_state, next_replies)) => {
+                        prefetched = next_replies;
+                        break (page, next_state);
+                    }
+                    Err(e) if e.is_transient() && tries < 40 => {
+                        tries += 1;
+                        tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {pause:?}");
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(3));
+                    }
+                    Err(e) => return Err(e),
+                }
+            };
+            *until = page.until.clone();
+            state = next_state;
+            moved += page.rows.len() as u64;
+            // A merged page holds the replies of one request: parts 0..=part.
+            let before = report.pages;
+            report.pages += u64::from(page.part) + 1;
+            if before / 100 != report.pages / 100 {
+                tracing::info!(entity = %plan.entity, rows = moved, pages = report.pages, "syncing");
+            }
+            if !page.more {
+                return Ok(moved);
+            }
+            after = page.next_after;
+        }
+    }
+
+    /// One pass: every entity, parents first, up to one snapshot; then the deferred links and
+    /// the sequences. A table that fails for good is reported and its dependants are skipped;
+    /// the others go on, unless `all_or_nothing` is set. Between pages it checks `stop`.
+    pub async fn sync_pass(
+        &self,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<PassReport, ConsumerError> {
+        let (plans, skipped) = self.plan().await?;
+        let states = self.states().await?;
+        // A pass cut short by a crash is resumed with its own closing snapshot, for every entity,
+        // so parents and children stay within one window.
+        let mut until: Option<Snapshot> = states
+            .values()
+            .find_map(|s| s.pass_until.clone())
+            .map(Snapshot);
+        let mut report = PassReport {
+            resumed: until.is_some(),
+            ..PassReport::default()
+        };
+        for s in &skipped {
+            tracing::error!(entity = %s.entity, reason = %s.reason, "cannot sync this table");
+        }
+        report.failed = skipped;
+        if self.config.all_or_nothing && !report.failed.is_empty() {
+            return Err(ConsumerError::Partial {
+                tables: plans.len() + report.failed.len(),
+                failed: report.failed,
+            });
+        }
+        let mut failed: BTreeSet<String> = report.failed.iter().map(|s| s.entity.clone()).collect();
+        for plan in &plans {
+            if let Some(parent) = plan
+                .parents
+                .iter()
+                .find(|fk| failed.contains(&fk.parent.to_string()))
+            {
+                let reason = format!("its parent {} could not be synced", parent.parent);
+                tracing::error!(entity = %plan.entity, %reason, "skipping this table");
+                failed.insert(plan.entity.clone());
+                report.failed.push(Skipped {
+                    entity: plan.entity.clone(),
+                    reason,
+                });
+                continue;
+            }
+            let state = states.get(&plan.entity).cloned().unwrap_or_default();
+            match self
+                .sync_entity(&plans, plan, state, &mut until, stop, &mut report)
+                .await
+            {
+                Ok(moved) => {
+                    tracing::info!(entity = %plan.entity, rows = moved, "entity caught up");
+                    report.rows.push((plan.entity.clone(), moved));
+                }
+                Err(e) if e.is_transient() || matches!(e, ConsumerError::Stopped) => return Err(e),
+                Err(e) if self.config.all_or_nothing => return Err(e),
+                Err(e) => {
+                    tracing::error!(entity = %plan.entity, error = %e, "this table failed; syncing the others");
+                    failed.insert(plan.entity.clone());
+                    report.failed.push(Skipped {
+                        entity: plan.entity.clone(),
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
+        for plan in plans.iter().filter(|p| !p.deferred.is_empty()) {
+            report.links_set += self.writer.set_links(plan).await?;
+        }
+        self.writer.move_sequences(&plans).await?;
+        if !report.failed.is_empty() {
+            return Err(ConsumerError::Partial {
+                tables: plans.len() + report.failed.len() - failed.len().min(plans.len()),
+                failed: report.failed,
+            });
+        }
+        Ok(report)
+    }
+
+    /// Passes until stopped (or until caught up with `once`). Returns the rows moved.
+    pub async fn run(
+        &self,
+        once: bool,
+        mut stop: watch::Receiver<bool>,
+    ) -> Result<u64, ConsumerError> {
+        let mut total = 0;
+        let mut transient_failures = 0;
+        loop {
+            let report = match self.sync_pass(&stop).await {
+                Ok(report) => report,
+                Err(ConsumerError::Stopped) => return Ok(total),
+                // Between pages (reading the plan or the watermarks) a restart can also strike;
+                // the pass resumes from the watermarks the target holds.
+                Err(e) if e.is_transient() && transient_failures < 40 => {
+                    transient_failures += 1;
+                    tracing::warn!(error = %e, "transient failure; resuming the pass");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+                Err(e @ ConsumerError::Partial { .. }) if !once => {
+                    tracing::error!(error = %e, "pass incomplete; following the tables that sync");
+                    tokio::select! {
+                        _ = stop.wait_for(|stopped| *stopped) => return Ok(total),
+                        _ = tokio::time::sleep(self.config.follow_interval) => {}
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            transient_failures = 0;
+            total += report.total_rows();
+            tracing::info!(
+                rows = report.total_rows(),
+                pages = report.pages,
+                parents_fetched = report.parents_fetched,
+                links_set = report.links_set,
+                "sync pass done"
+            );
+            // A resumed pass only reached the old pass's horizon; --once means caught up to now.
+            if once && !report.resumed {
+                return Ok(total);
+            }
+            if once {
+                continue;
+            }
+            tokio::select! {
+                _ = stop.wait_for(|stopped| *stopped) => return Ok(total),
+                _ = tokio::time::sleep(self.config.follow_interval) => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The consumer's writes into the target: pages upserted together with their watermark and
+//! their staged links in one transaction, links set once a cycle is in, sequences moved past
+//! the synced values. The consumer's own bookkeeping lives in schema `maskbus` of the target
+//! (`maskbus.sync_state`, `maskbus.pending_links`), created on first run.
+
+use super::pages::{self, EntityPlan, SyncState};
+use super::ConsumerError;
+use crate::protocol::ReceivedPage;
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::{statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use std::collections::BTreeMap;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+
+/// The consumer's own bookkeeping in the target database.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        component: "sync",
+        name: "0001_sync_state.sql",
+        sql: include_str!("../../../../sql/sync/0001_sync_state.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0002_any_key.sql",
+        sql: include_str!("../../../../sql/sync/0002_any_key.sql"),
+    },
+];
+
+/// Why a page could not be written.
+pub enum ApplyError {
+    /// A foreign key to a row the target does not have yet: fetch the parents and try again.
+    MissingParents,
+    Consumer(ConsumerError),
+}
+
+impl From<PgError> for ApplyError {
+    fn from(e: PgError) -> Self {
+        ApplyError::Consumer(e.into())
+    }
+}
+
+pub struct Writer {
+    pub target: Target,
+    pool: PgPool,
+}
+
+fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
+    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
+}
+
+impl Writer {
+    pub async fn start(target: Target) -> Result<Self, PgError> {
+        maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
+        let pool = PgPool::new(target.clone(), 3)?;
+        Ok(Self { target, pool })
+    }
+
+    pub async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        self.pool.get().await
+    }
+
+    /// The target's tables and foreign keys in `schemas`.
+    pub async fn catalog(
+        &self,
+        schemas: &[String],
+    ) -> Result<(Vec<TableInfo>, Vec<ForeignKey>), PgError> {
+        let client = self.client().await?;
+        let tables = maskbus_pg::catalog::tables(&self.target, &client, schemas).await?;
+        let fks = maskbus_pg::catalog::foreign_keys(&self.target, &client, schemas).await?;
+        Ok((tables, fks))
+    }
+
+    /// Every entity's watermark, by `schema.table`.
+    pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT entity, synced_until, pass_until, after_key, rows_synced FROM maskbus.sync_state",
+                &[],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    SyncState {
+                        synced_until: r.get(1),
+                        pass_until: r.get(2),
+                        after_key: r.get(3),
+                        rows_synced: r.get(4),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// Upserts a page, stages its deferred links and, with `state`, records the watermark, all
+    /// in one transaction. Returns the number of rows written.
+    pub async fn apply(
+        &self,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        state: Option<&SyncState>,
+    ) -> Result<u64, ApplyError> {
+        let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
+        let statement = statements::upsert(&statements::Write {
+            table: &plan.table,
+            key: &plan.key,
+            columns: &columns,
+            deferred: &plan.deferred,
+            identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
+        });
+        let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
+            .map(|i| page.rows.iter().map(|row| row[i].as_deref()).collect())
+            .collect();
+        let links = pages::staged_links(plan, page);
+        let mut client = self.client().await?;
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        // Deferrable constraints are checked at COMMIT, so rows of one page may reference each
+        // other in any order.
+        tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
+            .await
+            .map_err(q("SET CONSTRAINTS".into()))?;
+        let written = if page.rows.is_empty() {
+            0
+        } else {
+            match tx.execute(&statement, &params(&values)).await {
+                Ok(n) => n,
+                Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                    return Err(ApplyError::MissingParents)
+                }
+                Err(e) => {
+                    return Err(q(format!("writing a page of {}", plan.entity))(e).into());
+                }
+            }
+        };
+        if !links.is_empty() {
+            // Keys and values travel as JSON arrays of arrays: a text[][] must be rectangular and
+            // NULL-free in places these are not.
+            let keys = serde_json::json!(links.iter().map(|(k, _)| k).collect::<Vec<_>>());
+            let vals = serde_json::json!(links.iter().map(|(_, v)| v).collect::<Vec<_>>());
+            tx.execute(
+                "INSERT INTO maskbus.pending_links (entity, key, columns, vals)
+                 SELECT $1,
+                        ARRAY(SELECT e.v FROM jsonb_array_elements_text(k.value) WITH ORDINALITY e(v, i) ORDER BY e.i),
+                        $2,
+                        ARRAY(SELECT e.v FROM jsonb_array_elements_text(v.value) WITH ORDINALITY e(v, i) ORDER BY e.i)
+                   FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY k(value, n)
+                   JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY v(value, n) USING (n)
+                 ON CONFLICT (entity, key) DO UPDATE SET columns = EXCLUDED.columns, vals = EXCLUDED.vals",
+                &[&plan.entity, &plan.deferred, &keys, &vals],
+            )
+            .await
+            .map_err(q(format!("staging the links of {}", plan.entity)))?;
+        }
+        if let Some(state) = state {
+            tx.execute(
+                "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, now())
+                 ON CONFLICT (entity) DO UPDATE
+                    SET synced_until = EXCLUDED.synced_until, pass_until = EXCLUDED.pass_until,
+                        after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced, updated_at = now()",
+                &[&plan.entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
+            )
+            .await
+            .map_err(q("recording the watermark".into()))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of a page of {}", plan.entity)))?;
+        Ok(written)
+    }
+
+    /// Sets the staged links of `plan`'s table and forgets them, in one transaction. Returns the
+    /// rows linked.
+    pub async fn set_links(&self, plan: &EntityPlan) -> Result<u64, PgError> {
+        let mut client = self.client().await?;
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        let linked = if plan.deferred.is_empty() {
+            0
+        } else {
+            let sql = statements::set_later(
+                &plan.table,
+                &plan.key,
+                &plan.deferred_types(),
+                "SELECT key, vals FROM maskbus.pending_links WHERE entity = $1 AND columns = $2::text[]",
+            );
+            tx.execute(&sql, &[&plan.entity, &plan.deferred])
+                .await
+                .map_err(q(format!("setting the deferred links of {}", plan.entity)))?
+        };
+        tx.execute(
+            "DELETE FROM maskbus.pending_links WHERE entity = $1",
+            &[&plan.entity],
+        )
+        .await
+        .map_err(q("clearing maskbus.pending_links".into()))?;
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of the links of {}", plan.entity)))?;
+        Ok(linked)
+    }
+
+    /// The tuples of `parent_columns` (name, type) of `plan`'s table among `tuples` that no row
+    /// has yet.
+    pub async fn missing(
+        &self,
+        plan: &EntityPlan,
+        lookup: &[(String, String)],
+        tuples: &[Vec<String>],
+    ) -> Result<Vec<Vec<String>>, PgError> {
+        let client = self.client().await?;
+        let arrays: Vec<Vec<&str>> = (0..lookup.len())
+            .map(|i| tuples.iter().map(|t| t[i].as_str()).collect())
+            .collect();
+        let rows = client
+            .query(&statements::missing(&plan.table, lookup), &params(&arrays))
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error(format!("looking for missing rows of {}", plan.entity), &e)
+            })?;
+        Ok(rows
+            .iter()
+            .map(|r| (0..lookup.len()).map(|i| r.get(i)).collect())
+            .collect())
+    }
+
+    /// Sets every sequence behind a synced column past the largest synced value, so the test
+    /// engineers' own inserts do not collide with synced rows.
+    pub async fn move_sequences(&self, plans: &[EntityPlan]) -> Result<(), PgError> {
+        let client = self.client().await?;
+        for plan in plans {
+            for (sequence, column) in
+                maskbus_pg::catalog::sequences(&self.target, &client, &plan.table).await?
+            {
+                let sql = format!(
+                    "SELECT setval($1::text::regclass, m.top)
+                       FROM (SELECT max({})::bigint AS top FROM {}) m
+                      WHERE m.top IS NOT NULL
+                        AND m.top > coalesce(pg_sequence_last_value($1::text::regclass), 0)",
+                    maskbus_pg::quote_ident(&column),
+                    plan.table.sql()
+                );
+                client.query(&sql, &[&sequence]).await.map_err(|e| {
+                    self.target.query_error(
+                        format!("moving the sequence of {}.{column}", plan.entity),
+                        &e,
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,324 @@
+//! The table-and-key model every other part of maskbus speaks: a schema-qualified table, its
+//! columns, the key the sync pages by, and the foreign keys between tables.
+//!
+//! Pure data, read from the catalog by [`crate::catalog`] and turned into SQL in one place,
+//! [`crate::statements`]. A name here is always a real name from the catalog or from a policy
+//! checked against it; it is quoted where SQL is written, never spliced raw.
+
+use std::fmt;
+
+/// The schema a table name without one belongs to.
+pub const DEFAULT_SCHEMA: &str = "public";
+
+/// A schema-qualified table: `sales.orders`. Displayed as `schema.table`, written into SQL
+/// quoted (`"sales"."orders"`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TableRef {
+    pub schema: String,
+    pub name: String,
+}
+
+impl TableRef {
+    pub fn new(schema: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            schema: schema.into(),
+            name: name.into(),
+        }
+    }
+
+    /// `orders` (in [`DEFAULT_SCHEMA`]) or `sales.orders`. Splits at the first dot only; whether
+    /// the parts are acceptable names is for the caller to check.
+    pub fn parse(qualified: &str) -> Self {
+        match qualified.split_once('.') {
+            Some((schema, name)) => Self::new(schema, name),
+            None => Self::new(DEFAULT_SCHEMA, qualified),
+        }
+    }
+
+    /// The quoted SQL name: `"sales"."orders"`.
+    pub fn sql(&self) -> String {
+        format!(
+            "{}.{}",
+            crate::quote_ident(&self.schema),
+            crate::quote_ident(&self.name)
+        )
+    }
+}
+
+impl fmt::Display for TableRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.schema, self.name)
+    }
+}
+
+/// One column as the catalog describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    /// `format_type` spelling, usable in a cast: `character varying(60)`, `zoo.mood[]`.
+    pub sql_type: String,
+    /// `information_schema` spelling: `character varying`, `date`, `ARRAY`, `USER-DEFINED`.
+    pub data_type: String,
+    pub max_length: Option<usize>,
+    pub nullable: bool,
+    /// `GENERATED ALWAYS AS (...) STORED`: computed by the server, never written.
+    pub generated: bool,
+    /// `GENERATED ... AS IDENTITY`: written with `OVERRIDING SYSTEM VALUE`.
+    pub identity: bool,
+    /// The type has a default btree ordering, so it can be part of a key the sync pages by.
+    pub orderable: bool,
+    /// A one-column primary key or unique index covers it.
+    pub unique: bool,
+}
+
+/// Where a table's key comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeySource {
+    PrimaryKey,
+    /// A unique index over NOT NULL columns, by index name.
+    UniqueIndex(String),
+    /// Named in the policy: no constraint backs it, so writes match rows instead of upserting.
+    Policy,
+}
+
+/// The columns a table is paged and upserted by, in key order, with their types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyDef {
+    pub columns: Vec<KeyColumn>,
+    pub source: KeySource,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyColumn {
+    pub name: String,
+    pub sql_type: String,
+}
+
+impl KeyDef {
+    pub fn names(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// A constraint backs the key, so `ON CONFLICT (key)` works.
+    pub fn is_constraint(&self) -> bool {
+        self.source != KeySource::Policy
+    }
+}
+
+/// A position in a table's key order: the key values of the last row seen, as text, in key
+/// column order. Rows after it are those whose key compares greater, column by column.
+pub type KeyCursor = Vec<String>;
+
+/// `table.columns` references `parent.parent_columns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKey {
+    /// The constraint's name.
+    pub name: String,
+    pub table: TableRef,
+    pub columns: Vec<String>,
+    pub parent: TableRef,
+    pub parent_columns: Vec<String>,
+    /// Every column of the key may be NULL, so a row can be written without it and linked later.
+    pub nullable: bool,
+    /// `DEFERRABLE`: checked at commit when deferred.
+    pub deferrable: bool,
+}
+
+/// A table as the sync sees it: its columns, and the candidates for its key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableInfo {
+    pub table: TableRef,
+    pub columns: Vec<Column>,
+    pub primary_key: Option<Vec<String>>,
+    /// Unique, non-partial indexes on plain NOT NULL columns, by index name, shortest first.
+    pub unique_keys: Vec<(String, Vec<String>)>,
+    /// A partitioned table: synced through its parent, the partitions are not entities.
+    pub partitioned: bool,
+}
+
+/// Why a table has no key the sync can page by.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("{table} has no primary key and no unique index over NOT NULL columns; add one, or name the key columns in the policy ([maskbus.keys] \"{table}\" = [\"col\", ...])")]
+    NoKey { table: TableRef },
+    #[error("{table}: the policy names key column {column}, which the table does not have")]
+    UnknownColumn { table: TableRef, column: String },
+    #[error("{table}: key column {column} is of type {sql_type}, which has no btree ordering; the sync pages by key order, so choose other key columns in the policy ([maskbus.keys])")]
+    Unordered {
+        table: TableRef,
+        column: String,
+        sql_type: String,
+    },
+    #[error("{table}: key column {column} is nullable; a key the sync pages by must be NOT NULL")]
+    Nullable { table: TableRef, column: String },
+    #[error("{table}: key column {column} is generated; choose other key columns")]
+    Generated { table: TableRef, column: String },
+}
+
+impl TableInfo {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The columns the sync reads and writes: all but generated ones, in table order.
+    pub fn synced_columns(&self) -> impl Iterator<Item = &Column> {
+        self.columns.iter().filter(|c| !c.generated)
+    }
+
+    /// The key to page by: the one the policy names, else the primary key, else the shortest
+    /// unique index over NOT NULL columns. Every key column must be orderable and not generated.
+    pub fn key(&self, from_policy: Option<&[String]>) -> Result<KeyDef, KeyError> {
+        let (names, source) = match (from_policy, &self.primary_key, self.unique_keys.first()) {
+            (Some(names), _, _) => {
+                // A policy key that is also the primary key or a unique index keeps ON CONFLICT.
+                let source = if self.primary_key.as_deref() == Some(names) {
+                    KeySource::PrimaryKey
+                } else if let Some((index, _)) =
+                    self.unique_keys.iter().find(|(_, cols)| cols == names)
+                {
+                    KeySource::UniqueIndex(index.clone())
+                } else {
+                    KeySource::Policy
+                };
+                (names.to_vec(), source)
+            }
+            (None, Some(pk), _) => (pk.clone(), KeySource::PrimaryKey),
+            (None, None, Some((index, cols))) => {
+                (cols.clone(), KeySource::UniqueIndex(index.clone()))
+            }
+            (None, None, None) => {
+                return Err(KeyError::NoKey {
+                    table: self.table.clone(),
+                })
+            }
+        };
+        let mut columns = Vec::with_capacity(names.len());
+        for name in names {
+            let column = self.column(&name).ok_or_else(|| KeyError::UnknownColumn {
+                table: self.table.clone(),
+                column: name.clone(),
+            })?;
+            if column.generated {
+                return Err(KeyError::Generated {
+                    table: self.table.clone(),
+                    column: name,
+                });
+            }
+            if !column.orderable {
+                return Err(KeyError::Unordered {
+                    table: self.table.clone(),
+                    column: name,
+                    sql_type: column.sql_type.clone(),
+                });
+            }
+            if column.nullable && source != KeySource::PrimaryKey {
+                return Err(KeyError::Nullable {
+                    table: self.table.clone(),
+                    column: name,
+                });
+            }
+            columns.push(KeyColumn {
+                name,
+                sql_type: column.sql_type.clone(),
+            });
+        }
+        Ok(KeyDef { columns, source })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn column(name: &str, sql_type: &str) -> Column {
+        Column {
+            name: name.into(),
+            sql_type: sql_type.into(),
+            data_type: sql_type.into(),
+            max_length: None,
+            nullable: false,
+            generated: false,
+            identity: false,
+            orderable: true,
+            unique: false,
+        }
+    }
+
+    pub fn table(name: &str, columns: Vec<Column>) -> TableInfo {
+        TableInfo {
+            table: TableRef::parse(name),
+            columns,
+            primary_key: None,
+            unique_keys: vec![],
+            partitioned: false,
+        }
+    }
+
+    #[test]
+    fn names_parse_and_quote() {
+        assert_eq!(TableRef::parse("orders"), TableRef::new("public", "orders"));
+        let t = TableRef::parse("Sales.Order Lines");
+        assert_eq!(t.to_string(), "Sales.Order Lines");
+        assert_eq!(t.sql(), "\"Sales\".\"Order Lines\"");
+        assert_eq!(TableRef::new("a", "x\"y").sql(), "\"a\".\"x\"\"y\"");
+    }
+
+    #[test]
+    fn the_key_is_the_policys_then_the_primary_key_then_a_unique_index() {
+        let mut t = table(
+            "t",
+            vec![
+                column("a", "integer"),
+                column("b", "text"),
+                column("c", "uuid"),
+            ],
+        );
+        assert_eq!(
+            t.key(None).unwrap_err(),
+            KeyError::NoKey {
+                table: TableRef::parse("t")
+            }
+        );
+        t.unique_keys = vec![("t_c_key".into(), vec!["c".into()])];
+        let key = t.key(None).unwrap();
+        assert_eq!(
+            (key.names(), key.source),
+            (
+                vec!["c".to_string()],
+                KeySource::UniqueIndex("t_c_key".into())
+            )
+        );
+        t.primary_key = Some(vec!["a".into(), "b".into()]);
+        let key = t.key(None).unwrap();
+        assert_eq!(key.names(), ["a", "b"]);
+        assert_eq!(key.columns[1].sql_type, "text");
+        let key = t.key(Some(&["b".to_string()])).unwrap();
+        assert_eq!(key.source, KeySource::Policy);
+        assert!(!key.is_constraint());
+        assert!(matches!(
+            t.key(Some(&["zz".to_string()])),
+            Err(KeyError::UnknownColumn { .. })
+        ));
+    }
+
+    #[test]
+    fn unordered_nullable_and_generated_key_columns_are_refused() {
+        let mut json = column("j", "json");
+        json.orderable = false;
+        let mut maybe = column("m", "text");
+        maybe.nullable = true;
+        let mut computed = column("g", "integer");
+        computed.generated = true;
+        let t = table("t", vec![json, maybe, computed]);
+        let err = t.key(Some(&["j".to_string()])).unwrap_err();
+        assert!(err.to_string().contains("no btree ordering"), "{err}");
+        assert!(matches!(
+            t.key(Some(&["m".to_string()])),
+            Err(KeyError::Nullable { .. })
+        ));
+        assert!(matches!(
+            t.key(Some(&["g".to_string()])),
+            Err(KeyError::Generated { .. })
+        ));
+    }
+}

@@ -1,0 +1,393 @@
+//! The one place that writes SQL over user tables from the [`crate::model`]: pages in key order,
+//! rows by key, missing-key probes, upserts and the late setting of foreign keys.
+//!
+//! Every name comes from the catalog (or a policy checked against it) and is quoted here; every
+//! value is a bind parameter. Values travel as text and are cast to the column's type
+//! (`format_type` spelling) on the server, so one code path carries every type: composite keys of
+//! uuid and text, enums, arrays, ranges and the rest.
+//!
+//! Key cursors are text arrays (`$1::text[]`), compared as a row value
+//! (`(t.a, t.b) > ($1[1]::int, $1[2]::text)`), which a btree index on the key serves in order.
+
+use crate::model::{KeyDef, TableRef};
+use crate::quote_ident;
+
+/// `t."a"::text, t."b"::text`: each column printed as text, in the given order.
+pub fn select_text(columns: &[String]) -> String {
+    columns
+        .iter()
+        .map(|c| format!("t.{}::text", quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `t."a", t."b"`: the key columns, for ORDER BY and row comparisons.
+pub fn key_row(key: &KeyDef, alias: &str) -> String {
+    key.columns
+        .iter()
+        .map(|c| format!("{alias}.{}", quote_ident(&c.name)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `($n::text[])[1]::integer, ($n::text[])[2]::text`: a text-array parameter as typed key values.
+fn cursor_values(key: &KeyDef, param: usize) -> String {
+    key.columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("(${param}::text[])[{}]::{}", i + 1, c.sql_type))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `(t.a, t.b) > (cursor)`, or, without a cursor, a predicate that only types the parameter.
+pub fn after_cursor(key: &KeyDef, param: usize, with_cursor: bool) -> String {
+    if with_cursor {
+        format!("({}) > ({})", key_row(key, "t"), cursor_values(key, param))
+    } else {
+        format!("${param}::text[] IS NULL")
+    }
+}
+
+/// A page in key order: `SELECT columns FROM table t [extra FROM] WHERE (key) > cursor AND
+/// (filter) ORDER BY key LIMIT $limit`. The cursor is parameter `$1`; `filter` may use `$2` on.
+pub fn page(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[String],
+    extra_from: &str,
+    filter: &str,
+    limit_param: usize,
+    with_cursor: bool,
+) -> String {
+    format!(
+        "SELECT {} FROM {} t{extra_from} WHERE {} AND ({filter}) ORDER BY {} LIMIT ${limit_param}",
+        select_text(columns),
+        table.sql(),
+        after_cursor(key, 1, with_cursor),
+        key_row(key, "t"),
+    )
+}
+
+/// `unnest($1::text[], $2::text[]) AS k("c0", "c1")`: parallel text arrays as rows.
+fn unnest_text(count: usize, first_param: usize, alias: &str) -> String {
+    let arrays: Vec<String> = (0..count)
+        .map(|i| format!("${}::text[]", first_param + i))
+        .collect();
+    let names: Vec<String> = (0..count).map(|i| format!("c{i}")).collect();
+    format!(
+        "unnest({}) AS {alias}({})",
+        arrays.join(", "),
+        names.join(", ")
+    )
+}
+
+/// `(t.x, t.y) = (k.c0::tx, k.c1::ty)` for lookup columns with their types.
+fn match_columns(lookup: &[(String, String)], table_alias: &str, values_alias: &str) -> String {
+    let left: Vec<String> = lookup
+        .iter()
+        .map(|(c, _)| format!("{table_alias}.{}", quote_ident(c)))
+        .collect();
+    let right: Vec<String> = lookup
+        .iter()
+        .enumerate()
+        .map(|(i, (_, ty))| format!("{values_alias}.c{i}::{ty}"))
+        .collect();
+    format!("({}) = ({})", left.join(", "), right.join(", "))
+}
+
+/// The rows of `table` whose `lookup` columns (name, type) equal one of the tuples passed as
+/// parallel text arrays `$1..$n`, in key order.
+pub fn rows_by(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[String],
+    lookup: &[(String, String)],
+) -> String {
+    format!(
+        "SELECT {} FROM {} t WHERE EXISTS (SELECT 1 FROM {} WHERE {}) ORDER BY {}",
+        select_text(columns),
+        table.sql(),
+        unnest_text(lookup.len(), 1, "k"),
+        match_columns(lookup, "t", "k"),
+        key_row(key, "t"),
+    )
+}
+
+/// The distinct tuples among `$1..$n` (parallel text arrays of `lookup` values) that no row of
+/// `table` matches, as text. Tuples with a NULL are left out: they reference nothing.
+pub fn missing(table: &TableRef, lookup: &[(String, String)]) -> String {
+    let names: Vec<String> = (0..lookup.len()).map(|i| format!("k.c{i}")).collect();
+    format!(
+        "SELECT DISTINCT {cols} FROM {} WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
+        unnest_text(lookup.len(), 1, "k"),
+        names
+            .iter()
+            .map(|n| format!("{n} IS NOT NULL"))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+        table.sql(),
+        match_columns(lookup, "p", "k"),
+        cols = names.join(", "),
+    )
+}
+
+/// How a page is written into a table.
+#[derive(Clone, Debug)]
+pub struct Write<'a> {
+    pub table: &'a TableRef,
+    pub key: &'a KeyDef,
+    /// (column, type) in the order of the page's values, parameters `$1..$n` as text arrays.
+    pub columns: &'a [(String, String)],
+    /// Columns written NULL now and set later ([`set_later`]): foreign keys that close a cycle.
+    pub deferred: &'a [String],
+    /// Some column is an identity column: insert with `OVERRIDING SYSTEM VALUE`.
+    pub identity: bool,
+}
+
+/// Inserts the page's rows, or updates the rows with the same key. With a key a constraint
+/// backs, `INSERT ... ON CONFLICT (key) DO UPDATE`; with a key named only in the policy, `MERGE`
+/// matching on the key.
+pub fn upsert(w: &Write<'_>) -> String {
+    let names: Vec<String> = w.columns.iter().map(|(c, _)| quote_ident(c)).collect();
+    let values: Vec<String> = w
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, (c, ty))| {
+            if w.deferred.contains(c) {
+                format!("NULL::{ty}")
+            } else {
+                format!("u.c{i}::{ty}")
+            }
+        })
+        .collect();
+    let source = unnest_text(w.columns.len(), 1, "u");
+    let key_names = w.key.names();
+    let overriding = if w.identity {
+        " OVERRIDING SYSTEM VALUE"
+    } else {
+        ""
+    };
+    let updated: Vec<&String> = names
+        .iter()
+        .zip(w.columns)
+        .filter(|(_, (c, _))| !key_names.contains(c))
+        .map(|(n, _)| n)
+        .collect();
+    if w.key.is_constraint() {
+        let on_conflict = if updated.is_empty() {
+            "DO NOTHING".to_string()
+        } else {
+            format!(
+                "DO UPDATE SET {}",
+                updated
+                    .iter()
+                    .map(|n| format!("{n} = EXCLUDED.{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        format!(
+            "INSERT INTO {} ({}){overriding} SELECT {} FROM {source} ON CONFLICT ({}) {on_conflict}",
+            w.table.sql(),
+            names.join(", "),
+            values.join(", "),
+            key_names.iter().map(|k| quote_ident(k)).collect::<Vec<_>>().join(", "),
+        )
+    } else {
+        let on: Vec<String> = key_names
+            .iter()
+            .map(|k| format!("t.{0} = s.{0}", quote_ident(k)))
+            .collect();
+        let when_matched = if updated.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " WHEN MATCHED THEN UPDATE SET {}",
+                updated
+                    .iter()
+                    .map(|n| format!("{n} = s.{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        format!(
+            "MERGE INTO {} t USING (SELECT {} FROM {source}) s ON {}{when_matched} \
+             WHEN NOT MATCHED THEN INSERT ({}){overriding} VALUES ({})",
+            w.table.sql(),
+            values
+                .iter()
+                .zip(&names)
+                .map(|(v, n)| format!("{v} AS {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            on.join(" AND "),
+            names.join(", "),
+            names
+                .iter()
+                .map(|n| format!("s.{n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+    }
+}
+
+/// Sets `columns` (name, type) from staged links: `links` is a subquery yielding `key text[]` (the
+/// row's key values in key order) and `vals text[]` (the values of `columns`, in order).
+pub fn set_later(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[(String, String)],
+    links: &str,
+) -> String {
+    let sets: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (c, ty))| format!("{} = (l.vals[{}])::{ty}", quote_ident(c), i + 1))
+        .collect();
+    let key_values: Vec<String> = key
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("(l.key[{}])::{}", i + 1, c.sql_type))
+        .collect();
+    format!(
+        "UPDATE {} t SET {} FROM ({links}) l WHERE ({}) = ({})",
+        table.sql(),
+        sets.join(", "),
+        key_row(key, "t"),
+        key_values.join(", "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{KeyColumn, KeySource};
+
+    fn key(cols: &[(&str, &str)], source: KeySource) -> KeyDef {
+        KeyDef {
+            columns: cols
+                .iter()
+                .map(|(n, t)| KeyColumn {
+                    name: n.to_string(),
+                    sql_type: t.to_string(),
+                })
+                .collect(),
+            source,
+        }
+    }
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn a_composite_page_compares_row_values_in_key_order() {
+        let k = key(&[("a", "integer"), ("b", "text")], KeySource::PrimaryKey);
+        let t = TableRef::new("zoo", "link");
+        let sql = page(&t, &k, &s(&["a", "b", "x"]), "", "true", 2, true);
+        assert_eq!(
+            sql,
+            "SELECT t.\"a\"::text, t.\"b\"::text, t.\"x\"::text FROM \"zoo\".\"link\" t \
+             WHERE (t.\"a\", t.\"b\") > (($1::text[])[1]::integer, ($1::text[])[2]::text) \
+             AND (true) ORDER BY t.\"a\", t.\"b\" LIMIT $2"
+        );
+        let first = page(&t, &k, &s(&["a"]), "", "true", 2, false);
+        assert!(first.contains("WHERE $1::text[] IS NULL AND"), "{first}");
+    }
+
+    #[test]
+    fn upserts_use_on_conflict_or_merge_and_leave_deferred_columns_null() {
+        let k = key(&[("id", "uuid")], KeySource::PrimaryKey);
+        let t = TableRef::new("public", "staff");
+        let cols = vec![
+            ("id".to_string(), "uuid".to_string()),
+            ("boss".to_string(), "uuid".to_string()),
+            ("name".to_string(), "text".to_string()),
+        ];
+        let deferred = s(&["boss"]);
+        let w = Write {
+            table: &t,
+            key: &k,
+            columns: &cols,
+            deferred: &deferred,
+            identity: true,
+        };
+        assert_eq!(
+            upsert(&w),
+            "INSERT INTO \"public\".\"staff\" (\"id\", \"boss\", \"name\") OVERRIDING SYSTEM VALUE \
+             SELECT u.c0::uuid, NULL::uuid, u.c2::text FROM unnest($1::text[], $2::text[], $3::text[]) \
+             AS u(c0, c1, c2) ON CONFLICT (\"id\") DO UPDATE SET \"boss\" = EXCLUDED.\"boss\", \
+             \"name\" = EXCLUDED.\"name\""
+        );
+        let k = key(&[("id", "uuid")], KeySource::Policy);
+        let w = Write {
+            key: &k,
+            deferred: &[],
+            identity: false,
+            ..w
+        };
+        let merge = upsert(&w);
+        assert!(
+            merge.starts_with(
+                "MERGE INTO \"public\".\"staff\" t USING (SELECT u.c0::uuid AS \"id\""
+            ),
+            "{merge}"
+        );
+        assert!(
+            merge.contains(
+                "ON t.\"id\" = s.\"id\" WHEN MATCHED THEN UPDATE SET \"boss\" = s.\"boss\""
+            ),
+            "{merge}"
+        );
+        assert!(
+            merge.ends_with(
+                "INSERT (\"id\", \"boss\", \"name\") VALUES (s.\"id\", s.\"boss\", s.\"name\")"
+            ),
+            "{merge}"
+        );
+    }
+
+    #[test]
+    fn lookups_match_tuples_of_any_arity() {
+        let k = key(&[("id", "bigint")], KeySource::PrimaryKey);
+        let t = TableRef::new("public", "p");
+        let lookup = vec![
+            ("x".to_string(), "integer".to_string()),
+            ("y".to_string(), "date".to_string()),
+        ];
+        let sql = rows_by(&t, &k, &s(&["id"]), &lookup);
+        assert!(
+            sql.contains("FROM unnest($1::text[], $2::text[]) AS k(c0, c1) WHERE (t.\"x\", t.\"y\") = (k.c0::integer, k.c1::date)"),
+            "{sql}"
+        );
+        let sql = missing(&t, &lookup);
+        assert!(
+            sql.starts_with("SELECT DISTINCT k.c0, k.c1 FROM unnest"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("k.c0 IS NOT NULL AND k.c1 IS NOT NULL"),
+            "{sql}"
+        );
+    }
+
+    #[test]
+    fn links_are_set_by_key() {
+        let k = key(&[("a", "integer"), ("b", "text")], KeySource::PrimaryKey);
+        let t = TableRef::new("public", "p");
+        let sql = set_later(
+            &t,
+            &k,
+            &[("boss".into(), "integer".into())],
+            "SELECT key, vals FROM links",
+        );
+        assert_eq!(
+            sql,
+            "UPDATE \"public\".\"p\" t SET \"boss\" = (l.vals[1])::integer FROM (SELECT key, vals FROM links) l \
+             WHERE (t.\"a\", t.\"b\") = ((l.key[1])::integer, (l.key[2])::text)"
+        );
+    }
+}
