@@ -12,3 +12,4 @@ mod mailbox;
 mod masking;
 mod mcp;
 mod sync;
+mod zoo;

@@ -354,13 +354,15 @@ impl Source {
                     .is_some_and(|r| *r == maskbus_mask::Rule::Keep);
                 match shape.types.get(column) {
                     Some(ty) if kept => lookup.push((column.clone(), ty.clone())),
-                    _ => return Err(Refusal(
-                        ErrorCode::PolicyRefused,
-                        format!(
+                    _ => {
+                        return Err(Refusal(
+                            ErrorCode::PolicyRefused,
+                            format!(
                             "{entity} rows can be looked up by its kept columns only, not by {}",
                             maskbus_mask::shorten(column)
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
             let sql = statements::rows_by(&shape.table, &shape.key, &shape.columns, &lookup);

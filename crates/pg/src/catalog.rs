@@ -25,7 +25,8 @@ pub async fn tables(
                   WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1))
              SELECT r.schema, r.name, r.relkind = 'p', a.attname::text,
                     format_type(a.atttypid, a.atttypmod),
-                    coalesce(ic.data_type::text, format_type(a.atttypid, NULL)),
+                    CASE WHEN ic.data_type IS NULL OR ic.data_type = 'USER-DEFINED'
+                         THEN format_type(a.atttypid, NULL) ELSE ic.data_type::text END,
                     ic.character_maximum_length::int,
                     NOT a.attnotnull, a.attgenerated <> '', a.attidentity <> '',
                     EXISTS (SELECT 1 FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod

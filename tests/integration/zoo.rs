@@ -1,0 +1,294 @@
+//! The schema zoo (tests/fixtures/zoo): every shape of table a real schema has, in two schemas,
+//! synced through the bus and checked column by column against the policy applied to the
+//! source; then changed and synced again. And `policy check` on the shapes the sync refuses.
+
+use crate::support::*;
+use maskbus_mask::{Policy, PseudonymKey};
+use maskbus_pg::tokio_postgres::Client;
+use maskbus_pg::{TableRef, Target};
+
+const SCHEMA: &str = include_str!("../fixtures/zoo/schema.sql");
+const DATA: &str = include_str!("../fixtures/zoo/data.sql");
+const POLICY_PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/zoo/policy.toml"
+);
+
+fn zoo_policy() -> Policy {
+    let text = std::fs::read_to_string(POLICY_PATH).unwrap();
+    Policy::from_toml(POLICY_PATH, &text)
+        .unwrap()
+        .with_key(PseudonymKey::new(TEST_KEY.as_bytes()))
+}
+
+/// A connection that prints values the way the producer reads them (ISO dates, UTC, ...).
+async fn canonical(url: &str) -> Client {
+    let mut target = Target::parse("test", url).unwrap();
+    target
+        .config
+        .options(maskbus_agents::source::READ_ONLY_CANONICAL);
+    target.connect().await.unwrap()
+}
+
+/// Every table of `policy`: the target equals the source with the policy applied, row by row and
+/// column by column, in key order. Returns the rows compared.
+async fn assert_target_is_masked_source_by(dbs: &TestDatabases, policy: &Policy) -> usize {
+    let src = canonical(&dbs.url("src")).await;
+    let dst = canonical(&dbs.url("dst")).await;
+    let mut compared = 0;
+    for (entity, rules) in policy.entities() {
+        let table = TableRef::parse(entity);
+        let source_target = Target::parse("source", &dbs.url("src")).unwrap();
+        let info = maskbus_pg::catalog::table(&source_target, &src, &table)
+            .await
+            .unwrap()
+            .unwrap();
+        let key = info.key(policy.key_columns(entity)).unwrap();
+        let columns: Vec<String> = rules.columns().map(|(c, _)| c.to_string()).collect();
+        let select = format!(
+            "SELECT {} FROM {} t ORDER BY {}",
+            maskbus_pg::statements::select_text(&columns),
+            table.sql(),
+            maskbus_pg::statements::key_row(&key, "t")
+        );
+        let masker = policy.masker(entity, &columns).unwrap();
+        let expected: Vec<Vec<Option<String>>> = src
+            .query(&select, &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| {
+                masker
+                    .mask((0..columns.len()).map(|i| r.get(i)).collect())
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        let actual: Vec<Vec<Option<String>>> = dst
+            .query(&select, &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (0..columns.len()).map(|i| r.get(i)).collect())
+            .collect();
+        assert_eq!(actual.len(), expected.len(), "{entity}: row counts differ");
+        for (a, e) in actual.iter().zip(&expected) {
+            for ((column, a), e) in columns.iter().zip(a).zip(e) {
+                assert_eq!(
+                    a, e,
+                    "{entity}.{column}: the target differs from the masked source"
+                );
+            }
+        }
+        compared += actual.len();
+    }
+    compared
+}
+
+fn synced_rows(run: &Run) -> u64 {
+    run.stdout
+        .trim()
+        .strip_prefix("synced ")
+        .and_then(|s| s.strip_suffix(" rows"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no 'synced N rows' in {:?}", run.stdout))
+}
+
+#[tokio::test]
+async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
+    let dbs = TestDatabases::create("zoo", &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(SCHEMA).await.unwrap();
+    src.batch_execute(DATA).await.unwrap();
+    connect(&dbs.url("dst"))
+        .await
+        .batch_execute(SCHEMA)
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        POLICY_PATH,
+    ])
+    .success();
+    assert!(
+        check.stdout.contains(" 0 errors, 0 warnings"),
+        "{}",
+        check.stdout
+    );
+
+    let files = ConfigFiles::new("zoo");
+    let producer = files.write(
+        "producer.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{POLICY_PATH}\"\npseudonym_key = \"{TEST_KEY}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let consumer = files.write(
+        "consumer.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
+            dbs.url("bus"),
+            dbs.url("dst")
+        ),
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let first = maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let policy = zoo_policy();
+    let compared = assert_target_is_masked_source_by(&dbs, &policy).await;
+    assert_eq!(synced_rows(&first) as usize, compared);
+    assert!(compared > 20_000, "{compared}");
+
+    let dst = connect(&dbs.url("dst")).await;
+    // The deferred links were set: the 10,000-deep chain and the cycles are whole.
+    let chain: i64 = dst
+        .query_one(
+            "WITH RECURSIVE up(id, depth) AS (SELECT id, 1 FROM zoo.staff WHERE id = 1
+               UNION ALL SELECT s.manager_id, depth + 1 FROM up JOIN zoo.staff s ON s.id = up.id WHERE s.manager_id IS NOT NULL)
+             SELECT max(depth)::bigint FROM up",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(chain, 10_000);
+    let pending: i64 = dst
+        .query_one("SELECT count(*) FROM maskbus.pending_links", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pending, 0);
+    // The generated column was computed by the target from the masked name.
+    let upper: String = dst
+        .query_one("SELECT name_upper FROM zoo.staff WHERE id = 7", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(upper, "S***");
+    // Sequences and identities were moved past the synced keys: the target's own inserts work.
+    dst.batch_execute(
+        "INSERT INTO zoo.keepers (name) VALUES ('mine'); INSERT INTO zoo.staff (name) VALUES ('mine');
+         DELETE FROM zoo.keepers WHERE name = 'mine'; DELETE FROM zoo.staff WHERE name = 'mine';",
+    )
+    .await
+    .unwrap();
+
+    // Change the source: new rows, updates of kept and masked columns, new links in and out of
+    // cycles, rows in both partitions, a row in the policy-keyed table.
+    src.batch_execute(
+        "INSERT INTO zoo.keepers (name, email, ssn, note) VALUES ('New Keeper', 'new@zoo-mail.org', '321-54-9876', 'fresh');
+         UPDATE zoo.keepers SET email = 'changed' || id || '@zoo-mail.org', tags = ARRAY['x'] WHERE id IN (2, 3, 4);
+         UPDATE zoo.species SET latin = 'Renamed' WHERE code = 'émeu';
+         INSERT INTO zoo.staff (manager_id, name) VALUES (NULL, 'new boss');
+         UPDATE zoo.staff SET manager_id = (SELECT max(id) FROM zoo.staff) WHERE id = 10000;
+         UPDATE zoo.enclosures SET head_caretaker_id = NULL WHERE id = 1;
+         UPDATE zoo.enclosures SET head_caretaker_id = 7 WHERE id = 5;
+         INSERT INTO zoo.events VALUES (5001, '2025-02-02', 'new', NULL), (5002, '2026-02-02', 'new', NULL);
+         INSERT INTO zoo.visits VALUES ('T-new', '2025-05-05', 'someone@example.org');
+         UPDATE zoo.visits SET visitor_email = 'other@example.org' WHERE ticket = 'T-1' AND day = '2025-03-01';",
+    )
+    .await
+    .unwrap();
+    let delta = maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source_by(&dbs, &policy).await;
+    let moved = synced_rows(&delta);
+    // Only the changed rows move (the update of T-1 touches one row of the keyless table).
+    assert!((12..=20).contains(&moved), "the delta moved {moved} rows");
+}
+
+/// Runs `policy check` on a source holding `ddl` with a policy for it; returns the output.
+async fn check_shape(test: &str, ddl: &str, policy: &str) -> Run {
+    let dbs = TestDatabases::create(test, &["src"]).await;
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute(ddl)
+        .await
+        .unwrap();
+    let files = ConfigFiles::new(test);
+    let path = files.write("policy.toml", policy);
+    maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &path,
+    ])
+}
+
+#[tokio::test]
+async fn policy_check_is_red_precisely_on_each_unsupported_shape() {
+    let cases = [
+        (
+            "nokey",
+            "CREATE TABLE logs (line text, at timestamptz);",
+            "[logs]\nline = \"keep\"\nat = \"keep\"",
+            "public.logs | (key) | - | - | **ERROR**: public.logs has no primary key and no unique index over NOT NULL columns",
+        ),
+        (
+            "jsonkey",
+            "CREATE TABLE docs (body json NOT NULL, n int);",
+            "[docs]\nbody = \"keep\"\nn = \"keep\"\n[maskbus.keys]\ndocs = [\"body\"]",
+            "key column body is of type json, which has no btree ordering",
+        ),
+        (
+            "cycle",
+            "CREATE TABLE a (id int PRIMARY KEY, b_id int NOT NULL);
+             CREATE TABLE b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES a DEFERRABLE);
+             ALTER TABLE a ADD CONSTRAINT a_to_b FOREIGN KEY (b_id) REFERENCES b;
+             CREATE TABLE c (id int PRIMARY KEY, a_id int REFERENCES a);",
+            "[a]\nid = \"keep\"\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"\n[c]\nid = \"keep\"\na_id = \"keep\"",
+            "cycle that cannot be broken among public.a, public.b: every one of its constraints (a_to_b on public.a, b_a_id_fkey on public.b) is NOT NULL",
+        ),
+        (
+            "outside",
+            "CREATE TABLE parent (id int PRIMARY KEY);
+             CREATE TABLE child (id int PRIMARY KEY, parent_id int REFERENCES parent);",
+            "[child]\nid = \"keep\"\nparent_id = \"keep\"",
+            "foreign key child_parent_id_fkey references public.parent, which the policy does not serve",
+        ),
+        (
+            "maskedkey",
+            "CREATE TABLE people (email text PRIMARY KEY);",
+            "[people]\nemail = { pseudonym = \"email\" }",
+            "key column email has rule pseudonym email",
+        ),
+        (
+            "nullkeyed",
+            "CREATE TABLE w (a int, b int);",
+            "[w]\na = \"keep\"\nb = \"keep\"\n[maskbus.keys]\nw = [\"a\"]",
+            "key column a is nullable",
+        ),
+    ];
+    for (test, ddl, policy, needle) in cases {
+        let run = check_shape(test, ddl, policy).await;
+        assert_eq!(
+            run.code, 1,
+            "{test}: policy check must fail\n{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(needle),
+            "{test}: expected {needle:?} in\n{}",
+            run.stdout
+        );
+    }
+    // The same shapes made syncable are green.
+    let run = check_shape(
+        "fixed",
+        "CREATE TABLE a (id int PRIMARY KEY, b_id int);
+         CREATE TABLE b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES a);
+         ALTER TABLE a ADD FOREIGN KEY (b_id) REFERENCES b;",
+        "[a]\nid = \"keep\"\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"",
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stdout);
+}
