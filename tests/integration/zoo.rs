@@ -197,6 +197,13 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
     )
     .await
     .unwrap();
+    src.batch_execute(
+        "BEGIN; SET CONSTRAINTS ALL DEFERRED;
+         INSERT INTO zoo.nests VALUES (2001, 2001); INSERT INTO zoo.eggs VALUES (2001, 2001);
+         COMMIT;",
+    )
+    .await
+    .unwrap();
     let delta = maskbus(&["run", "--config", &consumer, "--once"]).success();
     assert_target_is_masked_source_by(&dbs, &policy).await;
     let moved = synced_rows(&delta);
@@ -242,11 +249,11 @@ async fn policy_check_is_red_precisely_on_each_unsupported_shape() {
         (
             "cycle",
             "CREATE TABLE a (id int PRIMARY KEY, b_id int NOT NULL);
-             CREATE TABLE b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES a DEFERRABLE);
+             CREATE TABLE b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES a);
              ALTER TABLE a ADD CONSTRAINT a_to_b FOREIGN KEY (b_id) REFERENCES b;
              CREATE TABLE c (id int PRIMARY KEY, a_id int REFERENCES a);",
             "[a]\nid = \"keep\"\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"\n[c]\nid = \"keep\"\na_id = \"keep\"",
-            "cycle that cannot be broken among public.a, public.b: every one of its constraints (a_to_b on public.a, b_a_id_fkey on public.b) is NOT NULL",
+            "cycle that cannot be broken among public.a, public.b: every one of its constraints (a_to_b on public.a, b_a_id_fkey on public.b) is NOT NULL and not DEFERRABLE",
         ),
         (
             "outside",
@@ -281,14 +288,18 @@ async fn policy_check_is_red_precisely_on_each_unsupported_shape() {
             run.stdout
         );
     }
-    // The same shapes made syncable are green.
-    let run = check_shape(
-        "fixed",
-        "CREATE TABLE a (id int PRIMARY KEY, b_id int);
-         CREATE TABLE b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES a);
-         ALTER TABLE a ADD FOREIGN KEY (b_id) REFERENCES b;",
-        "[a]\nid = \"keep\"\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"",
-    )
-    .await;
-    assert_eq!(run.code, 0, "{}", run.stdout);
+    // The same cycle made syncable, by a nullable link or a deferrable one, is green.
+    for (test, b_id) in [("nullable", "int"), ("deferrable", "int NOT NULL")] {
+        let run = check_shape(
+            test,
+            &format!(
+                "CREATE TABLE a (id int PRIMARY KEY, b_id {b_id});
+                 CREATE TABLE b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES a);
+                 ALTER TABLE a ADD FOREIGN KEY (b_id) REFERENCES b DEFERRABLE;"
+            ),
+            "[a]\nid = \"keep\"\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"",
+        )
+        .await;
+        assert_eq!(run.code, 0, "{test}: {}", run.stdout);
+    }
 }

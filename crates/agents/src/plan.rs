@@ -6,21 +6,19 @@
 //! themselves (an employee's manager), form strongly connected components of the foreign-key
 //! graph. Inside such a component every foreign key whose columns are all nullable is *deferred*:
 //! its rows are written with those columns NULL, the real values are staged beside them, and the
-//! links are set once the component's rows are all in. If the component still has a cycle after
-//! that, every edge of it is NOT NULL and the cycle cannot be broken: [`PlanError::Unbreakable`]
-//! names its tables and constraints.
+//! links are set once the component's rows are all in. A cycle left after that whose links are
+//! `DEFERRABLE` is filled *together*: all its tables in one transaction with the constraints
+//! deferred, so they are checked once, at its commit. If a cycle is left even then, every link of
+//! it is NOT NULL and not deferrable, and it cannot be broken: [`PlanError::Unbreakable`] names
+//! its tables and constraints.
 
 use maskbus_pg::{ForeignKey, TableRef};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
-    #[error("foreign keys form a cycle that cannot be broken among {tables}: every one of its constraints ({constraints}) is NOT NULL{deferrable_note}; make one of them nullable, or leave one of the tables out of the policy")]
-    Unbreakable {
-        tables: String,
-        constraints: String,
-        deferrable_note: &'static str,
-    },
+    #[error("foreign keys form a cycle that cannot be broken among {tables}: every one of its constraints ({constraints}) is NOT NULL and not DEFERRABLE; make one of them nullable or DEFERRABLE, or leave one of the tables out of the policy")]
+    Unbreakable { tables: String, constraints: String },
 }
 
 /// How a set of tables is filled.
@@ -30,6 +28,9 @@ pub struct FillPlan {
     pub order: Vec<TableRef>,
     /// Per table, the foreign keys written NULL first and set after its component is in.
     pub deferred: BTreeMap<TableRef, Vec<ForeignKey>>,
+    /// Tables filled together, in one transaction with deferred constraints: cycles whose
+    /// remaining links are NOT NULL but DEFERRABLE.
+    pub together: Vec<BTreeSet<TableRef>>,
 }
 
 impl FillPlan {
@@ -134,10 +135,35 @@ pub fn fill_plan(tables: &[TableRef], fks: &[ForeignKey]) -> Result<FillPlan, Pl
         }
     }
     // What is left of a cycle after its nullable links are deferred is made of NOT NULL links.
+    // Deferrable ones are checked at commit, so a cycle of them is filled in one transaction.
     let kept_edges: Vec<(&TableRef, &TableRef)> =
         kept.iter().map(|fk| (&fk.table, &fk.parent)).collect();
+    let mut ordering: Vec<&ForeignKey> = Vec::new();
+    let mut in_group: BTreeMap<&TableRef, usize> = BTreeMap::new();
     for component in components(&nodes, &kept_edges) {
-        let looped = kept
+        let looped: Vec<&&ForeignKey> = kept
+            .iter()
+            .filter(|fk| component.contains(&fk.table) && component.contains(&fk.parent))
+            .collect();
+        if component.len() > 1 || !looped.is_empty() {
+            let index = plan.together.len();
+            plan.together.push(component.clone());
+            for table in component.iter().filter_map(|t| nodes.get(t)) {
+                in_group.insert(table, index);
+            }
+        }
+    }
+    for fk in &kept {
+        let same_group =
+            in_group.contains_key(&fk.table) && in_group.get(&fk.table) == in_group.get(&fk.parent);
+        if !(same_group && fk.deferrable) {
+            ordering.push(fk);
+        }
+    }
+    let ordering_edges: Vec<(&TableRef, &TableRef)> =
+        ordering.iter().map(|fk| (&fk.table, &fk.parent)).collect();
+    for component in components(&nodes, &ordering_edges) {
+        let looped = ordering
             .iter()
             .filter(|fk| component.contains(&fk.table) && component.contains(&fk.parent))
             .collect::<Vec<_>>();
@@ -153,18 +179,13 @@ pub fn fill_plan(tables: &[TableRef], fks: &[ForeignKey]) -> Result<FillPlan, Pl
                     .map(|fk| format!("{} on {}", fk.name, fk.table))
                     .collect::<Vec<_>>()
                     .join(", "),
-                deferrable_note: if looped.iter().any(|fk| fk.deferrable) {
-                    " (DEFERRABLE does not help: the sync commits page by page)"
-                } else {
-                    ""
-                },
             });
         }
     }
     // Kahn over the kept edges; ties in name order, so the plan is the same on every run.
     let mut parents: BTreeMap<&TableRef, BTreeSet<&TableRef>> =
         nodes.iter().map(|t| (t, BTreeSet::new())).collect();
-    for fk in &kept {
+    for fk in &ordering {
         if fk.table != fk.parent {
             parents.entry(&fk.table).or_default().insert(&fk.parent);
         }
@@ -275,7 +296,8 @@ mod tests {
             err.to_string(),
             "foreign keys form a cycle that cannot be broken among public.a, public.b, public.c: \
              every one of its constraints (a_b on public.a, b_c on public.b, c_a on public.c) is \
-             NOT NULL; make one of them nullable, or leave one of the tables out of the policy"
+             NOT NULL and not DEFERRABLE; make one of them nullable or DEFERRABLE, or leave one of \
+             the tables out of the policy"
         );
         let err = fill_plan(&[t("e")], &fks).unwrap_err().to_string();
         assert!(
@@ -287,6 +309,24 @@ mod tests {
         fks[1].nullable = true;
         let plan = fill_plan(&["a", "b", "c", "d"].map(t), &fks).unwrap();
         assert_eq!(names(&plan.order), ["b", "a", "c", "d"]);
+        assert!(plan.together.is_empty());
+    }
+
+    #[test]
+    fn a_cycle_of_deferrable_not_null_links_is_filled_together() {
+        let mut fks = vec![
+            fk("a_b", "a", "b", false),
+            fk("b_a", "b", "a", false),
+            fk("c_a", "c", "a", false),
+        ];
+        fks[0].deferrable = true;
+        // One deferrable link is enough when the rest of the cycle orders the tables.
+        let plan = fill_plan(&["a", "b", "c"].map(t), &fks).unwrap();
+        assert_eq!(names(&plan.order), ["a", "b", "c"]);
+        assert_eq!(plan.together, vec![["a", "b"].map(t).into_iter().collect()]);
+        fks[1].deferrable = true;
+        let plan = fill_plan(&["a", "b", "c"].map(t), &fks).unwrap();
+        assert_eq!(names(&plan.order), ["a", "b", "c"]);
     }
 
     #[test]

@@ -333,7 +333,7 @@ impl Consumer {
                         prefetched = next_replies;
                         break (page, next_state);
                     }
-                    Err(e) if e.is_transient() && tries < 40 => {
+                    Err(e) if e.is_transient() && tries < 40 && !self.writer.in_group().await => {
                         tries += 1;
                         tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {pause:?}");
                         tokio::time::sleep(pause).await;
@@ -380,57 +380,111 @@ impl Consumer {
         for s in &skipped {
             tracing::error!(entity = %s.entity, reason = %s.reason, "cannot sync this table");
         }
+        let skipped_count = skipped.len();
         report.failed = skipped;
         if self.config.all_or_nothing && !report.failed.is_empty() {
             return Err(ConsumerError::Partial {
-                tables: plans.len() + report.failed.len(),
+                tables: plans.len() + skipped_count,
                 failed: report.failed,
             });
         }
         let mut failed: BTreeSet<String> = report.failed.iter().map(|s| s.entity.clone()).collect();
-        for plan in &plans {
-            if let Some(parent) = plan
+        // Tables filled together share one transaction, from the first of them in fill order to
+        // the last; what lies between (their children) goes into it too.
+        let group_span = |index: usize| {
+            let members: Vec<usize> = (0..plans.len())
+                .filter(|&i| plans[i].together == Some(index))
+                .collect();
+            (members.first().copied(), members.last().copied())
+        };
+        let mut open_group: Option<(usize, usize, usize)> = None; // (group, first, last)
+        for (position, plan) in plans.iter().enumerate() {
+            if let (Some(group), None) = (plan.together, open_group) {
+                if let (Some(first), Some(last)) = group_span(group) {
+                    if first == position {
+                        self.writer.begin_group().await?;
+                        open_group = Some((group, first, last));
+                    }
+                }
+            }
+            let outcome = if let Some(parent) = plan
                 .parents
                 .iter()
                 .find(|fk| failed.contains(&fk.parent.to_string()))
             {
-                let reason = format!("its parent {} could not be synced", parent.parent);
-                tracing::error!(entity = %plan.entity, %reason, "skipping this table");
-                failed.insert(plan.entity.clone());
-                report.failed.push(Skipped {
-                    entity: plan.entity.clone(),
-                    reason,
-                });
-                continue;
-            }
-            let state = states.get(&plan.entity).cloned().unwrap_or_default();
-            match self
-                .sync_entity(&plans, plan, state, &mut until, stop, &mut report)
-                .await
-            {
+                Err(format!("its parent {} could not be synced", parent.parent))
+            } else {
+                let state = states.get(&plan.entity).cloned().unwrap_or_default();
+                match self
+                    .sync_entity(&plans, plan, state, &mut until, stop, &mut report)
+                    .await
+                {
+                    Ok(moved) => Ok(moved),
+                    Err(e)
+                        if e.is_transient()
+                            || matches!(e, ConsumerError::Stopped)
+                            || self.config.all_or_nothing =>
+                    {
+                        self.writer.abort_group().await;
+                        return Err(e);
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            };
+            match outcome {
                 Ok(moved) => {
                     tracing::info!(entity = %plan.entity, rows = moved, "entity caught up");
                     report.rows.push((plan.entity.clone(), moved));
                 }
-                Err(e) if e.is_transient() || matches!(e, ConsumerError::Stopped) => return Err(e),
-                Err(e) if self.config.all_or_nothing => return Err(e),
-                Err(e) => {
-                    tracing::error!(entity = %plan.entity, error = %e, "this table failed; syncing the others");
+                Err(reason) => {
+                    tracing::error!(entity = %plan.entity, %reason, "this table failed; syncing the others");
                     failed.insert(plan.entity.clone());
                     report.failed.push(Skipped {
                         entity: plan.entity.clone(),
-                        reason: e.to_string(),
+                        reason,
                     });
                 }
             }
+            let Some((group, first, last)) = open_group else {
+                continue;
+            };
+            let group_failed = plans[first..=position]
+                .iter()
+                .any(|p| failed.contains(&p.entity));
+            if position == last || group_failed {
+                let committed = if group_failed {
+                    self.writer.abort_group().await;
+                    Err("a table filled in the same transaction failed".to_string())
+                } else {
+                    match self.writer.commit_group().await {
+                        Ok(()) => Ok(()),
+                        Err(e) if e.is_transient() => return Err(e.into()),
+                        Err(e) => Err(e.to_string()),
+                    }
+                };
+                if let Err(reason) = committed {
+                    // Everything since the group's BEGIN was rolled back: say so for each table.
+                    for member in &plans[first..=position] {
+                        report.rows.retain(|(e, _)| *e != member.entity);
+                        if failed.insert(member.entity.clone()) {
+                            report.failed.push(Skipped {
+                                entity: member.entity.clone(),
+                                reason: format!("rolled back with the tables of its cycle (group {group}): {reason}"),
+                            });
+                        }
+                    }
+                }
+                open_group = None;
+            }
         }
+        let tables = plans.len() + skipped_count;
         for plan in plans.iter().filter(|p| !p.deferred.is_empty()) {
             report.links_set += self.writer.set_links(plan).await?;
         }
         self.writer.move_sequences(&plans).await?;
         if !report.failed.is_empty() {
             return Err(ConsumerError::Partial {
-                tables: plans.len() + report.failed.len() - failed.len().min(plans.len()),
+                tables,
                 failed: report.failed,
             });
         }

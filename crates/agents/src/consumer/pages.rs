@@ -23,6 +23,9 @@ pub struct EntityPlan {
     pub parents: Vec<ForeignKey>,
     /// Columns written NULL first and set once the entity's cycle is in (see [`crate::plan`]).
     pub deferred: Vec<String>,
+    /// The group of tables this one is filled together with, in one transaction (a cycle of
+    /// deferrable NOT NULL links), by index.
+    pub together: Option<usize>,
 }
 
 impl EntityPlan {
@@ -89,11 +92,23 @@ pub fn entity_plans(
                     .collect(),
                 parents: Vec::new(),
                 deferred: Vec::new(),
+                together: None,
             },
         );
     }
     let served: Vec<TableRef> = plans.keys().cloned().collect();
-    let FillPlan { order, deferred } = crate::plan::fill_plan(&served, fks)?;
+    let FillPlan {
+        order,
+        deferred,
+        together,
+    } = crate::plan::fill_plan(&served, fks)?;
+    for (index, group) in together.iter().enumerate() {
+        for table in group {
+            if let Some(plan) = plans.get_mut(table) {
+                plan.together = Some(index);
+            }
+        }
+    }
     for fk in fks {
         let deferred_here = deferred.get(&fk.table).is_some_and(|d| d.contains(fk));
         if let Some(plan) = plans.get_mut(&fk.table) {
@@ -319,6 +334,7 @@ mod tests {
             identity: HashSet::new(),
             parents: vec![],
             deferred: s(&["boss"]),
+            together: None,
         }
     }
 

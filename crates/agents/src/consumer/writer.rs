@@ -7,6 +7,7 @@ use super::pages::{self, EntityPlan, SyncState};
 use super::ConsumerError;
 use crate::protocol::ReceivedPage;
 use maskbus_pg::deadpool_postgres;
+use maskbus_pg::deadpool_postgres::GenericClient;
 use maskbus_pg::{statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
 use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
@@ -42,6 +43,9 @@ impl From<PgError> for ApplyError {
 pub struct Writer {
     pub target: Target,
     pool: PgPool,
+    /// While tables are filled together (a cycle of deferrable NOT NULL links), the one
+    /// connection whose open transaction holds all their pages and watermarks.
+    group: tokio::sync::Mutex<Option<deadpool_postgres::Object>>,
 }
 
 fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
@@ -52,7 +56,11 @@ impl Writer {
     pub async fn start(target: Target) -> Result<Self, PgError> {
         maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
         let pool = PgPool::new(target.clone(), 3)?;
-        Ok(Self { target, pool })
+        Ok(Self {
+            target,
+            pool,
+            group: tokio::sync::Mutex::new(None),
+        })
     }
 
     pub async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
@@ -96,8 +104,51 @@ impl Writer {
             .collect())
     }
 
+    /// Opens the transaction that tables filled together share: their constraints are checked
+    /// once, at [`Writer::commit_group`].
+    pub async fn begin_group(&self) -> Result<(), PgError> {
+        let client = self.client().await?;
+        client
+            .batch_execute("BEGIN; SET CONSTRAINTS ALL DEFERRED")
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error("BEGIN of tables filled together", &e)
+            })?;
+        *self.group.lock().await = Some(client);
+        Ok(())
+    }
+
+    /// True while tables are being filled together: a lost connection then loses the whole
+    /// group, so the pass starts over instead of retrying a page.
+    pub async fn in_group(&self) -> bool {
+        self.group.lock().await.is_some()
+    }
+
+    /// Commits the shared transaction: every deferred constraint is checked now.
+    pub async fn commit_group(&self) -> Result<(), PgError> {
+        if let Some(client) = self.group.lock().await.take() {
+            client.batch_execute("COMMIT").await.map_err(|e| {
+                self.target
+                    .query_error("COMMIT of tables filled together", &e)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Rolls the shared transaction back: nothing of the group is kept, watermarks included.
+    pub async fn abort_group(&self) {
+        if let Some(client) = self.group.lock().await.take() {
+            if client.batch_execute("ROLLBACK").await.is_err() {
+                // A connection that cannot roll back must not go back to the pool half-open.
+                let _ = deadpool_postgres::Object::take(client);
+            }
+        }
+    }
+
     /// Upserts a page, stages its deferred links and, with `state`, records the watermark, all
-    /// in one transaction. Returns the number of rows written.
+    /// in one transaction (or, while tables are filled together, in the shared one, behind a
+    /// savepoint). Returns the number of rows written.
     pub async fn apply(
         &self,
         plan: &EntityPlan,
@@ -105,17 +156,23 @@ impl Writer {
         state: Option<&SyncState>,
     ) -> Result<u64, ApplyError> {
         let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
-        let statement = statements::upsert(&statements::Write {
-            table: &plan.table,
-            key: &plan.key,
-            columns: &columns,
-            deferred: &plan.deferred,
-            identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
-        });
-        let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
-            .map(|i| page.rows.iter().map(|row| row[i].as_deref()).collect())
-            .collect();
-        let links = pages::staged_links(plan, page);
+        let mut group = self.group.lock().await;
+        if let Some(client) = group.as_mut() {
+            let q = |action: &str, e: tokio_postgres::Error| self.target.query_error(action, &e);
+            client
+                .batch_execute("SAVEPOINT page")
+                .await
+                .map_err(|e| q("SAVEPOINT", e))?;
+            let written = self.write_page(&*client, plan, page, &columns, state).await;
+            let end = if written.is_ok() {
+                "RELEASE SAVEPOINT page"
+            } else {
+                "ROLLBACK TO SAVEPOINT page"
+            };
+            client.batch_execute(end).await.map_err(|e| q(end, e))?;
+            return written;
+        }
+        drop(group);
         let mut client = self.client().await?;
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
@@ -125,6 +182,35 @@ impl Writer {
         tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
             .await
             .map_err(q("SET CONSTRAINTS".into()))?;
+        let written = self.write_page(&tx, plan, page, &columns, state).await?;
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of a page of {}", plan.entity)))?;
+        Ok(written)
+    }
+
+    /// The statements of one page, in the caller's transaction.
+    async fn write_page(
+        &self,
+        tx: &impl GenericClient,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        columns: &[(String, String)],
+        state: Option<&SyncState>,
+    ) -> Result<u64, ApplyError> {
+        let statement = statements::upsert(&statements::Write {
+            table: &plan.table,
+            key: &plan.key,
+            columns,
+            deferred: &plan.deferred,
+            identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
+        });
+        let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
+            .map(|i| page.rows.iter().map(|row| row[i].as_deref()).collect())
+            .collect();
+        let links = pages::staged_links(plan, page);
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
         let written = if page.rows.is_empty() {
             0
         } else {
@@ -169,9 +255,6 @@ impl Writer {
             .await
             .map_err(q("recording the watermark".into()))?;
         }
-        tx.commit()
-            .await
-            .map_err(q(format!("COMMIT of a page of {}", plan.entity)))?;
         Ok(written)
     }
 
