@@ -303,3 +303,94 @@ async fn policy_check_is_red_precisely_on_each_unsupported_shape() {
         assert_eq!(run.code, 0, "{test}: {}", run.stdout);
     }
 }
+
+#[tokio::test]
+async fn a_table_that_cannot_sync_fails_fast_by_name_and_the_others_still_sync() {
+    let dbs = TestDatabases::create("partial", &["src", "dst", "bus"]).await;
+    let ddl = |n_type: &str| {
+        format!(
+            "CREATE SCHEMA shop;
+             CREATE TABLE shop.good (id int PRIMARY KEY, label text);
+             CREATE TABLE shop.bad (id int PRIMARY KEY, n {n_type});
+             CREATE TABLE shop.bad_child (id int PRIMARY KEY, bad_id int REFERENCES shop.bad);"
+        )
+    };
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(&ddl("text")).await.unwrap();
+    src.batch_execute(
+        "INSERT INTO shop.good SELECT i, 'g' || i FROM generate_series(1, 300) i;
+         INSERT INTO shop.bad VALUES (1, 'not a number');
+         INSERT INTO shop.bad_child VALUES (1, 1);",
+    )
+    .await
+    .unwrap();
+    // The target's column is an integer: the value cannot be cast, for good.
+    connect(&dbs.url("dst"))
+        .await
+        .batch_execute(&ddl("integer"))
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new("partial");
+    let policy = files.write(
+        "policy.toml",
+        "[shop.good]\nid = \"keep\"\nlabel = \"keep\"\n[shop.bad]\nid = \"keep\"\nn = \"keep\"\n\
+         [shop.bad_child]\nid = \"keep\"\nbad_id = \"keep\"\n",
+    );
+    let producer = files.write(
+        "producer.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let consumer_config = |extra: &str| {
+        format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{extra}",
+            dbs.url("bus"),
+            dbs.url("dst")
+        )
+    };
+    let strict = files.write("strict.toml", &consumer_config("all_or_nothing = true\n"));
+    let lenient = files.write("lenient.toml", &consumer_config(""));
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+
+    // All or nothing: the first permanent error stops the run, at once, naming the table.
+    let run = maskbus(&["run", "--config", &strict, "--once"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("shop.bad"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("invalid input syntax for type integer"),
+        "{}",
+        run.stderr
+    );
+    // Retries log a warning each ("transient failure; retrying"): a permanent error has none.
+    assert!(
+        !run.stderr.contains("transient"),
+        "a permanent error is not retried: {}",
+        run.stderr
+    );
+
+    // By default the others sync; the exit code says some did not.
+    let run = maskbus(&["run", "--config", &lenient, "--once"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("2 of 3 tables could not be synced"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("shop.bad_child (its parent shop.bad could not be synced)"),
+        "{}",
+        run.stderr
+    );
+    let dst = connect(&dbs.url("dst")).await;
+    let good: i64 = dst
+        .query_one("SELECT count(*) FROM shop.good", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(good, 300);
+}
