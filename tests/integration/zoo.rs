@@ -95,9 +95,10 @@ fn synced_rows(run: &Run) -> u64 {
         .unwrap_or_else(|| panic!("no 'synced N rows' in {:?}", run.stdout))
 }
 
-#[tokio::test]
-async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
-    let dbs = TestDatabases::create("zoo", &["src", "dst", "bus"]).await;
+/// The zoo in a source, its empty schema in a target, a bus, and agent configs (the consumer's
+/// with `consumer_extra`).
+async fn zoo(test: &str, consumer_extra: &str) -> (TestDatabases, ConfigFiles, String, String) {
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(SCHEMA).await.unwrap();
     src.batch_execute(DATA).await.unwrap();
@@ -107,7 +108,30 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
         .await
         .unwrap();
     maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let producer = files.write(
+        "producer.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{POLICY_PATH}\"\npseudonym_key = \"{TEST_KEY}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let consumer = files.write(
+        "consumer.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n{consumer_extra}\n",
+            dbs.url("bus"),
+            dbs.url("dst")
+        ),
+    );
+    (dbs, files, producer, consumer)
+}
 
+#[tokio::test]
+async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
+    let (dbs, _files, producer, consumer) = zoo("zoo", "").await;
+    let src = connect(&dbs.url("src")).await;
     let check = maskbus(&[
         "policy",
         "check",
@@ -123,23 +147,6 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
         check.stdout
     );
 
-    let files = ConfigFiles::new("zoo");
-    let producer = files.write(
-        "producer.toml",
-        &format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{POLICY_PATH}\"\npseudonym_key = \"{TEST_KEY}\"\n",
-            dbs.url("bus"),
-            dbs.url("src")
-        ),
-    );
-    let consumer = files.write(
-        "consumer.toml",
-        &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
-            dbs.url("bus"),
-            dbs.url("dst")
-        ),
-    );
     let _producer = Background::spawn(&["run", "--config", &producer]);
     let first = maskbus(&["run", "--config", &consumer, "--once"]).success();
     let policy = zoo_policy();
@@ -209,6 +216,52 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
     let moved = synced_rows(&delta);
     // Only the changed rows move (the update of T-1 touches one row of the keyless table).
     assert!((12..=20).contains(&moved), "the delta moved {moved} rows");
+}
+
+#[tokio::test]
+async fn kill_9_while_links_are_staged_then_a_restart_finishes_the_zoo_exactly() {
+    let (dbs, _files, producer, consumer) =
+        zoo("zoo_kill", "page_size = 50\npages_per_request = 1").await;
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let mut doomed = Background::spawn(&["run", "--config", &consumer, "--once"]);
+    let dst = connect(&dbs.url("dst")).await;
+    // zoo.staff's manager links are staged while its 10,000 rows land, and set after the pass.
+    wait_until("the consumer to be inside the staff chain", || async {
+        let ready: bool = dst
+            .query_one(
+                "SELECT to_regclass('maskbus.pending_links') IS NOT NULL",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        ready
+            && dst
+                .query_one("SELECT count(*) FROM maskbus.pending_links", &[])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+                >= 1000
+    })
+    .await;
+    doomed.kill9();
+    let linked: i64 = dst
+        .query_one(
+            "SELECT count(*) FROM zoo.staff WHERE manager_id IS NOT NULL",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(linked < 9_999, "the kill came before the links were set");
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source_by(&dbs, &zoo_policy()).await;
+    let pending: i64 = dst
+        .query_one("SELECT count(*) FROM maskbus.pending_links", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pending, 0);
 }
 
 /// Runs `policy check` on a source holding `ddl` with a policy for it; returns the output.

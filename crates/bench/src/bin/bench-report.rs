@@ -66,6 +66,18 @@ fn main() -> anyhow::Result<()> {
             });
         }
     }
+    for zoo in of("zoo") {
+        rows.push(Row {
+            name: format!(
+                "2b. sync, schema zoo ({} rows, {} tables)",
+                zoo["rows"], zoo["tables"]
+            ),
+            figure: format!("{:.0} rows/s", f(&zoo["sync_rows_per_s"])),
+            baseline: format!("{:.0} rows/s COPY", f(&zoo["copy_rows_per_s"])),
+            ratio: Some(f(&zoo["sync_rows_per_s"]) / f(&zoo["copy_rows_per_s"])),
+            goal: "informative".into(),
+        });
+    }
     for audit in of("wire_audit") {
         rows.push(Row {
             name: format!("5. wire audit ({:.0} MB bus)", f(&audit["megabytes"])),
