@@ -2,7 +2,7 @@
 //!
 //! The decisions live in `maskbus_mask::fit`; this module only reads the file and the catalog.
 
-use maskbus_mask::fit::Line;
+use maskbus_mask::fit::{Line, Verdict};
 use maskbus_mask::{Policy, PolicyError, PseudonymKey};
 use maskbus_pg::{PgError, Target};
 use std::path::Path;
@@ -41,5 +41,41 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
     let schemas = policy.schemas();
     let tables = maskbus_pg::catalog::tables(source, &client, &schemas).await?;
     let fks = maskbus_pg::catalog::foreign_keys(source, &client, &schemas).await?;
-    Ok(crate::schema_check::check(policy, &tables, &fks))
+    let mut lines = crate::schema_check::check(policy, &tables, &fks);
+    // A key named in the policy has no constraint behind it: check the data keeps it unique.
+    for info in &tables {
+        let entity = info.table.to_string();
+        let Some(columns) = policy.key_columns(&entity) else {
+            continue;
+        };
+        let Ok(key) = info.key(Some(columns)) else {
+            continue; // schema_check already said why
+        };
+        if key.is_constraint() {
+            continue;
+        }
+        let duplicated = client
+            .query_opt(
+                &maskbus_pg::statements::duplicate_key(&info.table, &key),
+                &[],
+            )
+            .await
+            .map_err(|e| {
+                source.query_error(format!("checking that the key of {entity} is unique"), &e)
+            })?
+            .is_some();
+        if duplicated {
+            lines.push(Line {
+                entity: entity.clone(),
+                column: "(key)".into(),
+                column_type: "-".into(),
+                rule: "-".into(),
+                verdict: Verdict::Error(format!(
+                    "rows of {entity} share a value of the key ({}) named in [maskbus.keys]; the sync pages and writes by it, so it must be unique: name more columns, or add a unique index",
+                    columns.join(", ")
+                )),
+            });
+        }
+    }
+    Ok(lines)
 }

@@ -132,6 +132,16 @@ pub fn missing(table: &TableRef, lookup: &[(String, String)]) -> String {
     )
 }
 
+/// One row if two rows of `table` share a key value (a key no constraint backs must still be
+/// unique, or paging by it would skip rows), none otherwise.
+pub fn duplicate_key(table: &TableRef, key: &KeyDef) -> String {
+    format!(
+        "SELECT 1 FROM {} t GROUP BY {} HAVING count(*) > 1 LIMIT 1",
+        table.sql(),
+        key_row(key, "t")
+    )
+}
+
 /// How a page is written into a table.
 #[derive(Clone, Debug)]
 pub struct Write<'a> {

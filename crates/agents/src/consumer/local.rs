@@ -52,7 +52,7 @@ impl Consumer {
         match self.writer.apply(&plan, &page, None).await {
             Ok(written) => Ok(written),
             Err(ApplyError::Consumer(e)) => Err(e),
-            Err(ApplyError::MissingParents) => Err(ConsumerError::BadReply {
+            Err(ApplyError::MissingParents(_)) => Err(ConsumerError::BadReply {
                 entity,
                 reason: "the rows reference parent rows the test database does not have yet: insert the parents first"
                     .into(),

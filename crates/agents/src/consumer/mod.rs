@@ -151,7 +151,13 @@ impl Consumer {
             .into_iter()
             .collect();
         let (tables, fks) = self.writer.catalog(&schemas).await?;
-        Ok(pages::entity_plans(&offered, keys, &tables, &fks)?)
+        let (plans, skipped) = pages::entity_plans(&offered, keys, &tables, &fks)?;
+        for plan in &plans {
+            for fk in &plan.outside {
+                tracing::warn!(entity = %plan.entity, constraint = %fk.name, parent = %fk.parent, "a foreign key references a table the producer does not serve; its rows must already be in the target");
+            }
+        }
+        Ok((plans, skipped))
     }
 
     pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, ConsumerError> {
@@ -171,7 +177,26 @@ impl Consumer {
         match self.writer.apply(plan, page, state).await {
             Ok(n) => Ok(n),
             Err(ApplyError::Consumer(e)) => Err(e),
-            Err(ApplyError::MissingParents) if depth <= plans.len() + 1 => {
+            Err(ApplyError::MissingParents(Some(constraint)))
+                if !plan.parents.iter().any(|fk| fk.name == constraint) =>
+            {
+                // A foreign key to a table the producer does not serve: no fetch can help.
+                let parent = plan
+                    .outside
+                    .iter()
+                    .find(|fk| fk.name == constraint)
+                    .map_or_else(
+                        || "a table outside the sync".to_string(),
+                        |fk| fk.parent.to_string(),
+                    );
+                Err(ConsumerError::Unsupported {
+                    entity: plan.entity.clone(),
+                    reason: format!(
+                        "foreign key {constraint} references {parent}, which the producer does not serve and the target lacks the rows of; add {parent} to the policy (maskbus policy check names these)"
+                    ),
+                })
+            }
+            Err(ApplyError::MissingParents(_)) if depth <= plans.len() + 1 => {
                 for fk in &plan.parents {
                     let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
                         continue;
@@ -232,7 +257,7 @@ impl Consumer {
                 }
                 Box::pin(self.apply_with_parents(plans, plan, page, state, report, depth + 1)).await
             }
-            Err(ApplyError::MissingParents) => Err(ConsumerError::BadReply {
+            Err(ApplyError::MissingParents(_)) => Err(ConsumerError::BadReply {
                 entity: plan.entity.clone(),
                 reason: format!(
                     "rows reference parent rows the producer could not supply (through {})",

@@ -21,6 +21,8 @@ pub struct EntityPlan {
     pub identity: HashSet<String>,
     /// Foreign keys to other synced tables that are checked as rows land.
     pub parents: Vec<ForeignKey>,
+    /// Foreign keys to tables the producer does not serve: their rows must already be there.
+    pub outside: Vec<ForeignKey>,
     /// Columns written NULL first and set once the entity's cycle is in (see [`crate::plan`]).
     pub deferred: Vec<String>,
     /// The group of tables this one is filled together with, in one transaction (a cycle of
@@ -91,6 +93,7 @@ pub fn entity_plans(
                     .map(|c| c.name.clone())
                     .collect(),
                 parents: Vec::new(),
+                outside: Vec::new(),
                 deferred: Vec::new(),
                 together: None,
             },
@@ -112,7 +115,9 @@ pub fn entity_plans(
     for fk in fks {
         let deferred_here = deferred.get(&fk.table).is_some_and(|d| d.contains(fk));
         if let Some(plan) = plans.get_mut(&fk.table) {
-            if served.contains(&fk.parent) && !deferred_here {
+            if !served.contains(&fk.parent) {
+                plan.outside.push(fk.clone());
+            } else if !deferred_here {
                 plan.parents.push(fk.clone());
             }
         }
@@ -333,6 +338,7 @@ mod tests {
             .collect(),
             identity: HashSet::new(),
             parents: vec![],
+            outside: vec![],
             deferred: s(&["boss"]),
             together: None,
         }

@@ -29,8 +29,9 @@ pub const MIGRATIONS: &[Migration] = &[
 
 /// Why a page could not be written.
 pub enum ApplyError {
-    /// A foreign key to a row the target does not have yet: fetch the parents and try again.
-    MissingParents,
+    /// A foreign key (by constraint name, when the server says) to a row the target does not
+    /// have yet: fetch the parents and try again.
+    MissingParents(Option<String>),
     Consumer(ConsumerError),
 }
 
@@ -217,7 +218,11 @@ impl Writer {
             match tx.execute(&statement, &params(&values)).await {
                 Ok(n) => n,
                 Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
-                    return Err(ApplyError::MissingParents)
+                    let constraint = e
+                        .as_db_error()
+                        .and_then(|d| d.constraint())
+                        .map(String::from);
+                    return Err(ApplyError::MissingParents(constraint));
                 }
                 Err(e) => {
                     return Err(q(format!("writing a page of {}", plan.entity))(e).into());
