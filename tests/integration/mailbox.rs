@@ -30,7 +30,7 @@ fn note(to: &str, n: usize) -> Outgoing {
 #[tokio::test]
 async fn a_claim_skips_rows_another_session_has_locked() {
     let (_dbs, target) = bus("mb_skip").await;
-    let mailbox = Mailbox::connect(target.clone(), "test", Settings::default())
+    let mailbox = Mailbox::connect(target.clone(), Settings::default())
         .await
         .unwrap();
     let first = mailbox.send(note("inbox", 1)).await.unwrap();
@@ -60,7 +60,7 @@ async fn a_claim_skips_rows_another_session_has_locked() {
 #[tokio::test]
 async fn four_competing_receivers_handle_each_of_4000_messages_exactly_once() {
     let (_dbs, target) = bus("mb_compete").await;
-    let sender = Mailbox::connect(target.clone(), "test", Settings::default())
+    let sender = Mailbox::connect(target.clone(), Settings::default())
         .await
         .unwrap();
     let mut sent = Vec::new();
@@ -78,10 +78,10 @@ async fn four_competing_receivers_handle_each_of_4000_messages_exactly_once() {
     assert_eq!(sent.len(), 4000);
 
     let mut receivers = Vec::new();
-    for r in 0..4 {
+    for _ in 0..4 {
         let target = target.clone();
         receivers.push(tokio::spawn(async move {
-            let mailbox = Mailbox::connect(target, &format!("r{r}"), Settings::default())
+            let mailbox = Mailbox::connect(target, Settings::default())
                 .await
                 .unwrap();
             let mut handled = Vec::new();
@@ -125,7 +125,7 @@ async fn a_receiver_that_dies_without_ack_has_its_message_redelivered_after_the_
     };
     let id = {
         // This receiver claims, then "dies": its pool and connections go away without an ack.
-        let doomed = Mailbox::connect(target.clone(), "doomed", settings.clone())
+        let doomed = Mailbox::connect(target.clone(), settings.clone())
             .await
             .unwrap();
         doomed.send(note("inbox", 1)).await.unwrap();
@@ -133,7 +133,7 @@ async fn a_receiver_that_dies_without_ack_has_its_message_redelivered_after_the_
         assert_eq!(claimed.len(), 1);
         claimed[0].lease
     };
-    let survivor = Mailbox::connect(target, "survivor", settings)
+    let survivor = Mailbox::connect(target, settings)
         .await
         .unwrap();
     // Waits on the condition "a message is claimable", with a generous bound.
@@ -161,7 +161,7 @@ async fn a_poison_message_is_dead_lettered_after_n_attempts_and_can_be_redriven(
         backoff_base: Duration::ZERO,
         ..Settings::default()
     };
-    let mailbox = Mailbox::connect(target, "test", settings).await.unwrap();
+    let mailbox = Mailbox::connect(target, settings).await.unwrap();
     let id = mailbox.send(note("inbox", 1)).await.unwrap();
     let mut outcomes = Vec::new();
     for _ in 0..3 {
@@ -220,7 +220,7 @@ async fn a_poison_message_is_dead_lettered_after_n_attempts_and_can_be_redriven(
 #[tokio::test]
 async fn an_unparseable_message_is_dead_lettered_with_its_reason() {
     let (dbs, target) = bus("mb_unparse").await;
-    let mailbox = Mailbox::connect(target, "test", Settings::default())
+    let mailbox = Mailbox::connect(target, Settings::default())
         .await
         .unwrap();
     maskbus(&[
@@ -252,11 +252,11 @@ async fn a_long_poll_wakes_on_send() {
         ..Settings::default()
     };
     let receiver = std::sync::Arc::new(
-        Mailbox::connect(target.clone(), "receiver", settings.clone())
+        Mailbox::connect(target.clone(), settings.clone())
             .await
             .unwrap(),
     );
-    let sender = Mailbox::connect(target, "sender", settings).await.unwrap();
+    let sender = Mailbox::connect(target, settings).await.unwrap();
     let mut parked = receiver.parked();
     let waiting = {
         let receiver = receiver.clone();
@@ -276,7 +276,7 @@ async fn a_long_poll_wakes_on_send() {
 #[tokio::test]
 async fn purge_deletes_only_what_the_audit_has_scanned() {
     let (dbs, target) = bus("mb_purge").await;
-    let mailbox = Mailbox::connect(target, "test", Settings::default())
+    let mailbox = Mailbox::connect(target, Settings::default())
         .await
         .unwrap();
     for n in 0..3 {

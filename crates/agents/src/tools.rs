@@ -440,7 +440,7 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     let bus = Target::parse("bus", &config.bus_url.0).map_err(|e| fail(&e))?;
     let source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
     source.ping().await.map_err(|e| fail(&e))?;
-    let mailbox = Mailbox::connect(bus, "producer", Settings::default())
+    let mailbox = Mailbox::connect(bus, Settings::default())
         .await
         .map_err(|e| fail(&e))?;
     Ok(Producer {

@@ -9,6 +9,7 @@
 use crate::source::READ_ONLY_CANONICAL;
 use maskbus_audit::exact::{matchable, Matchable};
 use maskbus_audit::{scan, Context, ExactMatcher, Hit};
+use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::{quote_ident, PgError, Target};
 use std::collections::HashSet;
@@ -53,74 +54,7 @@ pub struct AuditReport {
     pub recorded_through: Option<i64>,
 }
 
-/// The design's one-liner, over every table that holds messages.
-pub const SQL_ONE_LINER: &str = "SELECT count(*) FROM (
-        SELECT body FROM mq.messages UNION ALL SELECT body FROM mq.archive UNION ALL SELECT body FROM mq.dead_letters
-    ) m WHERE body::text ~ '[0-9]{3}-[0-9]{2}-[0-9]{4}' OR body::text ~ '[0-9]{16}'";
-
-/// Messages handed from the reading task to the scanner at a time.
-const BATCH: usize = 500;
-
-type Batch = Vec<(i64, String, String, String)>;
-
-/// Every message up to the horizon, from all three tables, in one streamed query: rows arrive
-/// as the server produces them and are handed on in batches, so memory holds a batch or two
-/// whatever the size of the bus. Order does not matter to the audit, so no sort is asked for.
-async fn stream_messages(
-    bus: Target,
-    horizon: i64,
-    batches: tokio::sync::mpsc::Sender<Result<Batch, PgError>>,
-) {
-    use futures_util::StreamExt;
-    let client = match bus.connect().await {
-        Ok(client) => client,
-        Err(e) => {
-            let _ = batches.send(Err(e)).await;
-            return;
-        }
-    };
-    let rows = client
-        .query_raw(
-            "SELECT id, 'pending', mailbox, body::text FROM mq.messages WHERE id <= $1
-             UNION ALL SELECT id, 'archived', mailbox, body::text FROM mq.archive WHERE id <= $1
-             UNION ALL SELECT id, 'dead', mailbox, body::text FROM mq.dead_letters WHERE id <= $1",
-            [horizon],
-        )
-        .await;
-    let rows = match rows {
-        Ok(rows) => rows,
-        Err(e) => {
-            let _ = batches
-                .send(Err(bus.query_error("reading messages for the audit", &e)))
-                .await;
-            return;
-        }
-    };
-    futures_util::pin_mut!(rows);
-    let mut batch = Vec::with_capacity(BATCH);
-    while let Some(row) = rows.next().await {
-        match row {
-            Ok(row) => batch.push((row.get(0), row.get(1), row.get(2), row.get(3))),
-            Err(e) => {
-                let _ = batches
-                    .send(Err(bus.query_error("reading messages for the audit", &e)))
-                    .await;
-                return;
-            }
-        }
-        if batch.len() == BATCH
-            && batches
-                .send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))))
-                .await
-                .is_err()
-        {
-            return;
-        }
-    }
-    if !batch.is_empty() {
-        let _ = batches.send(Ok(batch)).await;
-    }
-}
+pub use maskbus_mailbox::audit::SQL_ONE_LINER;
 
 /// Scans the bus. `on_progress` gets (messages scanned, of total); `on_finding` each finding as
 /// it is found, so output streams too.
@@ -133,36 +67,25 @@ pub async fn run(
 ) -> Result<AuditReport, PgError> {
     let started = Instant::now();
     let client = bus.connect().await?;
-    let horizon: i64 = client
-        .query_one("SELECT mq.audit_horizon()", &[])
-        .await
-        .map_err(|e| {
-            bus.query_error(
-                "taking the audit horizon (is this a maskbus bus? run `maskbus bus init`)",
-                &e,
-            )
-        })?
-        .get(0);
-    let total: i64 = client
-        .query_one(
-            "SELECT (SELECT count(*) FROM mq.messages WHERE id <= $1) + (SELECT count(*) FROM mq.archive WHERE id <= $1)
-                  + (SELECT count(*) FROM mq.dead_letters WHERE id <= $1)",
-            &[&horizon],
-        )
-        .await
-        .map_err(|e| bus.query_error("counting messages", &e))?
-        .get(0);
+    let horizon = audit::horizon(bus, &client).await?;
+    let total = audit::count_through(bus, &client, horizon).await?;
 
     // Read on a second connection while this task scans.
-    let (batches, mut incoming) = tokio::sync::mpsc::channel::<Result<Batch, PgError>>(4);
-    let fetcher = tokio::spawn(stream_messages(bus.clone(), horizon, batches));
+    let (batches, mut incoming) = tokio::sync::mpsc::channel(4);
+    let fetcher = tokio::spawn(audit::stream_through(bus.clone(), horizon, batches));
 
     let mut report = AuditReport {
         horizon,
         ..AuditReport::default()
     };
     while let Some(page) = incoming.recv().await {
-        for (id, table, mailbox, text) in page? {
+        for AuditedMessage {
+            id,
+            table,
+            mailbox,
+            body: text,
+        } in page?
+        {
             report.scanned += 1;
             report.bytes += text.len() as u64;
             let findings = match serde_json::from_str::<serde_json::Value>(&text) {
@@ -177,7 +100,7 @@ pub async fn run(
                 report.findings += 1;
                 on_finding(&MessageFinding {
                     message_id: id,
-                    table: table.clone(),
+                    table: table.to_string(),
                     mailbox: mailbox.clone(),
                     path: finding.path,
                     hit: finding.hit,
@@ -191,23 +114,13 @@ pub async fn run(
 
     if compare_sql {
         let sql_started = Instant::now();
-        let matches: i64 = client
-            .query_one(SQL_ONE_LINER, &[])
-            .await
-            .map_err(|e| bus.query_error("running the SQL one-liner", &e))?
-            .get(0);
+        let matches = audit::sql_one_liner(bus, &client).await?;
         report.sql_one_liner = Some((matches, sql_started.elapsed()));
     }
     // Purge may delete what an audit has scanned, so the watermark moves only on a clean scan:
     // messages with findings stay as evidence.
     if report.findings == 0 {
-        client
-            .execute(
-                "UPDATE mq.audit_state SET scanned_through = greatest(scanned_through, $1), scanned_at = now()",
-                &[&horizon],
-            )
-            .await
-            .map_err(|e| bus.query_error("recording the audit watermark", &e))?;
+        audit::record(bus, &client, horizon).await?;
         report.recorded_through = Some(horizon);
     }
     Ok(report)

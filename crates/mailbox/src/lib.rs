@@ -17,9 +17,17 @@
 //!   `mq.dead_letters`, keeping id and body; only [`Mailbox::purge`] deletes, and only what the
 //!   wire audit has scanned.
 //!
+//! - **Authenticated, least privilege**: every participant is its own database role; the sender
+//!   of a message is the session's role, written by `mq.send`; only a mailbox's owner claims from
+//!   it; only the auditor reads every body and moves the audit watermark; only the operator
+//!   purges and redrives (`sql/bus/0003_authenticated_mailboxes.sql`, [`Mailbox::grant`]).
+//! - **Poison never stops a receiver**: a body over the receiver's size limit, or one it cannot
+//!   parse, goes to the dead letters with the reason instead of being returned.
+//!
 //! No transaction is held open while a handler runs: claim, ack and nack are each one short
-//! statement.
+//! statement. Every statement on the bus's tables lives in this crate.
 
+pub mod audit;
 mod backoff;
 mod listener;
 mod store;
@@ -43,5 +51,10 @@ pub const MIGRATIONS: &[Migration] = &[
         component: "bus",
         name: "0002_mailbox_semantics.sql",
         sql: include_str!("../../../sql/bus/0002_mailbox_semantics.sql"),
+    },
+    Migration {
+        component: "bus",
+        name: "0003_authenticated_mailboxes.sql",
+        sql: include_str!("../../../sql/bus/0003_authenticated_mailboxes.sql"),
     },
 ];

@@ -25,6 +25,8 @@ pub struct Settings {
     pub backoff_cap: Duration,
     /// Connections in the pool.
     pub pool_size: usize,
+    /// Bodies larger than this are dead-lettered at claim time instead of being parsed.
+    pub max_body_bytes: usize,
 }
 
 impl Default for Settings {
@@ -36,6 +38,7 @@ impl Default for Settings {
             backoff_base: Duration::from_secs(1),
             backoff_cap: Duration::from_secs(60),
             pool_size: 4,
+            max_body_bytes: 64 << 20,
         }
     }
 }
@@ -48,6 +51,8 @@ pub enum MailboxError {
     StaleLease { message_id: i64 },
     #[error("mailbox name {0:?} is not usable: give 1 to 200 printable characters")]
     BadMailboxName(String),
+    #[error("{0:?} is not a role name this bus can grant to")]
+    BadRole(String),
 }
 
 /// Proof of a claim: needed to ack, nack or dead-letter the message.
@@ -138,7 +143,6 @@ pub struct PurgeReport {
 pub struct Mailbox {
     target: Target,
     pool: PgPool,
-    sender: String,
     settings: Settings,
     woken: watch::Receiver<u64>,
     listener: tokio::task::JoinHandle<()>,
@@ -152,8 +156,6 @@ impl Drop for Mailbox {
     }
 }
 
-const MESSAGE_COLUMNS: &str =
-    "id, mailbox, sender, kind, correlation_id, reply_to, body, attempts, lease";
 
 fn check_mailbox_name(name: &str) -> Result<(), MailboxError> {
     let ok = !name.is_empty() && name.chars().count() <= 200 && !name.chars().any(char::is_control);
@@ -167,17 +169,13 @@ fn check_mailbox_name(name: &str) -> Result<(), MailboxError> {
 }
 
 impl Mailbox {
-    /// Connects to the bus as `sender` (the name written on every message sent from here).
-    pub async fn connect(
-        target: Target,
-        sender: &str,
-        settings: Settings,
-    ) -> Result<Self, MailboxError> {
+    /// Connects to the bus. Messages sent from here carry the session's role as their sender.
+    pub async fn connect(target: Target, settings: Settings) -> Result<Self, MailboxError> {
         let pool = PgPool::new(target.clone(), settings.pool_size)?;
         let mailbox_ready: bool = {
             let client = pool.get().await?;
             client
-                .query_one("SELECT to_regprocedure('mq.claim(text,integer,double precision,integer)') IS NOT NULL", &[])
+                .query_one("SELECT to_regprocedure('mq.grant_participant(name,text,text)') IS NOT NULL", &[])
                 .await
                 .map_err(|e| target.query_error("looking for the mailbox schema", &e))?
                 .get(0)
@@ -199,7 +197,6 @@ impl Mailbox {
         Ok(Self {
             target,
             pool,
-            sender: sender.to_string(),
             settings,
             woken,
             listener,
@@ -257,28 +254,25 @@ impl Mailbox {
         let client = self.client().await?;
         let rows = client
             .query(
-                "SELECT mq.send($1, $2, $3, $4, $5, $6)",
-                &[
-                    &to,
-                    &self.sender,
-                    &kind,
-                    &correlation_ids,
-                    &reply_to,
-                    &bodies,
-                ],
+                "SELECT mq.send($1, $2, $3, $4, $5)",
+                &[&to, &kind, &correlation_ids, &reply_to, &bodies],
             )
             .await
             .map_err(|e| self.error(&format!("sending to mailbox {to}"), &e))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    /// Claims up to `limit` visible messages of `mailbox` without waiting.
+    /// Claims up to `limit` visible messages of `mailbox` without waiting. A message whose body
+    /// is over [`Settings::max_body_bytes`], or is not JSON this side can parse (nested too deep,
+    /// say), is dead-lettered here with the reason and not returned: poison never reaches a
+    /// handler, and never stops one.
     pub async fn claim(&self, mailbox: &str, limit: u32) -> Result<Vec<Message>, MailboxError> {
         check_mailbox_name(mailbox)?;
         let client = self.client().await?;
         let rows = client
             .query(
-                &format!("SELECT {MESSAGE_COLUMNS} FROM mq.claim($1, $2, $3, $4)"),
+                "SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, body_bytes, attempts, lease
+                   FROM mq.claim($1, $2, $3, $4)",
                 &[
                     &mailbox,
                     &(limit.min(i32::MAX as u32) as i32),
@@ -288,26 +282,61 @@ impl Mailbox {
             )
             .await
             .map_err(|e| self.error(&format!("claiming from mailbox {mailbox}"), &e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let id: i64 = r.get(0);
-                Message {
-                    id,
-                    mailbox: r.get(1),
-                    sender: r.get(2),
-                    kind: r.get(3),
-                    correlation_id: r.get(4),
-                    reply_to: r.get(5),
-                    body: r.get::<_, Json<Value>>(6).0,
-                    attempts: r.get(7),
-                    lease: Lease {
-                        message_id: id,
-                        token: r.get(8),
-                    },
+        drop(client);
+        let mut messages = Vec::with_capacity(rows.len());
+        for row in &rows {
+            match self.read_claimed(row) {
+                Ok(message) => messages.push(message),
+                Err((Some(lease), reason)) => {
+                    tracing::warn!(message = lease.message_id, %reason, "dead-lettered a message that cannot be handled");
+                    match self.dead_letter(lease, &reason).await {
+                        Ok(()) | Err(MailboxError::StaleLease { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
                 }
-            })
-            .collect())
+                Err((None, reason)) => {
+                    tracing::warn!(%reason, "a claimed row could not be read; its lease will expire");
+                }
+            }
+        }
+        Ok(messages)
+    }
+
+    /// One claimed row as a message, or why not (with the lease, when it could be read).
+    fn read_claimed(
+        &self,
+        row: &tokio_postgres::Row,
+    ) -> Result<Message, (Option<Lease>, String)> {
+        let lease = match (row.try_get::<_, i64>(0), row.try_get::<_, i64>(9)) {
+            (Ok(message_id), Ok(token)) => Lease { message_id, token },
+            _ => return Err((None, "the claim returned a row without id or lease".into())),
+        };
+        let fail = |what: &str| (Some(lease), what.to_string());
+        let bytes = row.try_get::<_, i32>(7).map_err(|_| fail("no body size"))?;
+        if bytes.max(0) as usize > self.settings.max_body_bytes {
+            return Err(fail(&format!(
+                "the body is {bytes} bytes, over this receiver's limit of {} bytes",
+                self.settings.max_body_bytes
+            )));
+        }
+        let text: String = row.try_get(6).map_err(|_| fail("the body is not text"))?;
+        let body: Value = serde_json::from_str(&text).map_err(|e| {
+            fail(&format!(
+                "the body is not JSON this receiver can read: {}",
+                maskbus_pg::excerpt(&e.to_string(), 120)
+            ))
+        })?;
+        Ok(Message {
+            id: lease.message_id,
+            mailbox: row.try_get(1).map_err(|_| fail("no mailbox"))?,
+            sender: row.try_get(2).map_err(|_| fail("no sender"))?,
+            kind: row.try_get(3).map_err(|_| fail("no kind"))?,
+            correlation_id: row.try_get(4).map_err(|_| fail("unreadable correlation id"))?,
+            reply_to: row.try_get(5).map_err(|_| fail("unreadable reply_to"))?,
+            body,
+            attempts: row.try_get(8).map_err(|_| fail("no attempt count"))?,
+            lease,
+        })
     }
 
     /// The long poll: claims at once if it can, else waits up to `wait` for a notification (or
@@ -378,17 +407,7 @@ impl Mailbox {
         let tokens: Vec<i64> = leases.iter().map(|l| l.token).collect();
         let client = self.client().await?;
         let rows = client
-            .query(
-                "WITH acked AS (
-                     DELETE FROM mq.messages m
-                      USING unnest($1::bigint[], $2::bigint[]) AS l(id, lease)
-                      WHERE m.id = l.id AND m.lease = l.lease
-                  RETURNING m.*)
-                 INSERT INTO mq.archive (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts)
-                 SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts FROM acked
-                 RETURNING id",
-                &[&ids, &tokens],
-            )
+            .query("SELECT mq.ack($1, $2)", &[&ids, &tokens])
             .await
             .map_err(|e| self.error("acking messages", &e))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
@@ -408,15 +427,14 @@ impl Mailbox {
             self.settings.backoff_cap,
         );
         let client = self.client().await?;
-        let updated = client
-            .execute(
-                "UPDATE mq.messages
-                    SET visible_at = now() + make_interval(secs => $3), lease = NULL, last_error = $4
-                  WHERE id = $1 AND lease = $2",
+        let updated: i32 = client
+            .query_one(
+                "SELECT mq.nack($1, $2, $3, $4)",
                 &[&message.lease.message_id, &message.lease.token, &delay.as_secs_f64(), &error],
             )
             .await
-            .map_err(|e| self.error("nacking a message", &e))?;
+            .map_err(|e| self.error("nacking a message", &e))?
+            .get(0);
         if updated == 0 {
             return Err(MailboxError::StaleLease {
                 message_id: message.lease.message_id,
@@ -428,15 +446,14 @@ impl Mailbox {
     /// Moves a message to the dead letters at once, with the reason (e.g. it cannot be parsed).
     pub async fn dead_letter(&self, lease: Lease, reason: &str) -> Result<(), MailboxError> {
         let client = self.client().await?;
-        let moved = client
-            .execute(
-                "WITH dead AS (DELETE FROM mq.messages WHERE id = $1 AND lease = $2 RETURNING *)
-                 INSERT INTO mq.dead_letters (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts, error)
-                 SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts, $3 FROM dead",
+        let moved: i32 = client
+            .query_one(
+                "SELECT mq.dead_letter($1, $2, $3)",
                 &[&lease.message_id, &lease.token, &reason],
             )
             .await
-            .map_err(|e| self.error("dead-lettering a message", &e))?;
+            .map_err(|e| self.error("dead-lettering a message", &e))?
+            .get(0);
         if moved == 0 {
             return Err(MailboxError::StaleLease {
                 message_id: lease.message_id,
@@ -450,18 +467,7 @@ impl Mailbox {
         check_mailbox_name(mailbox)?;
         let client = self.client().await?;
         let moved: i64 = client
-            .query_one(
-                "WITH back AS (DELETE FROM mq.dead_letters WHERE mailbox = $1 RETURNING *),
-                      moved AS (
-                        INSERT INTO mq.messages (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, last_error)
-                        OVERRIDING SYSTEM VALUE
-                        SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, error FROM back
-                        RETURNING 1),
-                      total AS (SELECT count(*) AS n FROM moved)
-                 SELECT total.n FROM total
-                   LEFT JOIN LATERAL (SELECT pg_notify('mq_messages', $1) WHERE total.n > 0) wake ON true",
-                &[&mailbox],
-            )
+            .query_one("SELECT mq.redrive($1)", &[&mailbox])
             .await
             .map_err(|e| self.error(&format!("redriving the dead letters of {mailbox}"), &e))?
             .get(0);
@@ -473,20 +479,7 @@ impl Mailbox {
         let client = self.client().await?;
         let rows = client
             .query(
-                "SELECT mailbox, sum(pending)::bigint, sum(leased)::bigint, sum(delayed)::bigint,
-                        sum(archived)::bigint, sum(dead)::bigint, max(oldest)::float8
-                   FROM (SELECT mailbox,
-                                count(*) FILTER (WHERE visible_at <= now()) AS pending,
-                                count(*) FILTER (WHERE visible_at > now() AND lease IS NOT NULL) AS leased,
-                                count(*) FILTER (WHERE visible_at > now() AND lease IS NULL) AS delayed,
-                                0 AS archived, 0 AS dead,
-                                extract(epoch FROM now() - min(created_at) FILTER (WHERE visible_at <= now())) AS oldest
-                           FROM mq.messages GROUP BY mailbox
-                         UNION ALL
-                         SELECT mailbox, 0, 0, 0, count(*), 0, NULL FROM mq.archive GROUP BY mailbox
-                         UNION ALL
-                         SELECT mailbox, 0, 0, 0, 0, count(*), NULL FROM mq.dead_letters GROUP BY mailbox) s
-                  GROUP BY mailbox ORDER BY mailbox",
+                "SELECT mailbox, pending, leased, delayed, archived, dead, oldest_pending_secs FROM mq.stats()",
                 &[],
             )
             .await
@@ -515,17 +508,8 @@ impl Mailbox {
         let client = self.client().await?;
         let row = client
             .query_one(
-                "WITH w AS (SELECT scanned_through AS through, now() - make_interval(secs => $1) AS cutoff FROM mq.audit_state),
-                      a AS (DELETE FROM mq.archive USING w WHERE id <= w.through AND created_at < w.cutoff RETURNING 1),
-                      d AS (DELETE FROM mq.dead_letters USING w
-                             WHERE $2 AND id <= w.through AND created_at < w.cutoff RETURNING 1)
-                 SELECT (SELECT count(*) FROM a),
-                        (SELECT count(*) FROM d),
-                        (SELECT count(*) FROM mq.archive, w WHERE id > w.through AND created_at < w.cutoff)
-                          + (SELECT count(*) FROM mq.dead_letters, w WHERE $2 AND id > w.through AND created_at < w.cutoff),
-                        (SELECT count(*) FROM mq.messages, w WHERE created_at < w.cutoff),
-                        (SELECT count(*) FROM mq.dead_letters, w WHERE NOT $2 AND created_at < w.cutoff),
-                        (SELECT through FROM w)",
+                "SELECT deleted_archived, deleted_dead, kept_unaudited, kept_in_flight, kept_dead, audited_through
+                   FROM mq.purge($1, $2)",
                 &[&older_than.as_secs_f64(), &dead_letters],
             )
             .await
@@ -538,6 +522,42 @@ impl Mailbox {
             kept_dead: row.get(4),
             audited_through: row.get(5),
         })
+    }
+
+    /// The role that owns `mailbox` on this bus, if one was granted it.
+    pub async fn owner(&self, mailbox: &str) -> Result<Option<String>, MailboxError> {
+        check_mailbox_name(mailbox)?;
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT mq.mailbox_owner($1)::text", &[&mailbox])
+            .await
+            .map_err(|e| self.error("looking up a mailbox's owner", &e))?;
+        Ok(row.try_get(0).unwrap_or(None))
+    }
+
+    /// Gives `role` its part on this bus (`producer` or `consumer` with the mailbox it owns,
+    /// `auditor`, `operator`): `mq.grant_participant`, run as the bus's owner.
+    pub async fn grant(
+        &self,
+        role: &str,
+        part: &str,
+        mailbox: Option<&str>,
+    ) -> Result<(), MailboxError> {
+        if role.is_empty() || role.len() > 63 || role.chars().any(char::is_control) {
+            return Err(MailboxError::BadRole(role.chars().take(64).collect()));
+        }
+        if let Some(mailbox) = mailbox {
+            check_mailbox_name(mailbox)?;
+        }
+        let client = self.client().await?;
+        client
+            .execute(
+                "SELECT mq.grant_participant($1::text::name, $2, $3)",
+                &[&role, &part, &mailbox],
+            )
+            .await
+            .map_err(|e| self.error(&format!("granting the {part} part"), &e))?;
+        Ok(())
     }
 
     /// An id below which every message ever sent is committed or rolled back: the audit scans up
@@ -555,10 +575,7 @@ impl Mailbox {
     pub async fn record_audit(&self, scanned_through: i64) -> Result<(), MailboxError> {
         let client = self.client().await?;
         client
-            .execute(
-                "UPDATE mq.audit_state SET scanned_through = greatest(scanned_through, $1), scanned_at = now()",
-                &[&scanned_through],
-            )
+            .execute("SELECT mq.record_audit($1)", &[&scanned_through])
             .await
             .map_err(|e| self.error("recording the audit watermark", &e))?;
         Ok(())

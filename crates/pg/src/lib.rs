@@ -187,6 +187,20 @@ pub fn error_text(e: &tokio_postgres::Error) -> String {
     text
 }
 
+/// At most `max` characters of `text`, control characters replaced by `?`, with `…` when cut:
+/// what an error may echo of input it complains about.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// Quotes an SQL identifier. Only names that come from our own config or the catalog pass through
 /// here, never request text, but quoting keeps even those safe.
 pub fn quote_ident(name: &str) -> String {

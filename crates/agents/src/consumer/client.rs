@@ -14,6 +14,9 @@ pub struct Asker {
     pub mailbox: Mailbox,
     mailbox_name: String,
     producer_mailbox: String,
+    /// The role replies must come from: the owner of the producer's mailbox on the bus. `None`
+    /// on a bus without grants (every participant a superuser), where roles prove nothing.
+    trusted_sender: Option<String>,
     request_timeout: Duration,
     requests: AtomicU64,
     run_id: String,
@@ -23,22 +26,28 @@ pub struct Asker {
 }
 
 impl Asker {
-    pub fn new(mailbox: Mailbox, config: &ConsumerConfig) -> Self {
+    pub async fn new(mailbox: Mailbox, config: &ConsumerConfig) -> Result<Self, ConsumerError> {
+        let trusted_sender = mailbox.owner(&config.producer_mailbox).await?;
+        match &trusted_sender {
+            Some(role) => tracing::info!(producer = %role, "replies are accepted from the producer mailbox's owner only"),
+            None => tracing::warn!(mailbox = %config.producer_mailbox, "the producer mailbox has no owner on the bus, so replies cannot be authenticated; run `maskbus bus grant`"),
+        }
         // Correlation ids must not repeat across restarts: a late reply to a previous run's
         // request must never be taken for an answer to this one.
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
-        Self {
+        Ok(Self {
             mailbox,
             mailbox_name: config.mailbox.clone(),
             producer_mailbox: config.producer_mailbox.clone(),
+            trusted_sender,
             request_timeout: config.request_timeout,
             requests: AtomicU64::new(0),
             run_id: format!("{}-{started:x}", std::process::id()),
             in_flight: std::sync::Mutex::new(HashMap::new()),
-        }
+        })
     }
 
     /// Sends a request and waits for all its replies (a page request may have several), asking
@@ -104,6 +113,22 @@ impl Asker {
                 let mut handled = Vec::with_capacity(received.messages.len());
                 let mut failure = None;
                 for message in received.messages {
+                    if let Some(trusted) = &self.trusted_sender {
+                        if &message.sender != trusted {
+                            // A forged reply: kept as evidence in the dead letters, never applied.
+                            let reason = format!(
+                                "refused: a reply from role {} (only {trusted}, the owner of {}, answers)",
+                                maskbus_pg::excerpt(&message.sender, 64),
+                                self.producer_mailbox
+                            );
+                            tracing::warn!(message = message.id, %reason, "refused a reply");
+                            if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
+                                failure = Some(e.into());
+                                break;
+                            }
+                            continue;
+                        }
+                    }
                     let owner = message.correlation_id.clone().unwrap_or_default();
                     let waiting =
                         owner == correlation || self.lock_in_flight().contains_key(&owner);
@@ -123,16 +148,17 @@ impl Asker {
                             }
                         }
                         Err(e) => {
-                            let reason = format!("not a maskbus reply: {e}");
+                            // Poison: dead-lettered with the reason; the wait goes on (the
+                            // request is asked again after its timeout if its answer was this).
+                            let reason = format!(
+                                "not a maskbus reply: {}",
+                                maskbus_pg::excerpt(&e.to_string(), 200)
+                            );
+                            tracing::warn!(message = message.id, %reason, "dead-lettered a reply");
                             if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
                                 failure = Some(e.into());
-                            } else {
-                                failure = Some(ConsumerError::BadReply {
-                                    entity: String::new(),
-                                    reason,
-                                });
+                                break;
                             }
-                            break;
                         }
                     }
                 }

@@ -104,9 +104,9 @@ impl Consumer {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
         let writer = Writer::start(target).await?;
-        let mailbox = Mailbox::connect(bus, "consumer", Settings::default()).await?;
+        let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         Ok(Self {
-            asker: Asker::new(mailbox, &config),
+            asker: Asker::new(mailbox, &config).await?,
             config,
             writer,
         })

@@ -117,7 +117,6 @@ async fn main() -> Result<()> {
     maskbus_pg::apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
     let mailbox = Mailbox::connect(
         bus,
-        "bench",
         Settings {
             pool_size: 1,
             ..Settings::default()

@@ -21,20 +21,40 @@ enum BusCommand {
     /// Create the bus database if missing and apply the mailbox schema (schema mq); touches no
     /// other database.
     Init,
-    /// Put one message on the bus.
+    /// Give database roles their parts on the bus (run as the bus's owner): each participant is
+    /// its own role with the least privilege it needs.
+    Grant {
+        /// The producer's role: owns (claims from) the producer mailbox.
+        #[arg(long)]
+        producer: Option<String>,
+        /// The consumer's role: owns the consumer mailbox.
+        #[arg(long)]
+        consumer: Option<String>,
+        /// The auditor's role: reads every message, records the audit watermark.
+        #[arg(long)]
+        auditor: Option<String>,
+        /// The operator's role: stats, redrive, purge, send.
+        #[arg(long)]
+        operator: Option<String>,
+        #[arg(long, default_value = maskbus_agents::config::DEFAULT_PRODUCER_MAILBOX)]
+        producer_mailbox: String,
+        #[arg(long, default_value = maskbus_agents::config::DEFAULT_CONSUMER_MAILBOX)]
+        consumer_mailbox: String,
+    },
+    /// Put one message on the bus. Its sender is the database role you connect as.
     Send {
         /// The recipient mailbox.
         #[arg(long)]
         to: String,
         /// The message body: one JSON value.
+        #[arg(long, conflicts_with = "body_file", required_unless_present = "body_file")]
+        body: Option<String>,
+        /// Read the body from a file, or from standard input with `-`.
         #[arg(long)]
-        body: String,
+        body_file: Option<std::path::PathBuf>,
         /// The message kind.
         #[arg(long, default_value = "note")]
         kind: String,
-        /// The sender written on the message.
-        #[arg(long = "from", default_value = "operator")]
-        sender: String,
         /// Where replies should go.
         #[arg(long)]
         reply_to: Option<String>,
@@ -76,19 +96,58 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             };
             println!("bus {} {what}", target.endpoint());
         }
+        BusCommand::Grant {
+            producer,
+            consumer,
+            auditor,
+            operator,
+            producer_mailbox,
+            consumer_mailbox,
+        } => {
+            let parts = [
+                (producer, "producer", Some(producer_mailbox)),
+                (consumer, "consumer", Some(consumer_mailbox)),
+                (auditor, "auditor", None),
+                (operator, "operator", None),
+            ];
+            if parts.iter().all(|(role, _, _)| role.is_none()) {
+                anyhow::bail!("name at least one role: --producer, --consumer, --auditor or --operator");
+            }
+            let mailbox = Mailbox::connect(target, Settings::default()).await?;
+            for (role, part, owned) in parts {
+                let Some(role) = role else { continue };
+                mailbox.grant(&role, part, owned.as_deref()).await?;
+                match owned {
+                    Some(owned) => println!("{role}: {part}, owns mailbox {owned}"),
+                    None => println!("{role}: {part}"),
+                }
+            }
+        }
         BusCommand::Send {
             to,
             body,
+            body_file,
             kind,
-            sender,
             reply_to,
             correlation_id,
         } => {
+            let body = match (body, body_file) {
+                (Some(body), _) => body,
+                (None, Some(path)) if path.as_os_str() == "-" => {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                        .context("reading the body from standard input")?;
+                    text
+                }
+                (None, Some(path)) => std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading the body from {}", path.display()))?,
+                (None, None) => anyhow::bail!("give the body with --body or --body-file"),
+            };
             // Parse before connecting: a malformed body never reaches the bus.
             let body: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
-                anyhow::anyhow!("--body is not valid JSON ({e}); give one JSON value, e.g. '{{\"entity\":\"customers\"}}'")
+                anyhow::anyhow!("the body is not valid JSON ({e}); give one JSON value, e.g. '{{\"entity\":\"customers\"}}'")
             })?;
-            let mailbox = Mailbox::connect(target, &sender, Settings::default()).await?;
+            let mailbox = Mailbox::connect(target, Settings::default()).await?;
             let id = mailbox
                 .send(Outgoing {
                     to: to.clone(),
@@ -101,7 +160,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             println!("sent message {id} to {to}");
         }
         BusCommand::Stats => {
-            let mailbox = Mailbox::connect(target, "operator", Settings::default()).await?;
+            let mailbox = Mailbox::connect(target, Settings::default()).await?;
             let stats = mailbox.stats().await?;
             println!(
                 "{:<24} {:>8} {:>8} {:>8} {:>9} {:>6} {:>14}",
@@ -122,7 +181,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             }
         }
         BusCommand::Redrive { mailbox: name } => {
-            let mailbox = Mailbox::connect(target, "operator", Settings::default()).await?;
+            let mailbox = Mailbox::connect(target, Settings::default()).await?;
             let moved = mailbox.redrive(&name).await?;
             println!("moved {moved} dead letters of {name} back to pending");
         }
@@ -130,7 +189,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             older_than,
             dead_letters,
         } => {
-            let mailbox = Mailbox::connect(target, "operator", Settings::default()).await?;
+            let mailbox = Mailbox::connect(target, Settings::default()).await?;
             let report = mailbox.purge(older_than, dead_letters).await?;
             println!(
                 "purged {} archived and {} dead messages older than {} (audited through id {})",

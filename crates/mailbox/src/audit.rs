@@ -1,0 +1,140 @@
+//! The auditor's reads of the bus: the horizon, every message up to it (streamed), the design's
+//! SQL one-liner, and the watermark that lets purge delete what was scanned. The auditor role
+//! alone may do these (`sql/bus/0003_authenticated_mailboxes.sql`).
+
+use maskbus_pg::{PgError, Target};
+use tokio_postgres::Client;
+
+/// The design's one-liner, over every table that holds messages.
+pub const SQL_ONE_LINER: &str = "SELECT count(*) FROM (
+        SELECT body FROM mq.messages UNION ALL SELECT body FROM mq.archive UNION ALL SELECT body FROM mq.dead_letters
+    ) m WHERE body::text ~ '[0-9]{3}-[0-9]{2}-[0-9]{4}' OR body::text ~ '[0-9]{16}'";
+
+/// One message as the audit reads it.
+#[derive(Clone, Debug)]
+pub struct AuditedMessage {
+    pub id: i64,
+    /// pending (includes leased and delayed), archived or dead
+    pub table: &'static str,
+    pub mailbox: String,
+    pub body: String,
+}
+
+/// Messages handed from the reading task to the scanner at a time.
+pub const BATCH: usize = 500;
+
+/// The id below which every message ever sent is committed or rolled back.
+pub async fn horizon(bus: &Target, client: &Client) -> Result<i64, PgError> {
+    Ok(client
+        .query_one("SELECT mq.audit_horizon()", &[])
+        .await
+        .map_err(|e| {
+            bus.query_error(
+                "taking the audit horizon (is this a maskbus bus, and this role its auditor? run `maskbus bus init` and `maskbus bus grant --auditor ROLE`)",
+                &e,
+            )
+        })?
+        .get(0))
+}
+
+/// How many messages there are up to `horizon`, in all three tables.
+pub async fn count_through(bus: &Target, client: &Client, horizon: i64) -> Result<i64, PgError> {
+    Ok(client
+        .query_one(
+            "SELECT (SELECT count(*) FROM mq.messages WHERE id <= $1) + (SELECT count(*) FROM mq.archive WHERE id <= $1)
+                  + (SELECT count(*) FROM mq.dead_letters WHERE id <= $1)",
+            &[&horizon],
+        )
+        .await
+        .map_err(|e| bus.query_error("counting messages", &e))?
+        .get(0))
+}
+
+/// The design's one-liner: messages whose text matches an SSN or a 16-digit run.
+pub async fn sql_one_liner(bus: &Target, client: &Client) -> Result<i64, PgError> {
+    Ok(client
+        .query_one(SQL_ONE_LINER, &[])
+        .await
+        .map_err(|e| bus.query_error("running the SQL one-liner", &e))?
+        .get(0))
+}
+
+/// Records that an audit has scanned every message with id up to `scanned_through`.
+pub async fn record(bus: &Target, client: &Client, scanned_through: i64) -> Result<(), PgError> {
+    client
+        .execute("SELECT mq.record_audit($1)", &[&scanned_through])
+        .await
+        .map_err(|e| bus.query_error("recording the audit watermark", &e))?;
+    Ok(())
+}
+
+/// Every message up to the horizon, from all three tables, in one streamed query on its own
+/// connection: rows arrive as the server produces them and are handed on in batches, so memory
+/// holds a batch or two whatever the size of the bus. Order does not matter to the audit.
+pub async fn stream_through(
+    bus: Target,
+    horizon: i64,
+    batches: tokio::sync::mpsc::Sender<Result<Vec<AuditedMessage>, PgError>>,
+) {
+    use futures_util::StreamExt;
+    let client = match bus.connect().await {
+        Ok(client) => client,
+        Err(e) => {
+            let _ = batches.send(Err(e)).await;
+            return;
+        }
+    };
+    let rows = client
+        .query_raw(
+            "SELECT id, 0, mailbox, body::text FROM mq.messages WHERE id <= $1
+             UNION ALL SELECT id, 1, mailbox, body::text FROM mq.archive WHERE id <= $1
+             UNION ALL SELECT id, 2, mailbox, body::text FROM mq.dead_letters WHERE id <= $1",
+            [horizon],
+        )
+        .await;
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(e) => {
+            let _ = batches
+                .send(Err(bus.query_error("reading messages for the audit", &e)))
+                .await;
+            return;
+        }
+    };
+    futures_util::pin_mut!(rows);
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Some(row) = rows.next().await {
+        let message = row.and_then(|row| {
+            Ok(AuditedMessage {
+                id: row.try_get(0)?,
+                table: match row.try_get::<_, i32>(1)? {
+                    0 => "pending",
+                    1 => "archived",
+                    _ => "dead",
+                },
+                mailbox: row.try_get(2)?,
+                body: row.try_get(3)?,
+            })
+        });
+        match message {
+            Ok(message) => batch.push(message),
+            Err(e) => {
+                let _ = batches
+                    .send(Err(bus.query_error("reading messages for the audit", &e)))
+                    .await;
+                return;
+            }
+        }
+        if batch.len() == BATCH
+            && batches
+                .send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH))))
+                .await
+                .is_err()
+        {
+            return;
+        }
+    }
+    if !batch.is_empty() {
+        let _ = batches.send(Ok(batch)).await;
+    }
+}
