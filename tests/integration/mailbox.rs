@@ -81,9 +81,7 @@ async fn four_competing_receivers_handle_each_of_4000_messages_exactly_once() {
     for _ in 0..4 {
         let target = target.clone();
         receivers.push(tokio::spawn(async move {
-            let mailbox = Mailbox::connect(target, Settings::default())
-                .await
-                .unwrap();
+            let mailbox = Mailbox::connect(target, Settings::default()).await.unwrap();
             let mut handled = Vec::new();
             loop {
                 let received = mailbox.claim("work", 25).await.unwrap();
@@ -133,9 +131,7 @@ async fn a_receiver_that_dies_without_ack_has_its_message_redelivered_after_the_
         assert_eq!(claimed.len(), 1);
         claimed[0].lease
     };
-    let survivor = Mailbox::connect(target, settings)
-        .await
-        .unwrap();
+    let survivor = Mailbox::connect(target, settings).await.unwrap();
     // Waits on the condition "a message is claimable", with a generous bound.
     let received = survivor
         .receive("inbox", 1, Duration::from_secs(60))
@@ -220,9 +216,7 @@ async fn a_poison_message_is_dead_lettered_after_n_attempts_and_can_be_redriven(
 #[tokio::test]
 async fn an_unparseable_message_is_dead_lettered_with_its_reason() {
     let (dbs, target) = bus("mb_unparse").await;
-    let mailbox = Mailbox::connect(target, Settings::default())
-        .await
-        .unwrap();
+    let mailbox = Mailbox::connect(target, Settings::default()).await.unwrap();
     maskbus(&[
         "bus",
         "send",
@@ -276,9 +270,7 @@ async fn a_long_poll_wakes_on_send() {
 #[tokio::test]
 async fn purge_deletes_only_what_the_audit_has_scanned() {
     let (dbs, target) = bus("mb_purge").await;
-    let mailbox = Mailbox::connect(target, Settings::default())
-        .await
-        .unwrap();
+    let mailbox = Mailbox::connect(target, Settings::default()).await.unwrap();
     for n in 0..3 {
         mailbox.send(note("inbox", n)).await.unwrap();
     }

@@ -11,5 +11,6 @@ mod foundation;
 mod mailbox;
 mod masking;
 mod mcp;
+mod roles;
 mod sync;
 mod zoo;

@@ -2,7 +2,7 @@
 
 use std::process::{Command, Output};
 
-pub use maskbus_pg::testing::TestDatabases;
+pub use maskbus_pg::testing::{TestDatabases, TestRoles};
 
 /// The outcome of one `maskbus` run.
 pub struct Run {

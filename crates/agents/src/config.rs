@@ -91,6 +91,9 @@ pub struct ConsumerConfig {
     pub request_timeout: Duration,
     /// Stop at the first table that cannot be synced instead of syncing the others.
     pub all_or_nothing: bool,
+    /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
+    /// without it the first run refuses a database that is not empty.
+    pub init_target: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -338,6 +341,7 @@ pub fn resolve(
                     Duration::from_secs(30),
                 )?,
                 all_or_nothing: raw.all_or_nothing.unwrap_or(false),
+                init_target: false,
             }))
         }
         Some(other) => Err(invalid(format!(

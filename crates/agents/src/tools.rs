@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 
 /// What an entity argument looks like: `table` or `schema.table` (JSON Schema for tool hosts;
 /// the agents check it again with `protocol::is_entity_name`).
+/// The largest request body the producer reads; a bigger one is dead-lettered unparsed.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+
 const ENTITY_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_$]*([.][A-Za-z_][A-Za-z0-9_$]*)?$";
 
 pub const PRODUCER_TOOLS: &[&str] = &["mailbox_wait", "mailbox_send", "query_masked"];
@@ -440,7 +443,12 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     let bus = Target::parse("bus", &config.bus_url.0).map_err(|e| fail(&e))?;
     let source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
     source.ping().await.map_err(|e| fail(&e))?;
-    let mailbox = Mailbox::connect(bus, Settings::default())
+    // Requests are small: anything larger is refused by size before it is parsed.
+    let settings = Settings {
+        max_body_bytes: MAX_REQUEST_BYTES,
+        ..Settings::default()
+    };
+    let mailbox = Mailbox::connect(bus, settings)
         .await
         .map_err(|e| fail(&e))?;
     Ok(Producer {

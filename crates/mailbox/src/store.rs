@@ -156,7 +156,6 @@ impl Drop for Mailbox {
     }
 }
 
-
 fn check_mailbox_name(name: &str) -> Result<(), MailboxError> {
     let ok = !name.is_empty() && name.chars().count() <= 200 && !name.chars().any(char::is_control);
     if ok {
@@ -175,7 +174,10 @@ impl Mailbox {
         let mailbox_ready: bool = {
             let client = pool.get().await?;
             client
-                .query_one("SELECT to_regprocedure('mq.grant_participant(name,text,text)') IS NOT NULL", &[])
+                .query_one(
+                    "SELECT to_regprocedure('mq.grant_participant(name,text,text)') IS NOT NULL",
+                    &[],
+                )
                 .await
                 .map_err(|e| target.query_error("looking for the mailbox schema", &e))?
                 .get(0)
@@ -303,10 +305,7 @@ impl Mailbox {
     }
 
     /// One claimed row as a message, or why not (with the lease, when it could be read).
-    fn read_claimed(
-        &self,
-        row: &tokio_postgres::Row,
-    ) -> Result<Message, (Option<Lease>, String)> {
+    fn read_claimed(&self, row: &tokio_postgres::Row) -> Result<Message, (Option<Lease>, String)> {
         let lease = match (row.try_get::<_, i64>(0), row.try_get::<_, i64>(9)) {
             (Ok(message_id), Ok(token)) => Lease { message_id, token },
             _ => return Err((None, "the claim returned a row without id or lease".into())),
@@ -331,7 +330,9 @@ impl Mailbox {
             mailbox: row.try_get(1).map_err(|_| fail("no mailbox"))?,
             sender: row.try_get(2).map_err(|_| fail("no sender"))?,
             kind: row.try_get(3).map_err(|_| fail("no kind"))?,
-            correlation_id: row.try_get(4).map_err(|_| fail("unreadable correlation id"))?,
+            correlation_id: row
+                .try_get(4)
+                .map_err(|_| fail("unreadable correlation id"))?,
             reply_to: row.try_get(5).map_err(|_| fail("unreadable reply_to"))?,
             body,
             attempts: row.try_get(8).map_err(|_| fail("no attempt count"))?,
@@ -430,7 +431,12 @@ impl Mailbox {
         let updated: i32 = client
             .query_one(
                 "SELECT mq.nack($1, $2, $3, $4)",
-                &[&message.lease.message_id, &message.lease.token, &delay.as_secs_f64(), &error],
+                &[
+                    &message.lease.message_id,
+                    &message.lease.token,
+                    &delay.as_secs_f64(),
+                    &error,
+                ],
             )
             .await
             .map_err(|e| self.error("nacking a message", &e))?

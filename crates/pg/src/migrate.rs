@@ -68,6 +68,24 @@ pub async fn apply_migrations(
     migrations: &[Migration],
 ) -> Result<Vec<&'static str>, PgError> {
     let mut client = target.connect().await?;
+    // Up to date: read only, so a role without CREATE on the database can start every time.
+    let recorded: Vec<(String, String)> = match client
+        .query(
+            "SELECT component, name FROM maskbus.migrations WHERE to_regclass('maskbus.migrations') IS NOT NULL",
+            &[],
+        )
+        .await
+    {
+        Ok(rows) => rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+        Err(_) => Vec::new(),
+    };
+    if migrations.iter().all(|m| {
+        recorded
+            .iter()
+            .any(|(c, n)| c == m.component && n == m.name)
+    }) {
+        return Ok(Vec::new());
+    }
     client
         .batch_execute(
             "CREATE SCHEMA IF NOT EXISTS maskbus;

@@ -72,6 +72,99 @@ impl TestDatabases {
     }
 }
 
+/// Login roles that exist for one test and are dropped with it (after its databases: declare
+/// the roles first, so they are dropped last). The test cluster trusts loopback connections,
+/// so a role needs no password.
+pub struct TestRoles {
+    base: Target,
+    names: Vec<String>,
+}
+
+impl TestRoles {
+    /// Creates one login role per label, with no privilege beyond PUBLIC's.
+    pub async fn create(test: &str, labels: &[&str]) -> Self {
+        let base = Target::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
+        let admin = base
+            .with_dbname("postgres")
+            .connect()
+            .await
+            .expect("connect to the test cluster");
+        let run = format!(
+            "{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let short_test: String = test
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .take(20)
+            .collect();
+        let mut names = Vec::new();
+        for label in labels {
+            let name = format!("mbr_{short_test}_{run}_{label}").to_lowercase();
+            admin
+                .batch_execute(&format!("CREATE ROLE {} LOGIN", quote_ident(&name)))
+                .await
+                .unwrap_or_else(|e| panic!("CREATE ROLE {name}: {}", crate::error_text(&e)));
+            names.push(name);
+        }
+        Self { base, names }
+    }
+
+    /// The role created for `label`.
+    pub fn name(&self, label: &str) -> &str {
+        self.names
+            .iter()
+            .find(|n| n.ends_with(&format!("_{label}")))
+            .unwrap_or_else(|| panic!("no test role labelled {label}"))
+    }
+
+    /// `url` with the role for `label` as its user.
+    pub fn url_as(&self, url: &str, label: &str) -> String {
+        url_with_user(url, self.name(label))
+    }
+}
+
+impl Drop for TestRoles {
+    fn drop(&mut self) {
+        let base = self.base.clone();
+        let names = std::mem::take(&mut self.names);
+        let cleanup = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("cleanup runtime");
+            runtime.block_on(async move {
+                let Ok(admin) = base.with_dbname("postgres").connect().await else {
+                    return;
+                };
+                for name in names {
+                    let _ = admin
+                        .batch_execute(&format!("DROP ROLE IF EXISTS {}", quote_ident(&name)))
+                        .await;
+                }
+            });
+        });
+        let _ = cleanup.join();
+    }
+}
+
+/// Replaces the user of a `postgres://` URL (and drops any password).
+pub fn url_with_user(url: &str, user: &str) -> String {
+    let (head, tail) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => panic!("DATABASE_URL must be a postgres:// URL"),
+    };
+    let host = match tail.find('/') {
+        Some(slash) => match tail[..slash].rfind('@') {
+            Some(at) => &tail[at + 1..],
+            None => tail,
+        },
+        None => tail.rsplit('@').next().unwrap_or(tail),
+    };
+    format!("{head}{user}@{host}")
+}
+
 /// Replaces the database name of a `postgres://` URL.
 pub fn url_with_dbname(url: &str, dbname: &str) -> String {
     let (head, tail) = match url.find("://") {
@@ -118,6 +211,18 @@ impl Drop for TestDatabases {
 #[cfg(test)]
 mod tests {
     use super::url_with_dbname;
+
+    #[test]
+    fn replaces_only_the_user() {
+        assert_eq!(
+            super::url_with_user("postgres://u:pw@h:1/db?x=1", "r"),
+            "postgres://r@h:1/db?x=1"
+        );
+        assert_eq!(
+            super::url_with_user("postgres://h:1/db", "r"),
+            "postgres://r@h:1/db"
+        );
+    }
 
     #[test]
     fn replaces_only_the_database_name() {

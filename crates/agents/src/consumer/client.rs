@@ -29,8 +29,12 @@ impl Asker {
     pub async fn new(mailbox: Mailbox, config: &ConsumerConfig) -> Result<Self, ConsumerError> {
         let trusted_sender = mailbox.owner(&config.producer_mailbox).await?;
         match &trusted_sender {
-            Some(role) => tracing::info!(producer = %role, "replies are accepted from the producer mailbox's owner only"),
-            None => tracing::warn!(mailbox = %config.producer_mailbox, "the producer mailbox has no owner on the bus, so replies cannot be authenticated; run `maskbus bus grant`"),
+            Some(role) => {
+                tracing::info!(producer = %role, "replies are accepted from the producer mailbox's owner only")
+            }
+            None => {
+                tracing::warn!(mailbox = %config.producer_mailbox, "the producer mailbox has no owner on the bus, so replies cannot be authenticated; run `maskbus bus grant`")
+            }
         }
         // Correlation ids must not repeat across restarts: a late reply to a previous run's
         // request must never be taken for an answer to this one.

@@ -58,6 +58,8 @@ pub enum ConsumerError {
     Plan(#[from] crate::plan::PlanError),
     #[error("{} of {} tables could not be synced: {}", failed.len(), tables, failed.iter().map(|s| format!("{} ({})", s.entity, s.reason)).collect::<Vec<_>>().join("; "))]
     Partial { failed: Vec<Skipped>, tables: usize },
+    #[error("the target database {database} holds data (table {table} has rows) and is not a maskbus target: the consumer writes only into an empty copy of the schema, which it marks on its first run. Point target_url at the test database; if this one really is it, run the consumer once with --init-target")]
+    NotATarget { database: String, table: String },
     #[error("stopped by a signal")]
     Stopped,
 }
@@ -103,7 +105,7 @@ impl Consumer {
     pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
-        let writer = Writer::start(target).await?;
+        let writer = Writer::start(target, config.init_target).await?;
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         Ok(Self {
             asker: Asker::new(mailbox, &config).await?,

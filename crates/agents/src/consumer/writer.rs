@@ -49,12 +49,62 @@ pub struct Writer {
     group: tokio::sync::Mutex<Option<deadpool_postgres::Object>>,
 }
 
+/// The first table (outside maskbus' own schema) that holds a row, if any.
+async fn first_table_with_rows(
+    target: &Target,
+    client: &tokio_postgres::Client,
+) -> Result<Option<String>, PgError> {
+    let tables = client
+        .query(
+            "SELECT format('%I.%I', n.nspname, c.relname), format('%s.%s', n.nspname, c.relname)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+                AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
+                AND n.nspname NOT LIKE 'pg\\_%'
+              ORDER BY 2",
+            &[],
+        )
+        .await
+        .map_err(|e| target.query_error("listing the target's tables", &e))?;
+    for row in &tables {
+        let (sql_name, name): (String, String) = (row.get(0), row.get(1));
+        let has_rows: bool = client
+            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {sql_name})"), &[])
+            .await
+            .map_err(|e| target.query_error(format!("looking into {name}"), &e))?
+            .get(0);
+        if has_rows {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
 fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
 }
 
 impl Writer {
-    pub async fn start(target: Target) -> Result<Self, PgError> {
+    /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
+    /// rows in any table, or `adopt` must say that this database really is the test database:
+    /// maskbus never writes into a database that is not its target (production, by a typo).
+    pub async fn start(target: Target, adopt: bool) -> Result<Self, ConsumerError> {
+        {
+            let client = target.connect().await?;
+            let marked: bool = client
+                .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+                .await
+                .map_err(|e| target.query_error("looking for the maskbus target marker", &e))?
+                .get(0);
+            if !marked && !adopt {
+                if let Some(table) = first_table_with_rows(&target, &client).await? {
+                    return Err(ConsumerError::NotATarget {
+                        database: target.dbname().to_string(),
+                        table,
+                    });
+                }
+            }
+        }
         maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
         let pool = PgPool::new(target.clone(), 3)?;
         Ok(Self {

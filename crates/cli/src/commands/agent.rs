@@ -16,6 +16,10 @@ pub struct RunArgs {
     /// Consumer: sync every entity until caught up, then exit 0 (for CI scripts).
     #[arg(long)]
     once: bool,
+    /// Consumer: take this target although it already holds rows (the first run refuses a
+    /// database that is not empty, so production is never written into by a typo).
+    #[arg(long)]
+    init_target: bool,
 }
 
 #[derive(Args)]
@@ -51,9 +55,13 @@ async fn shutdown_signal() {
 }
 
 pub async fn run(args: RunArgs) -> Result<ExitCode> {
-    let config = config::load(&args.config)?;
-    if args.once && matches!(config, AgentConfig::Producer(_)) {
-        anyhow::bail!("--once is for the consumer; the producer serves until SIGTERM or SIGINT");
+    let mut config = config::load(&args.config)?;
+    match &mut config {
+        AgentConfig::Producer(_) if args.once || args.init_target => {
+            anyhow::bail!("--once and --init-target are for the consumer; the producer serves until SIGTERM or SIGINT")
+        }
+        AgentConfig::Consumer(consumer) => consumer.init_target = args.init_target,
+        AgentConfig::Producer(_) => {}
     }
     let agent = Agent::start(&config).await.with_context(|| {
         format!(

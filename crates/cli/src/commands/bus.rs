@@ -47,7 +47,11 @@ enum BusCommand {
         #[arg(long)]
         to: String,
         /// The message body: one JSON value.
-        #[arg(long, conflicts_with = "body_file", required_unless_present = "body_file")]
+        #[arg(
+            long,
+            conflicts_with = "body_file",
+            required_unless_present = "body_file"
+        )]
         body: Option<String>,
         /// Read the body from a file, or from standard input with `-`.
         #[arg(long)]
@@ -111,7 +115,9 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
                 (operator, "operator", None),
             ];
             if parts.iter().all(|(role, _, _)| role.is_none()) {
-                anyhow::bail!("name at least one role: --producer, --consumer, --auditor or --operator");
+                anyhow::bail!(
+                    "name at least one role: --producer, --consumer, --auditor or --operator"
+                );
             }
             let mailbox = Mailbox::connect(target, Settings::default()).await?;
             for (role, part, owned) in parts {
