@@ -7,6 +7,7 @@ mod support;
 mod architecture;
 mod audit;
 mod dev_db;
+mod edges;
 mod foundation;
 mod mailbox;
 mod masking;

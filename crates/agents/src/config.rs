@@ -232,17 +232,23 @@ pub fn resolve(
         key,
         env: env_name(key),
     };
-    let duration =
-        |key: &str, value: Option<&String>, default: Duration| -> Result<Duration, ConfigError> {
-            match value {
+    let duration = |key: &str,
+                    value: Option<&String>,
+                    default: Duration|
+     -> Result<Duration, ConfigError> {
+        match value {
                 None => Ok(default),
-                Some(text) => humantime::parse_duration(text).map_err(|e| {
-                    invalid(format!(
+                Some(text) => match humantime::parse_duration(text) {
+                    Ok(d) if d.is_zero() => Err(invalid(format!(
+                        "{key} = {text:?}: a zero duration would spin or give up at once; give one like 10s or 5m"
+                    ))),
+                    Ok(d) => Ok(d),
+                    Err(e) => Err(invalid(format!(
                         "{key} = {text:?} is not a duration like 10s or 5m ({e})"
-                    ))
-                }),
+                    ))),
+                },
             }
-        };
+    };
     match raw.role.as_deref() {
         Some("producer") => {
             if raw.target_url.is_some() {
@@ -453,6 +459,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("no role"), "{err}");
+    }
+
+    #[test]
+    fn zero_durations_are_refused() {
+        let raw = parse(
+            "c.toml",
+            "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\nrequest_timeout = \"0s\"",
+        )
+        .unwrap();
+        let err = resolve("c.toml", raw, &env(&[])).unwrap_err().to_string();
+        assert!(
+            err.contains("request_timeout") && err.contains("zero"),
+            "{err}"
+        );
     }
 
     #[test]

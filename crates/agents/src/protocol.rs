@@ -236,8 +236,16 @@ fn key_fits(values: &[String]) -> bool {
 /// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`].
 pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
     let fail = |code, message: String| ErrorReply { code, message };
-    let request: Request = serde_json::from_value(body.clone())
-        .map_err(|e| fail(ErrorCode::Malformed, format!("not a maskbus request: {e}")))?;
+    let request: Request = serde_json::from_value(body.clone()).map_err(|e| {
+        // serde quotes what it did not expect (an unknown field, of any size): echo a little.
+        fail(
+            ErrorCode::Malformed,
+            format!(
+                "not a maskbus request: {}",
+                maskbus_pg::excerpt(&e.to_string(), 160)
+            ),
+        )
+    })?;
     let (v, entity) = match &request {
         Request::Entities { v } => (*v, None),
         Request::Page { v, entity, .. } | Request::Rows { v, entity, .. } => (*v, Some(entity)),
@@ -377,6 +385,13 @@ mod tests {
             ),
             (json!({"type": "drop", "v": 1}), ErrorCode::Malformed),
         ];
+        // An attacker's 1 MB field name comes back as a short excerpt, not whole.
+        let huge = format!("f{}", "x".repeat(1 << 20));
+        let error =
+            parse_request(&json!({"type": "page", "v": 2, "entity": "t", "limit": 1, huge: 1}))
+                .unwrap_err();
+        assert_eq!(error.code, ErrorCode::Malformed);
+        assert!(error.message.len() < 300, "{} bytes", error.message.len());
         for (body, code) in cases {
             assert_eq!(parse_request(&body).unwrap_err().code, code, "{body}");
         }

@@ -441,6 +441,26 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     }
     let source_target = Target::parse("source", &config.source_url.0).map_err(|e| fail(&e))?;
     let bus = Target::parse("bus", &config.bus_url.0).map_err(|e| fail(&e))?;
+    // The same promise as `maskbus policy check`: a policy that does not fit the source is
+    // refused before anything is served.
+    let lines = crate::policy::check(&source_target, &policy)
+        .await
+        .map_err(|e| fail(&e))?;
+    let errors: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match &l.verdict {
+            maskbus_mask::fit::Verdict::Error(e) => Some(format!("{}.{}: {e}", l.entity, l.column)),
+            _ => None,
+        })
+        .collect();
+    if !errors.is_empty() {
+        return Err(StartError(format!(
+            "policy {} does not fit the source ({} errors; `maskbus policy check` shows them all): {}",
+            policy.name(),
+            errors.len(),
+            errors.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+        )));
+    }
     let source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
     source.ping().await.map_err(|e| fail(&e))?;
     // Requests are small: anything larger is refused by size before it is parsed.

@@ -84,6 +84,10 @@ pub fn is_transient(e: &tokio_postgres::Error) -> bool {
     false
 }
 
+/// How long opening a connection may take, unless the URL says (`connect_timeout=`); the whole
+/// handshake gets twice as long.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A parsed connection target: the tokio-postgres config plus the role it plays, kept together so
 /// every error can say which database it concerns.
 #[derive(Clone, Debug)]
@@ -114,6 +118,10 @@ impl Target {
                 reason: "it names no host".into(),
             });
         }
+        let mut config = config;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         Ok(Self { role, config })
     }
 
@@ -138,15 +146,26 @@ impl Target {
     /// Opens one connection and drives it on the tokio runtime. The connection task logs its end
     /// at debug level: a dropped connection shows up as an error on the next query anyway.
     pub async fn connect(&self) -> Result<Client, PgError> {
-        let (client, connection) =
-            self.config
-                .connect(NoTls)
-                .await
-                .map_err(|e| PgError::Connect {
-                    role: self.role,
-                    endpoint: self.endpoint(),
-                    reason: error_text(&e),
-                })?;
+        // The whole handshake is bounded: a server that accepts TCP and never answers must not
+        // hang a command forever (connect_timeout covers the socket only).
+        let limit = self
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(CONNECT_TIMEOUT)
+            * 2;
+        let (client, connection) = tokio::time::timeout(limit, self.config.connect(NoTls))
+            .await
+            .map_err(|_| PgError::Connect {
+                role: self.role,
+                endpoint: self.endpoint(),
+                reason: format!("no answer to the connection handshake within {limit:?}"),
+            })?
+            .map_err(|e| PgError::Connect {
+                role: self.role,
+                endpoint: self.endpoint(),
+                reason: error_text(&e),
+            })?;
         let role = self.role;
         tokio::spawn(async move {
             if let Err(e) = connection.await {

@@ -10,6 +10,8 @@ use tokio_postgres::NoTls;
 pub struct PgPool {
     target: Target,
     pool: Pool,
+    /// How long opening or checking a connection may take.
+    limit: std::time::Duration,
 }
 
 impl PgPool {
@@ -21,15 +23,29 @@ impl PgPool {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
+        // Opening a pooled connection is bounded like any other (see Target::connect).
+        let limit = target
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(crate::CONNECT_TIMEOUT)
+            * 2;
         let pool = Pool::builder(manager)
             .max_size(size.max(1))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(limit))
+            .recycle_timeout(Some(limit))
             .build()
             .map_err(|e| PgError::Connect {
                 role: target.role,
                 endpoint: target.endpoint(),
                 reason: e.to_string(),
             })?;
-        Ok(Self { target, pool })
+        Ok(Self {
+            target,
+            pool,
+            limit,
+        })
     }
 
     pub fn target(&self) -> &Target {
@@ -43,6 +59,10 @@ impl PgPool {
             endpoint: self.target.endpoint(),
             reason: match e {
                 PoolError::Backend(e) => error_text(&e),
+                PoolError::Timeout(_) => format!(
+                    "no answer to the connection handshake within {:?}",
+                    self.limit
+                ),
                 other => other.to_string(),
             },
         })

@@ -527,7 +527,14 @@ impl Consumer {
         let mut total = 0;
         let mut transient_failures = 0;
         loop {
-            let report = match self.sync_pass(&stop).await {
+            // A signal ends the wait for a reply too, not only the gaps between pages: what is
+            // not committed is asked again by the next run.
+            let mut signal = stop.clone();
+            let pass = tokio::select! {
+                pass = self.sync_pass(&stop) => pass,
+                _ = signal.wait_for(|stopped| *stopped) => Err(ConsumerError::Stopped),
+            };
+            let report = match pass {
                 Ok(report) => report,
                 Err(ConsumerError::Stopped) => return Ok(total),
                 // Between pages (reading the plan or the watermarks) a restart can also strike;

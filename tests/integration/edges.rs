@@ -1,0 +1,134 @@
+//! Operational edges: a target that is not maskbus', a server that never answers, a signal
+//! while a reply is awaited, a policy that does not fit the producer's source.
+
+use crate::support::*;
+
+async fn seeded(test: &str, customers: &str) -> TestDatabases {
+    let dbs = bank_databases(test).await;
+    maskbus(&[
+        "seed",
+        "--source",
+        &dbs.url("src"),
+        "--customers",
+        customers,
+    ])
+    .success();
+    dbs
+}
+
+#[tokio::test]
+async fn a_consumer_pointed_at_a_database_with_data_refuses_it_by_name() {
+    let dbs = seeded("guard", "5").await;
+    let files = ConfigFiles::new("guard");
+    // The consumer's target_url names production, by a typo.
+    let wrong = files.write(
+        "wrong.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let run = maskbus(&["run", "--config", &wrong, "--once"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let src_name = dbs.names().iter().find(|n| n.ends_with("_src")).unwrap();
+    assert!(
+        run.stderr
+            .contains(&format!("the target database {src_name} holds data")),
+        "{}",
+        run.stderr
+    );
+    let src = connect(&dbs.url("src")).await;
+    let marked: bool = src
+        .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!marked, "nothing was written into the refused database");
+
+    // A test database that already holds rows is taken only when asked by name.
+    maskbus(&["seed", "--source", &dbs.url("dst"), "--customers", "2"]).success();
+    let (producer, consumer) = agent_configs(&files, &dbs, "");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--init-target"), "{}", run.stderr);
+    maskbus(&["run", "--config", &consumer, "--once", "--init-target"]).success();
+    assert_target_is_masked_source(&dbs).await;
+    // Marked now: later runs need no flag.
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_an_error_not_a_hang() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and never says a word.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let url = format!("postgres://maskbus@127.0.0.1:{port}/bus?connect_timeout=1");
+    let run = maskbus(&["bus", "stats", "--bus", &url]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no answer to the connection handshake"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn sigterm_while_waiting_for_a_reply_stops_the_consumer_cleanly() {
+    let dbs = seeded("sigwait", "2").await;
+    let files = ConfigFiles::new("sigwait");
+    // No producer runs: the consumer's first request waits for a reply that never comes.
+    let (_, consumer) = agent_configs(&files, &dbs, "request_timeout = \"10m\"");
+    let waiting = Background::spawn(&["run", "--config", &consumer, "--once"]);
+    let bus = connect(&dbs.url("bus")).await;
+    wait_until("the consumer's request to be on the bus", || async {
+        let n: i64 = bus
+            .query_one(
+                "SELECT count(*) FROM mq.messages WHERE mailbox = 'maskbus.producer'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        n > 0
+    })
+    .await;
+    assert_eq!(waiting.terminate(), Some(0));
+}
+
+#[tokio::test]
+async fn the_producer_refuses_to_start_on_a_policy_that_does_not_fit() {
+    let dbs = seeded("unfit", "1").await;
+    let files = ConfigFiles::new("unfit");
+    let policy = files.write(
+        "policy.toml",
+        "[customers]\nid = \"keep\"\nfirst_name = \"redact\"\n",
+    );
+    let producer = files.write(
+        "producer.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let run = maskbus(&["run", "--config", &producer]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("does not fit the source"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("public.customers.ssn"),
+        "{}",
+        run.stderr
+    );
+}
