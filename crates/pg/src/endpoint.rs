@@ -1,12 +1,17 @@
-//! A printable, password-free description of where a connection goes.
+//! Where a connection goes, told without telling: errors, logs and reports name the database,
+//! never the user, host, port or password (those are the operator's to know, not a log's).
 
 use std::fmt;
 use tokio_postgres::config::Host;
 use tokio_postgres::Config;
 
-/// `user@host:port/dbname`, never with the password, for errors and logs.
+/// A connection's destination. Displays as the database name only; compares by user, host, port
+/// and database (two URLs naming the same database are the same endpoint).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Endpoint(String);
+pub struct Endpoint {
+    whole: String,
+    dbname: String,
+}
 
 impl Endpoint {
     pub fn of(config: &Config) -> Self {
@@ -19,13 +24,16 @@ impl Endpoint {
         let port = config.get_ports().first().copied().unwrap_or(5432);
         let user = config.get_user().unwrap_or("?");
         let db = config.get_dbname().unwrap_or("?");
-        Self(format!("{user}@{host}:{port}/{db}"))
+        Self {
+            whole: format!("{user}@{host}:{port}/{db}"),
+            dbname: db.to_string(),
+        }
     }
 }
 
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "\"{}\"", self.dbname)
     }
 }
 
@@ -34,12 +42,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn endpoint_leaves_out_the_password() {
+    fn an_endpoint_shows_the_database_only() {
         let config: Config = "postgres://alice:s3cret@db.example:6543/fintechp"
             .parse()
             .unwrap();
         let shown = Endpoint::of(&config).to_string();
-        assert_eq!(shown, "alice@db.example:6543/fintechp");
-        assert!(!shown.contains("s3cret"));
+        assert_eq!(shown, "\"fintechp\"");
+        for secret in ["s3cret", "alice", "db.example", "6543"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        let other: Config = "postgres://alice@db.example:6543/fintechp".parse().unwrap();
+        assert_eq!(Endpoint::of(&config), Endpoint::of(&other));
+        let moved: Config = "postgres://alice@db.example:6544/fintechp".parse().unwrap();
+        assert_ne!(Endpoint::of(&config), Endpoint::of(&moved));
     }
 }
