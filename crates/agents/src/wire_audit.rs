@@ -8,12 +8,17 @@
 
 use crate::source::READ_ONLY_CANONICAL;
 use maskbus_audit::exact::{matchable, Matchable};
-use maskbus_audit::{scan, Context, ExactMatcher, Hit};
+use maskbus_audit::{scan, scan_text_in_windows, Context, ExactMatcher, Hit};
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::{quote_ident, PgError, Target};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+/// Bodies larger than this are scanned as text in windows instead of being parsed.
+const LARGE_BODY: usize = 4 << 20;
+const WINDOW: usize = 1 << 20;
+const WINDOW_OVERLAP: usize = 256;
 
 /// One finding, located.
 #[derive(Clone, Debug)]
@@ -88,10 +93,17 @@ pub async fn run(
         {
             report.scanned += 1;
             report.bytes += text.len() as u64;
-            let findings = match serde_json::from_str::<serde_json::Value>(&text) {
-                Ok(body) => scan(&body, context),
-                // jsonb always holds valid JSON; a body that does not parse is scanned as text.
-                Err(_) => scan(&serde_json::Value::String(text), context),
+            let findings = if text.len() > LARGE_BODY {
+                // A parsed tree takes many times its text: read a huge body as text, a window
+                // at a time, so memory stays flat whatever one message weighs.
+                scan_text_in_windows(&text, context, WINDOW, WINDOW_OVERLAP)
+            } else {
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(body) => scan(&body, context),
+                    // jsonb always holds valid JSON; a body that does not parse (nested past
+                    // the parser's limit) is scanned as text.
+                    Err(_) => scan_text_in_windows(&text, context, WINDOW, WINDOW_OVERLAP),
+                }
             };
             if !findings.is_empty() {
                 report.messages_with_findings += 1;

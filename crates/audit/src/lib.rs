@@ -53,6 +53,42 @@ pub fn scan(body: &Value, context: Context<'_>) -> Vec<Finding> {
     findings
 }
 
+/// A body too large to parse into a tree at little cost (a JSON tree takes many times its text),
+/// scanned as plain text in windows of `window` bytes that overlap by `overlap`, so a value
+/// across a boundary is still read whole and memory stays a window, whatever the body's size.
+/// Field names are not known here, so the detectors that need them do not fire; every pattern
+/// and exact-match detector does. A hit inside an overlap may be reported twice.
+pub fn scan_text_in_windows(
+    text: &str,
+    context: Context<'_>,
+    window: usize,
+    overlap: usize,
+) -> Vec<Finding> {
+    let window = window.max(overlap * 2).max(1);
+    let mut findings = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + window).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let piece = Value::String(text[start..end].to_string());
+        for mut finding in scan(&piece, context) {
+            finding.path = format!("$ (as text, bytes {start}..{end})");
+            findings.push(finding);
+        }
+        if end == text.len() {
+            break;
+        }
+        let mut next = end.saturating_sub(overlap).max(start + 1);
+        while !text.is_char_boundary(next) {
+            next += 1;
+        }
+        start = next;
+    }
+    findings
+}
+
 /// One step of a JSON path. Kept as borrowed pieces and rendered only for a finding: most
 /// strings of clean traffic never need their path spelled out.
 #[derive(Clone, Copy)]

@@ -334,3 +334,21 @@ proptest::proptest! {
         let _ = scan(&body, Context { exact: Some(&matcher), kept: None });
     }
 }
+
+#[test]
+fn a_huge_body_is_scanned_in_windows_and_a_leak_on_a_boundary_is_found() {
+    use maskbus_audit::scan_text_in_windows;
+    let window = 1 << 16;
+    // An issuable SSN straddling the first window boundary, in 1 MB of filler.
+    let mut text = "x ".repeat(window / 2 - 5);
+    text.push_str("224-30-8280 ");
+    text.push_str(&"y ".repeat(500_000));
+    let findings = scan_text_in_windows(&text, Context::default(), window, 256);
+    assert!(
+        !findings.is_empty(),
+        "the SSN across the boundary was missed"
+    );
+    assert!(findings[0].path.contains("as text"), "{}", findings[0].path);
+    let clean = "z ".repeat(600_000);
+    assert!(scan_text_in_windows(&clean, Context::default(), window, 256).is_empty());
+}
