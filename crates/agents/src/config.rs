@@ -7,7 +7,6 @@
 //! the production URL, the policy or the pseudonym key. The check happens before anything
 //! connects.
 
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -22,44 +21,6 @@ impl fmt::Debug for Secret {
         f.write_str("Secret(..)")
     }
 }
-
-/// The file as written: every key optional, unknown keys refused by name.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawConfig {
-    pub role: Option<String>,
-    pub bus_url: Option<String>,
-    pub source_url: Option<String>,
-    pub target_url: Option<String>,
-    pub policy: Option<PathBuf>,
-    pub pseudonym_key: Option<String>,
-    pub mailbox: Option<String>,
-    pub producer_mailbox: Option<String>,
-    pub page_size: Option<u32>,
-    pub pages_per_request: Option<u32>,
-    pub follow_interval: Option<String>,
-    pub request_timeout: Option<String>,
-    /// Consumer: stop the whole run at the first table that cannot be synced (default: sync the
-    /// others, report the failures and exit non-zero).
-    pub all_or_nothing: Option<bool>,
-}
-
-/// Environment variables that override keys of the file, and the key each sets.
-pub const ENV_KEYS: &[(&str, &str)] = &[
-    ("MASKBUS_ROLE", "role"),
-    ("MASKBUS_BUS_URL", "bus_url"),
-    ("MASKBUS_SOURCE_URL", "source_url"),
-    ("MASKBUS_TARGET_URL", "target_url"),
-    ("MASKBUS_POLICY", "policy"),
-    ("MASKBUS_PSEUDONYM_KEY", "pseudonym_key"),
-    ("MASKBUS_MAILBOX", "mailbox"),
-    ("MASKBUS_PRODUCER_MAILBOX", "producer_mailbox"),
-    ("MASKBUS_PAGE_SIZE", "page_size"),
-    ("MASKBUS_PAGES_PER_REQUEST", "pages_per_request"),
-    ("MASKBUS_FOLLOW_INTERVAL", "follow_interval"),
-    ("MASKBUS_REQUEST_TIMEOUT", "request_timeout"),
-    ("MASKBUS_ALL_OR_NOTHING", "all_or_nothing"),
-];
 
 pub const DEFAULT_PRODUCER_MAILBOX: &str = "maskbus.producer";
 pub const DEFAULT_CONSUMER_MAILBOX: &str = "maskbus.consumer";
@@ -132,23 +93,236 @@ pub enum ConfigError {
     },
 }
 
-/// Where each key's value came from, for error messages.
-type Provenance = BTreeMap<&'static str, String>;
-
-/// Parses the TOML text of a config file. `origin` names it in errors.
-pub fn parse(origin: &str, text: &str) -> Result<RawConfig, ConfigError> {
-    toml::from_str(text).map_err(|e| ConfigError::Invalid {
-        origin: origin.to_string(),
-        reason: e.message().to_string(),
-    })
+/// Which roles take a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takes {
+    Both,
+    Producer,
+    Consumer,
 }
 
-fn env_name(key: &str) -> &'static str {
-    ENV_KEYS
-        .iter()
-        .find(|(_, k)| *k == key)
-        .map(|(e, _)| *e)
-        .unwrap_or("MASKBUS_*")
+/// What a key's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    /// A whole number within the range.
+    Count(u32, u32),
+    Duration,
+    Flag,
+}
+
+/// One key of the config: its name in the file, the environment variable that overrides it,
+/// which role takes it, what its value is, and, for a key the other role must never hold, why.
+/// This table is the only place a key is spelled: the file, the environment and the checks are
+/// all driven by it.
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    pub name: &'static str,
+    pub env: &'static str,
+    pub takes: Takes,
+    pub kind: Kind,
+    /// Holding this key in the other role is a breach, not a typo: refused with this reason.
+    pub forbidden_elsewhere: Option<&'static str>,
+}
+
+const fn key(name: &'static str, env: &'static str, takes: Takes, kind: Kind) -> Key {
+    Key {
+        name,
+        env,
+        takes,
+        kind,
+        forbidden_elsewhere: None,
+    }
+}
+
+const fn guarded(name: &'static str, env: &'static str, takes: Takes, why: &'static str) -> Key {
+    Key {
+        name,
+        env,
+        takes,
+        kind: Kind::Text,
+        forbidden_elsewhere: Some(why),
+    }
+}
+
+/// Every config key.
+pub const KEYS: &[Key] = &[
+    key("role", "MASKBUS_ROLE", Takes::Both, Kind::Text),
+    key("bus_url", "MASKBUS_BUS_URL", Takes::Both, Kind::Text),
+    guarded(
+        "source_url",
+        "MASKBUS_SOURCE_URL",
+        Takes::Producer,
+        "the consumer must never be able to reach production; it gets masked rows over the bus",
+    ),
+    guarded(
+        "policy",
+        "MASKBUS_POLICY",
+        Takes::Producer,
+        "masking happens on the producer, never on the consumer",
+    ),
+    guarded(
+        "pseudonym_key",
+        "MASKBUS_PSEUDONYM_KEY",
+        Takes::Producer,
+        "the key that makes pseudonyms unguessable stays with the producer",
+    ),
+    guarded(
+        "target_url",
+        "MASKBUS_TARGET_URL",
+        Takes::Consumer,
+        "the producer reads production and must not know where the test database is",
+    ),
+    key("mailbox", "MASKBUS_MAILBOX", Takes::Both, Kind::Text),
+    key(
+        "producer_mailbox",
+        "MASKBUS_PRODUCER_MAILBOX",
+        Takes::Consumer,
+        Kind::Text,
+    ),
+    key(
+        "page_size",
+        "MASKBUS_PAGE_SIZE",
+        Takes::Consumer,
+        Kind::Count(1, crate::protocol::MAX_PAGE_ROWS),
+    ),
+    key(
+        "pages_per_request",
+        "MASKBUS_PAGES_PER_REQUEST",
+        Takes::Consumer,
+        Kind::Count(1, crate::protocol::MAX_PAGES_PER_REQUEST),
+    ),
+    key(
+        "follow_interval",
+        "MASKBUS_FOLLOW_INTERVAL",
+        Takes::Consumer,
+        Kind::Duration,
+    ),
+    key(
+        "request_timeout",
+        "MASKBUS_REQUEST_TIMEOUT",
+        Takes::Consumer,
+        Kind::Duration,
+    ),
+    key(
+        "all_or_nothing",
+        "MASKBUS_ALL_OR_NOTHING",
+        Takes::Consumer,
+        Kind::Flag,
+    ),
+];
+
+/// A key's value, checked against its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Value {
+    Text(String),
+    Count(u32),
+    Duration(Duration),
+    Flag(bool),
+}
+
+/// The keys set, each with its checked value and where it came from.
+#[derive(Clone, Debug, Default)]
+pub struct RawConfig {
+    values: BTreeMap<&'static str, (Value, String)>,
+}
+
+impl RawConfig {
+    fn text(&self, name: &str) -> Option<String> {
+        match self.values.get(name) {
+            Some((Value::Text(t), _)) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    fn count(&self, name: &str) -> Option<u32> {
+        match self.values.get(name) {
+            Some((Value::Count(n), _)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn duration(&self, name: &str) -> Option<Duration> {
+        match self.values.get(name) {
+            Some((Value::Duration(d), _)) => Some(*d),
+            _ => None,
+        }
+    }
+
+    fn flag(&self, name: &str) -> Option<bool> {
+        match self.values.get(name) {
+            Some((Value::Flag(b), _)) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+/// Checks one value (as the file or the environment wrote it) against its key's kind.
+fn check(key: &Key, value: &toml::Value, set_by: &str) -> Result<Value, String> {
+    let wrong = |what: &str| format!("{} (set by {set_by}) {what}", key.name);
+    match key.kind {
+        Kind::Text => value
+            .as_str()
+            .map(|t| Value::Text(t.to_string()))
+            .ok_or_else(|| wrong("must be a string")),
+        Kind::Count(low, high) => {
+            let n = match value {
+                toml::Value::Integer(n) => Some(*n),
+                toml::Value::String(t) => t.trim().parse().ok(),
+                _ => None,
+            };
+            match n {
+                Some(n) if n >= i64::from(low) && n <= i64::from(high) => {
+                    Ok(Value::Count(n as u32))
+                }
+                Some(n) => Err(wrong(&format!("= {n} is outside {low} to {high}"))),
+                None => Err(wrong("must be a whole number")),
+            }
+        }
+        Kind::Duration => {
+            let text = value
+                .as_str()
+                .ok_or_else(|| wrong("must be a duration like \"10s\""))?;
+            match humantime::parse_duration(text) {
+                Ok(d) if d.is_zero() => Err(wrong(&format!(
+                    "= {text:?}: a zero duration would spin or give up at once; give one like 10s or 5m"
+                ))),
+                Ok(d) => Ok(Value::Duration(d)),
+                Err(e) => Err(wrong(&format!(
+                    "= {text:?} is not a duration like 10s or 5m ({e})"
+                ))),
+            }
+        }
+        Kind::Flag => match value {
+            toml::Value::Boolean(b) => Ok(Value::Flag(*b)),
+            toml::Value::String(t) if t == "true" || t == "false" => Ok(Value::Flag(t == "true")),
+            _ => Err(wrong("must be true or false")),
+        },
+    }
+}
+
+/// Parses the TOML text of a config file. `origin` names it in errors. Unknown keys are
+/// refused by name, and every value is checked against its key's kind.
+pub fn parse(origin: &str, text: &str) -> Result<RawConfig, ConfigError> {
+    let invalid = |reason: String| ConfigError::Invalid {
+        origin: origin.to_string(),
+        reason,
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
+    let mut raw = RawConfig::default();
+    let set_by = format!("the file {origin}");
+    for (name, value) in &table {
+        let key = KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
+            invalid(format!(
+                "unknown key `{}`; the keys are {}",
+                maskbus_pg::excerpt(name, 64),
+                KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let value = check(key, value, &set_by).map_err(invalid)?;
+        raw.values.insert(key.name, (value, set_by.clone()));
+    }
+    Ok(raw)
 }
 
 /// Applies `MASKBUS_*` overrides from `env` to `raw`, then checks the role's rules.
@@ -161,202 +335,107 @@ pub fn resolve(
         origin: origin.to_string(),
         reason,
     };
-    let mut provenance: Provenance = BTreeMap::new();
-    macro_rules! track {
-        ($($field:ident),*) => {$(
-            if raw.$field.is_some() {
-                provenance.insert(stringify!($field), format!("the file {origin}"));
-            }
-        )*};
+    for key in KEYS {
+        let Some(text) = env.get(key.env) else {
+            continue;
+        };
+        let set_by = format!("environment variable {}", key.env);
+        let value = check(key, &toml::Value::String(text.clone()), &set_by).map_err(invalid)?;
+        raw.values.insert(key.name, (value, set_by));
     }
-    track!(
-        role,
-        bus_url,
-        source_url,
-        target_url,
-        policy,
-        pseudonym_key,
-        mailbox,
-        producer_mailbox
-    );
-    for (var, key) in ENV_KEYS {
-        let Some(value) = env.get(*var) else { continue };
-        provenance.insert(key, format!("environment variable {var}"));
-        let text = Some(value.clone());
-        match *key {
-            "role" => raw.role = text,
-            "bus_url" => raw.bus_url = text,
-            "source_url" => raw.source_url = text,
-            "target_url" => raw.target_url = text,
-            "policy" => raw.policy = text.map(PathBuf::from),
-            "pseudonym_key" => raw.pseudonym_key = text,
-            "mailbox" => raw.mailbox = text,
-            "producer_mailbox" => raw.producer_mailbox = text,
-            "page_size" => {
-                raw.page_size = Some(
-                    value
-                        .parse()
-                        .map_err(|_| invalid(format!("{var} must be a whole number")))?,
-                )
-            }
-            "follow_interval" => raw.follow_interval = text,
-            "request_timeout" => raw.request_timeout = text,
-            "pages_per_request" => {
-                raw.pages_per_request = Some(
-                    value
-                        .parse()
-                        .map_err(|_| invalid(format!("{var} must be a whole number")))?,
-                )
-            }
-            "all_or_nothing" => {
-                raw.all_or_nothing = Some(
-                    value
-                        .parse()
-                        .map_err(|_| invalid(format!("{var} must be true or false")))?,
-                )
-            }
-            _ => {}
+    let role: &'static str = match raw.text("role").as_deref() {
+        Some("producer") => "producer",
+        Some("consumer") => "consumer",
+        Some(other) => {
+            return Err(invalid(format!(
+                "role = {:?}: use \"producer\" or \"consumer\"",
+                maskbus_pg::excerpt(other, 64)
+            )))
         }
+        None => {
+            return Err(invalid(
+                "no role: set role = \"producer\" or role = \"consumer\" (or MASKBUS_ROLE)".into(),
+            ))
+        }
+    };
+    let takes = if role == "producer" {
+        Takes::Producer
+    } else {
+        Takes::Consumer
+    };
+    for key in KEYS {
+        let Some((_, set_by)) = raw.values.get(key.name) else {
+            continue;
+        };
+        if key.takes == Takes::Both || key.takes == takes {
+            continue;
+        }
+        return Err(match key.forbidden_elsewhere {
+            Some(why) => ConfigError::Forbidden {
+                origin: origin.to_string(),
+                role,
+                key: key.name,
+                set_by: set_by.clone(),
+                why,
+            },
+            None => invalid(format!(
+                "{} is a {} setting; a {role} does not take it",
+                key.name,
+                if role == "producer" {
+                    "consumer"
+                } else {
+                    "producer"
+                }
+            )),
+        });
     }
-    let forbidden =
-        |role: &'static str, key: &'static str, why: &'static str| ConfigError::Forbidden {
+    let required = |name: &'static str| {
+        raw.text(name).ok_or_else(|| ConfigError::Missing {
             origin: origin.to_string(),
             role,
-            key,
-            set_by: provenance.get(key).cloned().unwrap_or_default(),
-            why,
-        };
-    let missing = |role: &'static str, key: &'static str| ConfigError::Missing {
-        origin: origin.to_string(),
-        role,
-        key,
-        env: env_name(key),
+            key: name,
+            env: KEYS
+                .iter()
+                .find(|k| k.name == name)
+                .map_or("MASKBUS_*", |k| k.env),
+        })
     };
-    let duration = |key: &str,
-                    value: Option<&String>,
-                    default: Duration|
-     -> Result<Duration, ConfigError> {
-        match value {
-                None => Ok(default),
-                Some(text) => match humantime::parse_duration(text) {
-                    Ok(d) if d.is_zero() => Err(invalid(format!(
-                        "{key} = {text:?}: a zero duration would spin or give up at once; give one like 10s or 5m"
-                    ))),
-                    Ok(d) => Ok(d),
-                    Err(e) => Err(invalid(format!(
-                        "{key} = {text:?} is not a duration like 10s or 5m ({e})"
-                    ))),
-                },
-            }
-    };
-    match raw.role.as_deref() {
-        Some("producer") => {
-            if raw.target_url.is_some() {
-                return Err(forbidden(
-                    "producer",
-                    "target_url",
-                    "the producer reads production and must not know where the test database is",
-                ));
-            }
-            for (key, present) in [
-                ("producer_mailbox", raw.producer_mailbox.is_some()),
-                ("page_size", raw.page_size.is_some()),
-                ("pages_per_request", raw.pages_per_request.is_some()),
-                ("follow_interval", raw.follow_interval.is_some()),
-                ("request_timeout", raw.request_timeout.is_some()),
-                ("all_or_nothing", raw.all_or_nothing.is_some()),
-            ] {
-                if present {
-                    return Err(invalid(format!(
-                        "{key} is a consumer setting; a producer does not take it"
-                    )));
-                }
-            }
-            Ok(AgentConfig::Producer(ProducerConfig {
-                bus_url: Secret(raw.bus_url.ok_or_else(|| missing("producer", "bus_url"))?),
-                source_url: Secret(
-                    raw.source_url
-                        .ok_or_else(|| missing("producer", "source_url"))?,
-                ),
-                policy: raw.policy,
-                pseudonym_key: raw.pseudonym_key.filter(|k| !k.is_empty()).map(Secret),
-                mailbox: raw
-                    .mailbox
-                    .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
-            }))
-        }
-        Some("consumer") => {
-            if raw.source_url.is_some() {
-                return Err(forbidden(
-                    "consumer",
-                    "source_url",
-                    "the consumer must never be able to reach production; it gets masked rows over the bus",
-                ));
-            }
-            if raw.pseudonym_key.is_some() {
-                return Err(forbidden(
-                    "consumer",
-                    "pseudonym_key",
-                    "the key that makes pseudonyms unguessable stays with the producer",
-                ));
-            }
-            if raw.policy.is_some() {
-                return Err(forbidden(
-                    "consumer",
-                    "policy",
-                    "masking happens on the producer, never on the consumer",
-                ));
-            }
-            let page_size = raw.page_size.unwrap_or(crate::protocol::MAX_PAGE_ROWS);
-            if page_size == 0 || page_size > crate::protocol::MAX_PAGE_ROWS {
-                return Err(invalid(format!(
-                    "page_size = {page_size}: the producer serves 1 to {} rows a reply",
-                    crate::protocol::MAX_PAGE_ROWS
-                )));
-            }
-            let pages_per_request = raw.pages_per_request.unwrap_or(8);
-            if pages_per_request == 0 || pages_per_request > crate::protocol::MAX_PAGES_PER_REQUEST
-            {
-                return Err(invalid(format!(
-                    "pages_per_request = {pages_per_request}: ask for 1 to {} pages at a time",
-                    crate::protocol::MAX_PAGES_PER_REQUEST
-                )));
-            }
-            Ok(AgentConfig::Consumer(ConsumerConfig {
-                bus_url: Secret(raw.bus_url.ok_or_else(|| missing("consumer", "bus_url"))?),
-                target_url: Secret(
-                    raw.target_url
-                        .ok_or_else(|| missing("consumer", "target_url"))?,
-                ),
-                mailbox: raw
-                    .mailbox
-                    .unwrap_or_else(|| DEFAULT_CONSUMER_MAILBOX.to_string()),
-                producer_mailbox: raw
-                    .producer_mailbox
-                    .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
-                page_size,
-                pages_per_request,
-                follow_interval: duration(
-                    "follow_interval",
-                    raw.follow_interval.as_ref(),
-                    Duration::from_secs(10),
-                )?,
-                request_timeout: duration(
-                    "request_timeout",
-                    raw.request_timeout.as_ref(),
-                    Duration::from_secs(30),
-                )?,
-                all_or_nothing: raw.all_or_nothing.unwrap_or(false),
-                init_target: false,
-            }))
-        }
-        Some(other) => Err(invalid(format!(
-            "role = {other:?}: use \"producer\" or \"consumer\""
-        ))),
-        None => Err(invalid(
-            "no role: set role = \"producer\" or role = \"consumer\" (or MASKBUS_ROLE)".into(),
-        )),
-    }
+    Ok(match role {
+        "producer" => AgentConfig::Producer(ProducerConfig {
+            bus_url: Secret(required("bus_url")?),
+            source_url: Secret(required("source_url")?),
+            policy: raw.text("policy").map(PathBuf::from),
+            pseudonym_key: raw
+                .text("pseudonym_key")
+                .filter(|k| !k.is_empty())
+                .map(Secret),
+            mailbox: raw
+                .text("mailbox")
+                .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
+        }),
+        _ => AgentConfig::Consumer(ConsumerConfig {
+            bus_url: Secret(required("bus_url")?),
+            target_url: Secret(required("target_url")?),
+            mailbox: raw
+                .text("mailbox")
+                .unwrap_or_else(|| DEFAULT_CONSUMER_MAILBOX.to_string()),
+            producer_mailbox: raw
+                .text("producer_mailbox")
+                .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
+            page_size: raw
+                .count("page_size")
+                .unwrap_or(crate::protocol::MAX_PAGE_ROWS),
+            pages_per_request: raw.count("pages_per_request").unwrap_or(8),
+            follow_interval: raw
+                .duration("follow_interval")
+                .unwrap_or(Duration::from_secs(10)),
+            request_timeout: raw
+                .duration("request_timeout")
+                .unwrap_or(Duration::from_secs(30)),
+            all_or_nothing: raw.flag("all_or_nothing").unwrap_or(false),
+            init_target: false,
+        }),
+    })
 }
 
 /// Reads the file at `path` and resolves it against the process environment.
@@ -463,16 +542,58 @@ mod tests {
 
     #[test]
     fn zero_durations_are_refused() {
-        let raw = parse(
+        let err = parse(
             "c.toml",
             "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\nrequest_timeout = \"0s\"",
         )
-        .unwrap();
-        let err = resolve("c.toml", raw, &env(&[])).unwrap_err().to_string();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("request_timeout") && err.contains("zero"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn every_key_is_overridden_by_its_variable_and_checked() {
+        let raw = parse(
+            "c.toml",
+            "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"",
+        )
+        .unwrap();
+        let AgentConfig::Consumer(c) = resolve(
+            "c.toml",
+            raw.clone(),
+            &env(&[
+                ("MASKBUS_PAGES_PER_REQUEST", "3"),
+                ("MASKBUS_PAGE_SIZE", "50"),
+                ("MASKBUS_REQUEST_TIMEOUT", "5s"),
+                ("MASKBUS_ALL_OR_NOTHING", "true"),
+            ]),
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                c.pages_per_request,
+                c.page_size,
+                c.request_timeout,
+                c.all_or_nothing
+            ),
+            (3, 50, Duration::from_secs(5), true)
+        );
+        let err = resolve("c.toml", raw, &env(&[("MASKBUS_PAGES_PER_REQUEST", "99")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("MASKBUS_PAGES_PER_REQUEST") && err.contains("outside 1 to 16"),
+            "{err}"
+        );
+        // Every key has its own variable, spelled from its name.
+        for key in KEYS {
+            assert_eq!(key.env, format!("MASKBUS_{}", key.name.to_uppercase()));
+        }
     }
 
     #[test]
