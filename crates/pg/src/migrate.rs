@@ -88,7 +88,11 @@ pub async fn apply_migrations(
     }
     client
         .batch_execute(
-            "CREATE SCHEMA IF NOT EXISTS maskbus;
+            // A schema an admin created beforehand (CREATE SCHEMA maskbus AUTHORIZATION role)
+            // needs no CREATE on the database: look before creating.
+            "DO $$ BEGIN
+                 IF to_regnamespace('maskbus') IS NULL THEN CREATE SCHEMA maskbus; END IF;
+             END $$;
              CREATE TABLE IF NOT EXISTS maskbus.migrations (
                  component  text NOT NULL,
                  name       text NOT NULL,

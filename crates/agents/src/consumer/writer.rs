@@ -61,6 +61,7 @@ async fn first_table_with_rows(
               WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
                 AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
                 AND n.nspname NOT LIKE 'pg\\_%'
+                AND has_table_privilege(c.oid, 'SELECT')
               ORDER BY 2",
             &[],
         )
