@@ -132,3 +132,54 @@ async fn the_producer_refuses_to_start_on_a_policy_that_does_not_fit() {
         run.stderr
     );
 }
+
+#[tokio::test]
+async fn bus_send_takes_a_large_body_from_a_file_or_standard_input() {
+    let dbs = TestDatabases::create("bodyfile", &["bus"]).await;
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new("bodyfile");
+    let big = serde_json::json!({ "note": "n".repeat(512 * 1024) }).to_string();
+    let path = files.write("body.json", &big);
+    maskbus(&[
+        "bus",
+        "send",
+        "--bus",
+        &dbs.url("bus"),
+        "--to",
+        "inbox",
+        "--body-file",
+        &path,
+    ])
+    .success();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_maskbus"))
+        .args([
+            "bus",
+            "send",
+            "--bus",
+            &dbs.url("bus"),
+            "--to",
+            "inbox",
+            "--body-file",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), big.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    let sizes: Vec<i32> = connect(&dbs.url("bus"))
+        .await
+        .query(
+            "SELECT octet_length(body::text) FROM mq.messages ORDER BY id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(sizes.len(), 2);
+    assert!(sizes.iter().all(|n| *n > 512 * 1024), "{sizes:?}");
+}

@@ -402,3 +402,35 @@ impl Source {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_no_endpoint_and_says_whether_to_retry() {
+        let target =
+            Target::parse("source", "postgres://alice:pw@prod.internal:6543/bank").unwrap();
+        let permanent = PgError::Query {
+            role: "source",
+            endpoint: target.endpoint(),
+            action: "reading a page of public.customers".into(),
+            reason: "permission denied for table customers (42501)".into(),
+            transient: false,
+        };
+        let Refusal(code, message) = Refusal::from(permanent);
+        assert_eq!(code, ErrorCode::SourceFailed);
+        assert!(message.contains("permission denied"), "{message}");
+        let Refusal(code, message2) = Refusal::from(PgError::Connect {
+            role: "source",
+            endpoint: target.endpoint(),
+            reason: "connection refused".into(),
+        });
+        assert_eq!(code, ErrorCode::Unavailable);
+        for text in [message, message2] {
+            for secret in ["alice", "pw", "prod.internal", "6543"] {
+                assert!(!text.contains(secret), "{text}");
+            }
+        }
+    }
+}
