@@ -3,19 +3,6 @@
 
 use crate::support::*;
 
-async fn seeded(test: &str, customers: &str) -> TestDatabases {
-    let dbs = bank_databases(test).await;
-    maskbus(&[
-        "seed",
-        "--source",
-        &dbs.url("src"),
-        "--customers",
-        customers,
-    ])
-    .success();
-    dbs
-}
-
 #[tokio::test]
 async fn a_consumer_pointed_at_a_database_with_data_refuses_it_by_name() {
     let dbs = seeded("guard", "5").await;

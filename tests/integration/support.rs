@@ -63,6 +63,20 @@ pub async fn bank_databases(test: &str) -> TestDatabases {
     dbs
 }
 
+/// The three databases with the bank source seeded with `customers` customers.
+pub async fn seeded(test: &str, customers: &str) -> TestDatabases {
+    let dbs = bank_databases(test).await;
+    maskbus(&[
+        "seed",
+        "--source",
+        &dbs.url("src"),
+        "--customers",
+        customers,
+    ])
+    .success();
+    dbs
+}
+
 pub async fn connect(url: &str) -> maskbus_pg::tokio_postgres::Client {
     maskbus_pg::Target::parse("test", url)
         .unwrap()

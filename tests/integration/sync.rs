@@ -5,19 +5,6 @@ use maskbus_agents::config::{self, AgentConfig};
 use maskbus_agents::tools::Agent;
 use serde_json::json;
 
-async fn seeded(test: &str, customers: &str) -> TestDatabases {
-    let dbs = bank_databases(test).await;
-    maskbus(&[
-        "seed",
-        "--source",
-        &dbs.url("src"),
-        "--customers",
-        customers,
-    ])
-    .success();
-    dbs
-}
-
 fn synced_rows(run: &Run) -> u64 {
     run.stdout
         .lines()

@@ -6,6 +6,32 @@ use futures_util::StreamExt;
 use maskbus_pg::Target;
 use std::time::{Duration, Instant};
 
+/// Starts `maskbus run --config CONFIG [extra]` with warnings only on stderr.
+pub fn spawn_agent(
+    maskbus: &str,
+    config: &str,
+    extra: &[&str],
+) -> anyhow::Result<std::process::Child> {
+    use anyhow::Context;
+    std::process::Command::new(maskbus)
+        .args(["run", "--config", config])
+        .args(extra)
+        .env("MASKBUS_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {maskbus}"))
+}
+
+/// SIGTERM to an agent, then waits for it (the producer finishes the request in flight).
+pub fn stop_agent(mut agent: std::process::Child) -> anyhow::Result<()> {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &agent.id().to_string()])
+        .status();
+    agent.wait()?;
+    Ok(())
+}
+
 /// The median of a few timings.
 pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();

@@ -26,45 +26,81 @@ pub struct TestDatabases {
     names: Vec<String>,
 }
 
+/// Creates one object per label on the test cluster (`CREATE {kind} name{suffix}`), each named
+/// after the test, this process and a counter, so parallel tests never meet.
+async fn create_named(
+    prefix: &str,
+    test: &str,
+    labels: &[&str],
+    kind: &str,
+    suffix: &str,
+) -> (Target, Vec<String>) {
+    let base = Target::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
+    let admin = base
+        .with_dbname("postgres")
+        .connect()
+        .await
+        .expect("connect to the test cluster");
+    let run = format!(
+        "{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let short_test: String = test
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(20)
+        .collect();
+    let mut names = Vec::new();
+    for label in labels {
+        let name = format!("{prefix}_{short_test}_{run}_{label}").to_lowercase();
+        admin
+            .batch_execute(&format!("CREATE {kind} {}{suffix}", quote_ident(&name)))
+            .await
+            .unwrap_or_else(|e| panic!("CREATE {kind} {name}: {}", crate::error_text(&e)));
+        names.push(name);
+    }
+    (base, names)
+}
+
+/// Drops what `create_named` made (`{drop} name`), from a thread of its own: Drop runs inside
+/// the test's runtime, which cannot be blocked on, and is joined so nothing outlives the test.
+fn drop_named(base: Target, names: Vec<String>, drop: &'static str) {
+    let cleanup = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("cleanup runtime");
+        runtime.block_on(async move {
+            let Ok(admin) = base.with_dbname("postgres").connect().await else {
+                return;
+            };
+            for name in names {
+                let sql = drop.replace("{}", &quote_ident(&name));
+                let _ = admin.batch_execute(&sql).await;
+            }
+        });
+    });
+    let _ = cleanup.join();
+}
+
+fn labelled<'a>(names: &'a [String], label: &str, what: &str) -> &'a str {
+    names
+        .iter()
+        .find(|n| n.ends_with(&format!("_{label}")))
+        .unwrap_or_else(|| panic!("no test {what} labelled {label}"))
+}
+
 impl TestDatabases {
     /// Creates one empty database per label, e.g. `["src", "dst", "bus"]`.
     pub async fn create(test: &str, labels: &[&str]) -> Self {
-        let base = Target::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
-        let admin = base
-            .with_dbname("postgres")
-            .connect()
-            .await
-            .expect("connect to the test cluster");
-        let run = format!(
-            "{}_{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let short_test: String = test
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .take(24)
-            .collect();
-        let mut names = Vec::new();
-        for label in labels {
-            let name = format!("mbt_{short_test}_{run}_{label}").to_lowercase();
-            admin
-                .batch_execute(&format!("CREATE DATABASE {}", quote_ident(&name)))
-                .await
-                .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {}", crate::error_text(&e)));
-            names.push(name);
-        }
+        let (base, names) = create_named("mbt", test, labels, "DATABASE", "").await;
         Self { base, names }
     }
 
     /// The URL of the database created for `label`.
     pub fn url(&self, label: &str) -> String {
-        let name = self
-            .names
-            .iter()
-            .find(|n| n.ends_with(&format!("_{label}")))
-            .unwrap_or_else(|| panic!("no test database labelled {label}"));
-        url_with_dbname(&cluster_url(), name)
+        url_with_dbname(&cluster_url(), labelled(&self.names, label, "database"))
     }
 
     pub fn names(&self) -> &[String] {
@@ -83,40 +119,13 @@ pub struct TestRoles {
 impl TestRoles {
     /// Creates one login role per label, with no privilege beyond PUBLIC's.
     pub async fn create(test: &str, labels: &[&str]) -> Self {
-        let base = Target::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
-        let admin = base
-            .with_dbname("postgres")
-            .connect()
-            .await
-            .expect("connect to the test cluster");
-        let run = format!(
-            "{}_{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let short_test: String = test
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .take(20)
-            .collect();
-        let mut names = Vec::new();
-        for label in labels {
-            let name = format!("mbr_{short_test}_{run}_{label}").to_lowercase();
-            admin
-                .batch_execute(&format!("CREATE ROLE {} LOGIN", quote_ident(&name)))
-                .await
-                .unwrap_or_else(|e| panic!("CREATE ROLE {name}: {}", crate::error_text(&e)));
-            names.push(name);
-        }
+        let (base, names) = create_named("mbr", test, labels, "ROLE", " LOGIN").await;
         Self { base, names }
     }
 
     /// The role created for `label`.
     pub fn name(&self, label: &str) -> &str {
-        self.names
-            .iter()
-            .find(|n| n.ends_with(&format!("_{label}")))
-            .unwrap_or_else(|| panic!("no test role labelled {label}"))
+        labelled(&self.names, label, "role")
     }
 
     /// `url` with the role for `label` as its user.
@@ -127,25 +136,11 @@ impl TestRoles {
 
 impl Drop for TestRoles {
     fn drop(&mut self) {
-        let base = self.base.clone();
-        let names = std::mem::take(&mut self.names);
-        let cleanup = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("cleanup runtime");
-            runtime.block_on(async move {
-                let Ok(admin) = base.with_dbname("postgres").connect().await else {
-                    return;
-                };
-                for name in names {
-                    let _ = admin
-                        .batch_execute(&format!("DROP ROLE IF EXISTS {}", quote_ident(&name)))
-                        .await;
-                }
-            });
-        });
-        let _ = cleanup.join();
+        drop_named(
+            self.base.clone(),
+            std::mem::take(&mut self.names),
+            "DROP ROLE IF EXISTS {}",
+        );
     }
 }
 
@@ -181,30 +176,11 @@ pub fn url_with_dbname(url: &str, dbname: &str) -> String {
 
 impl Drop for TestDatabases {
     fn drop(&mut self) {
-        let base = self.base.clone();
-        let names = std::mem::take(&mut self.names);
-        // Drop runs inside the test's runtime, which cannot be blocked on; a short-lived thread
-        // with its own runtime does the cleanup and is joined so nothing outlives the test.
-        let cleanup = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("cleanup runtime");
-            runtime.block_on(async move {
-                let Ok(admin) = base.with_dbname("postgres").connect().await else {
-                    return;
-                };
-                for name in names {
-                    let _ = admin
-                        .batch_execute(&format!(
-                            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                            quote_ident(&name)
-                        ))
-                        .await;
-                }
-            });
-        });
-        let _ = cleanup.join();
+        drop_named(
+            self.base.clone(),
+            std::mem::take(&mut self.names),
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+        );
     }
 }
 

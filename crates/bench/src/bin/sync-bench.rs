@@ -8,7 +8,7 @@
 //! `--once`, into an empty target through an empty bus. Peak RSS (VmHWM) of both processes is
 //! read from /proc while they run. Prints one JSON object per line.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bytes::Bytes;
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
@@ -16,7 +16,6 @@ use maskbus_bank::{Profile, SeedOptions};
 use maskbus_bench::{fresh_database, url_for};
 use maskbus_pg::{apply_migrations, Target};
 use serde_json::json;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
@@ -113,17 +112,9 @@ async fn main() -> Result<()> {
                 url_for(&args.url, "mbb_target")
             ),
         )?;
-        let spawn = |extra: &[&str], config: &str| {
-            Command::new(&args.maskbus)
-                .args(["run", "--config", config])
-                .args(extra)
-                .env("MASKBUS_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .with_context(|| format!("starting {}", args.maskbus))
-        };
-        let mut producer = spawn(&[], &producer_config)?;
+        let spawn =
+            |extra: &[&str], config: &str| maskbus_bench::spawn_agent(&args.maskbus, config, extra);
+        let producer = spawn(&[], &producer_config)?;
         let started = Instant::now();
         let mut consumer = spawn(&["--once"], &consumer_config)?;
         let (mut producer_peak, mut consumer_peak) = (0, 0);
@@ -137,10 +128,7 @@ async fn main() -> Result<()> {
         };
         let sync_time = started.elapsed();
         producer_peak = producer_peak.max(peak_rss_kb(producer.id()).unwrap_or(0));
-        let _ = Command::new("kill")
-            .args(["-TERM", &producer.id().to_string()])
-            .status();
-        producer.wait()?;
+        maskbus_bench::stop_agent(producer)?;
         anyhow::ensure!(status.success(), "the consumer failed");
         let synced: i64 = maskbus_bank::row_counts(&target)
             .await?

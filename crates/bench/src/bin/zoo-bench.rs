@@ -8,14 +8,13 @@
 //! cycle otherwise). maskbus then runs for real, producer in the background and consumer
 //! `--once`, into an empty target through an empty bus. Prints one JSON line, median of runs.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bytes::Bytes;
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use maskbus_bench::{fresh_database, median, url_for};
 use maskbus_pg::{apply_migrations, TableRef, Target};
 use serde_json::json;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SCHEMA: &str = include_str!("../../../../tests/fixtures/zoo/schema.sql");
@@ -128,24 +127,13 @@ async fn main() -> Result<()> {
                 url_for(&args.url, "mbz_target")
             ),
         )?;
-        let spawn = |extra: &[&str], config: &str| {
-            Command::new(&args.maskbus)
-                .args(["run", "--config", config])
-                .args(extra)
-                .env("MASKBUS_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .with_context(|| format!("starting {}", args.maskbus))
-        };
-        let mut producer = spawn(&[], &producer_config)?;
+        let spawn =
+            |extra: &[&str], config: &str| maskbus_bench::spawn_agent(&args.maskbus, config, extra);
+        let producer = spawn(&[], &producer_config)?;
         let started = Instant::now();
         let status = spawn(&["--once"], &consumer_config)?.wait()?;
         syncs.push(started.elapsed());
-        let _ = Command::new("kill")
-            .args(["-TERM", &producer.id().to_string()])
-            .status();
-        producer.wait()?;
+        maskbus_bench::stop_agent(producer)?;
         anyhow::ensure!(status.success(), "the consumer failed on the zoo");
         let client = target.connect().await?;
         let mut synced = 0;
