@@ -117,19 +117,25 @@ impl PseudonymKind {
                 format!("{area}-{group:02}-{serial:04}")
             }
             Self::Digits => {
-                let mut digits: Vec<u8> = (0..input.bytes().filter(u8::is_ascii_digit).count())
-                    .map(|i| h[i % 32] % 10)
-                    .collect();
+                // Every decimal digit, in any script, is replaced; the fake writes ASCII digits.
+                let count = input
+                    .chars()
+                    .filter(|c| maskbus_pii::is_decimal_digit(*c))
+                    .count();
+                let mut digits: Vec<u8> = (0..count).map(|i| h[i % 32] % 10).collect();
                 defuse(&mut digits);
                 let mut fresh = digits.into_iter();
                 input
                     .chars()
-                    .map(
-                        |c| match c.is_ascii_digit().then(|| fresh.next()).flatten() {
+                    .map(|c| {
+                        match maskbus_pii::is_decimal_digit(c)
+                            .then(|| fresh.next())
+                            .flatten()
+                        {
                             Some(d) => char::from(b'0' + d),
                             None => c,
-                        },
-                    )
+                        }
+                    })
                     .collect()
             }
         }

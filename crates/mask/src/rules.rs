@@ -116,16 +116,20 @@ pub fn first_letter(value: &str) -> String {
     }
 }
 
-/// The last `n` ASCII digits of `value`, in order (fewer when it has fewer).
+/// Every decimal digit of `value`, in any script, as its ASCII value (`٢` is `b'2'`).
+fn digits_of(value: &str) -> Vec<u8> {
+    value
+        .chars()
+        .filter_map(maskbus_pii::decimal_value)
+        .map(|d| b'0' + d)
+        .collect()
+}
+
+/// The last `n` decimal digits of `value` (any script), as ASCII, in order (fewer when it has
+/// fewer).
 fn last_digits(value: &str, n: usize) -> String {
-    let mut digits: Vec<u8> = value
-        .bytes()
-        .rev()
-        .filter(u8::is_ascii_digit)
-        .take(n)
-        .collect();
-    digits.reverse();
-    String::from_utf8(digits).unwrap_or_default()
+    let digits = digits_of(value);
+    String::from_utf8(digits[digits.len().saturating_sub(n)..].to_vec()).unwrap_or_default()
 }
 
 /// `224-30-8280`, `224308280` or `224 30 8280` → `***-**-8280`. With fewer than four digits,
@@ -145,7 +149,7 @@ pub fn card(value: &str) -> String {
     if is_masked_card(value) {
         return value.to_string();
     }
-    let digits: Vec<u8> = value.bytes().filter(u8::is_ascii_digit).collect();
+    let digits = digits_of(value);
     let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
     match digits.len() {
         n if n >= 12 => format!(
@@ -210,15 +214,19 @@ pub fn year_only(value: &str) -> Result<String, RuleError> {
     Ok(format!("{year}-01-01{era}"))
 }
 
-/// Every ASCII digit except the last four becomes `*`; everything else stays.
+/// Every decimal digit (in any script: full-width, Arabic-Indic, ...) except the last four
+/// becomes `*`; everything else stays.
 pub fn last_four(value: &str) -> String {
-    let total = value.bytes().filter(u8::is_ascii_digit).count();
+    let total = value
+        .chars()
+        .filter(|c| maskbus_pii::is_decimal_digit(*c))
+        .count();
     let hide = total.saturating_sub(4);
     let mut seen = 0;
     value
         .chars()
         .map(|c| {
-            if c.is_ascii_digit() {
+            if maskbus_pii::is_decimal_digit(c) {
                 seen += 1;
                 if seen <= hide {
                     return '*';
@@ -314,6 +322,14 @@ mod tests {
         assert_eq!(year_only("14/03/1985"), Err(RuleError::NotADate(10)));
         assert_eq!(year_only("1985-3-14"), Err(RuleError::NotADate(9)));
         assert_eq!(year_only(""), Err(RuleError::NotADate(0)));
+    }
+
+    #[test]
+    fn digits_of_every_script_are_masked() {
+        assert_eq!(last_four("٠١٢٣٤٥٦٧٨٩"), "******٦٧٨٩");
+        assert_eq!(last_four("(２１２) ５５５-０１４３"), "(***) ***-０１４３");
+        assert_eq!(ssn("２２４-３０-８２８０"), "***-**-8280");
+        assert_eq!(card("४१११ १११११११११११११"), "4111 **** **** 1111");
     }
 
     #[test]

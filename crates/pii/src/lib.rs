@@ -7,6 +7,34 @@
 
 /// True when `area-group-serial` could have been issued: area not 000, 666 or 900-999, group not
 /// 00, serial not 0000. Takes the three groups as numbers so callers decide about separators.
+/// The value of a Unicode decimal digit (general category Nd: ASCII, full-width, Arabic-Indic,
+/// Devanagari, mathematical, ...), or `None`. Unicode encodes every decimal digit set as a
+/// contiguous run from 0 to 9, and sets that touch are whole multiples of ten, so the value is
+/// the distance from the start of the run, modulo ten. Masking and the audit both read digits
+/// through this one function, so a digit one side sees the other sees too.
+pub fn decimal_value(c: char) -> Option<u8> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    if c.is_ascii_digit() {
+        return Some(c as u8 - b'0');
+    }
+    if c.is_ascii() || c.general_category() != GeneralCategory::DecimalNumber {
+        return None;
+    }
+    let mut start = c as u32;
+    while let Some(previous) = start.checked_sub(1).and_then(char::from_u32) {
+        if previous.general_category() != GeneralCategory::DecimalNumber {
+            break;
+        }
+        start -= 1;
+    }
+    Some(((c as u32 - start) % 10) as u8)
+}
+
+/// True for a Unicode decimal digit.
+pub fn is_decimal_digit(c: char) -> bool {
+    decimal_value(c).is_some()
+}
+
 pub fn ssn_is_issuable(area: u16, group: u8, serial: u16) -> bool {
     area != 0
         && area != 666
