@@ -131,6 +131,19 @@ pub fn is_benign(run: &DigitRun) -> bool {
     if (2..=3).contains(&g.len()) && g.iter().all(|n| *n == 2) && seps.iter().all(|s| *s == ":") {
         return true;
     }
+    // A ZIP+4 code: 12345-6789.
+    if g.as_slice() == [5, 4] && seps == ["-"] {
+        return true;
+    }
+    // A decimal amount: 1234567.89, 2,243,082.80 (cents after a point, thousands by commas).
+    if g.len() >= 2
+        && g.last() == Some(&2)
+        && run.separators.last().map(String::as_str) == Some(".")
+        && seps[..seps.len() - 1].iter().all(|s| *s == ",")
+        && g[1..g.len() - 1].iter().all(|n| *n == 3)
+    {
+        return true;
+    }
     // xmin:xmax:xip,... with xmin <= every xip < xmax
     if g.len() >= 2
         && run.separators.first().map(String::as_str) == Some(":")
@@ -174,7 +187,7 @@ pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
         detect_run(&run, hint, hits);
     }
     detect_email(text, hits);
-    if hint_has(hint, &["birth", "dob"]) {
+    if hint_has(hint, &["birth", "dob", "born", "bday"]) {
         detect_birth_date(text, hits);
     }
 }
@@ -263,17 +276,35 @@ fn detect_email(text: &str, hits: &mut Vec<Hit>) {
 fn detect_birth_date(text: &str, hits: &mut Vec<Hit>) {
     // Bytes, not string slices: text from the wire may put a multi-byte character anywhere.
     let b = text.trim().as_bytes();
-    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
-    let iso = b.len() >= 10
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10);
-    if iso && &b[5..10] != b"01-01" {
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(range)?;
+        if part.iter().all(u8::is_ascii_digit) {
+            std::str::from_utf8(part).ok()?.parse().ok()
+        } else {
+            None
+        }
+    };
+    let is_sep = |i: usize| matches!(b.get(i), Some(b'-' | b'/' | b'.'));
+    // YYYY-MM-DD (ISO), then DD/MM/YYYY or MM/DD/YYYY (and with - or .), then YYYY/MM/DD.
+    let (month, day) = if is_sep(4) && is_sep(7) {
+        match (number(0..4), number(5..7), number(8..10)) {
+            (Some(_), Some(m), Some(d)) => (m, d),
+            _ => return,
+        }
+    } else if is_sep(2) && is_sep(5) {
+        match (number(0..2), number(3..5), number(6..10)) {
+            // Either order: a birth date that keeps anything but 1 January leaks.
+            (Some(a), Some(c), Some(_)) if a <= 12 => (a, c),
+            (Some(a), Some(c), Some(_)) => (c, a),
+            _ => return,
+        }
+    } else {
+        return;
+    };
+    if (1..=12).contains(&month) && (1..=31).contains(&day) && (month, day) != (1, 1) {
         hits.push(Hit::new(
             Detector::BirthDate,
-            &String::from_utf8_lossy(&b[..10]),
+            &String::from_utf8_lossy(&b[..10.min(b.len())]),
         ));
     }
 }
@@ -297,6 +328,43 @@ mod tests {
         assert_eq!(digit_runs("4111 **** **** 1234").len(), 2);
         assert!(digit_runs(" 224-30-8280 ")[0].whole);
         assert!(!digit_runs("ssn 224-30-8280")[0].whole);
+    }
+
+    #[test]
+    fn zip_codes_and_amounts_are_not_ssns() {
+        assert!(detectors("12345-6789", "").is_empty(), "ZIP+4");
+        assert!(detectors("2243082.80", "").is_empty(), "an amount");
+        assert!(
+            detectors("2,243,082.80", "").is_empty(),
+            "an amount with thousands"
+        );
+        assert_eq!(detectors("224-30-8280", ""), [Detector::Ssn]);
+        assert_eq!(detectors("224/30/8280", ""), [Detector::Ssn]);
+    }
+
+    #[test]
+    fn birth_dates_in_written_formats_and_field_names() {
+        for (date, hint) in [
+            ("1987-04-04", "date_of_birth"),
+            ("04/04/1987", "dob"),
+            ("23.11.1987", "birthday"),
+            ("1987/04/04", "born_on"),
+            ("11-23-1987", "bday"),
+        ] {
+            assert_eq!(
+                detectors(date, hint),
+                [Detector::BirthDate],
+                "{date} under {hint}"
+            );
+        }
+        assert!(
+            detectors("1987-01-01", "dob").is_empty(),
+            "year_only output"
+        );
+        assert!(
+            detectors("01/01/1987", "dob").is_empty(),
+            "year_only output, US style"
+        );
     }
 
     #[test]

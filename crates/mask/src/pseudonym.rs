@@ -74,9 +74,16 @@ impl PseudonymKind {
     /// be a fake cannot be told apart from one on the wire; the exact-match audit skips those.
     pub fn could_produce(self, value: &str) -> bool {
         match self {
-            Self::FirstName => FIRST_NAMES.contains(&value),
-            Self::LastName => LAST_NAMES.contains(&value),
-            Self::Email => value.ends_with("@example.com"),
+            // The matcher reads words case-insensitively; so does this, or a real `SMITH`
+            // would be taken for a leak of the fake `Smith`.
+            Self::FirstName => is_one_of(FIRST_NAMES, value),
+            Self::LastName => is_one_of(LAST_NAMES, value),
+            // A fake email spells a first and a last name as words of its local part.
+            Self::Email => {
+                value.to_ascii_lowercase().ends_with("@example.com")
+                    || is_one_of(FIRST_NAMES, value)
+                    || is_one_of(LAST_NAMES, value)
+            }
             Self::Ssn => value.len() == 11 && value.starts_with('9'),
             // Fresh keyed digits equal a given real value only by a 10^-n coincidence: a real
             // value seen on the wire is treated as the leak it almost surely is.
@@ -140,6 +147,12 @@ impl PseudonymKind {
             }
         }
     }
+}
+
+/// `value` (trimmed) is one of `names`, whatever its case.
+fn is_one_of(names: &[&str], value: &str) -> bool {
+    let value = value.trim();
+    names.iter().any(|n| n.eq_ignore_ascii_case(value))
 }
 
 /// A fake must never look like a real identifier to the wire audit: nine digits get area 9xx
@@ -253,6 +266,17 @@ mod tests {
             assert!(fake.starts_with('9'), "{fake}");
             assert_eq!(fake.len(), 11);
         }
+    }
+
+    #[test]
+    fn what_a_pseudonym_could_produce_is_read_as_the_matcher_reads_it() {
+        let name = FIRST_NAMES[0];
+        assert!(PseudonymKind::FirstName.could_produce(&name.to_uppercase()));
+        assert!(PseudonymKind::FirstName.could_produce(&format!(" {} ", name.to_lowercase())));
+        // Fake emails spell names: a real surname could be one of their words.
+        assert!(PseudonymKind::Email.could_produce(&LAST_NAMES[0].to_uppercase()));
+        assert!(PseudonymKind::Email.could_produce("X.Y.Z@EXAMPLE.COM"));
+        assert!(!PseudonymKind::FirstName.could_produce("Zzyzx-Qwerty"));
     }
 
     #[test]
