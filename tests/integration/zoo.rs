@@ -154,6 +154,19 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
     assert_eq!(synced_rows(&first) as usize, compared);
     assert!(compared > 20_000, "{compared}");
 
+    // The wire audit, with the exact match over the zoo's real values (source and policy from
+    // the producer's config), finds nothing on a correctly masked sync of a schema not the bank.
+    let audit = maskbus(&[
+        "wire-audit",
+        "--bus",
+        &dbs.url("bus"),
+        "--config",
+        &producer,
+    ]);
+    assert_eq!(audit.code, 0, "{}\n{}", audit.stdout, audit.stderr);
+    assert!(audit.stdout.contains(": 0 findings"), "{}", audit.stdout);
+    assert!(audit.stderr.contains("exact match:"), "{}", audit.stderr);
+
     let dst = connect(&dbs.url("dst")).await;
     // The deferred links were set: the 10,000-deep chain and the cycles are whole.
     let chain: i64 = dst

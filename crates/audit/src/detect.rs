@@ -131,6 +131,30 @@ pub fn is_benign(run: &DigitRun) -> bool {
     if (2..=3).contains(&g.len()) && g.iter().all(|n| *n == 2) && seps.iter().all(|s| *s == ":") {
         return true;
     }
+    // An IPv4 address, with or without a prefix length: 10.12.0.12, 10.12.0.12/32.
+    let numbers = || {
+        let mut start = 0;
+        g.iter()
+            .map(move |n| {
+                let value = run.digits[start..start + n]
+                    .parse::<u32>()
+                    .unwrap_or(u32::MAX);
+                start += n;
+                value
+            })
+            .collect::<Vec<_>>()
+    };
+    if (g.len() == 4 || (g.len() == 5 && seps[3] == "/"))
+        && seps[..3].iter().all(|s| *s == ".")
+        && g.iter().all(|n| *n <= 3)
+        && numbers()[..4].iter().all(|n| *n <= 255)
+    {
+        return true;
+    }
+    // A decimal number with one point: 33.333333333333336 (a float as Postgres prints it).
+    if g.len() == 2 && run.separators[0] == "." {
+        return true;
+    }
     // A ZIP+4 code: 12345-6789.
     if g.as_slice() == [5, 4] && seps == ["-"] {
         return true;
@@ -180,6 +204,16 @@ fn nanp_valid(digits: &str) -> bool {
 /// Every pattern finding in one normalized string. `hint` is the lowercased field name (or
 /// column name) the string sits under, empty when there is none.
 pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
+    // A bytea as Postgres prints it (`\x` and hex): its bytes are not text, and hex digits
+    // broken by letters only ever add up to noise.
+    if let Some(hex) = text.strip_prefix("\\x") {
+        if hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return;
+        }
+    }
+    if is_uuid(text.trim()) {
+        return;
+    }
     for run in digit_runs(text) {
         if is_benign(&run) {
             continue;
@@ -190,6 +224,17 @@ pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
     if hint_has(hint, &["birth", "dob", "born", "bday"]) {
         detect_birth_date(text, hits);
     }
+}
+
+/// A UUID as Postgres prints it (8-4-4-4-12 hex digits): random, identifies no person, and its
+/// digits broken by hex letters add up to noise.
+fn is_uuid(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// The detectors that look at digits only (also used on digits joined across fields).
@@ -328,6 +373,29 @@ mod tests {
         assert_eq!(digit_runs("4111 **** **** 1234").len(), 2);
         assert!(digit_runs(" 224-30-8280 ")[0].whole);
         assert!(!digit_runs("ssn 224-30-8280")[0].whole);
+    }
+
+    #[test]
+    fn addresses_floats_and_bytes_are_not_identifiers() {
+        assert!(detectors("10.12.0.12/32", "").is_empty(), "an IPv4 address");
+        assert!(
+            detectors("192.168.100.200", "").is_empty(),
+            "an IPv4 address"
+        );
+        assert!(detectors("33.333333333333336", "").is_empty(), "a float");
+        assert!(
+            detectors("\\x3c59dc048e8850243be8079a5c74d079", "").is_empty(),
+            "a bytea"
+        );
+        assert!(
+            detectors("3c59dc04-8e88-5024-3be8-079a5c74d079", "").is_empty(),
+            "a uuid"
+        );
+        assert!(
+            detectors("a1234567-1234-5678-9abc-123456789012", "").is_empty(),
+            "a uuid"
+        );
+        assert_eq!(detectors("4111.1111.1111.1111", ""), [Detector::Card]);
     }
 
     #[test]

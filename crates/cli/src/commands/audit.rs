@@ -23,6 +23,10 @@ pub struct AuditArgs {
     /// The policy that says which source columns are sensitive (default: the bank policy).
     #[arg(long, env = "MASKBUS_POLICY")]
     policy: Option<PathBuf>,
+    /// Take the source and the policy from the producer's config (run on the production side);
+    /// --source and --policy, when given, win over it.
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// Also run the design's one-line SQL grep and print its count beside ours.
     #[arg(long)]
     compare_sql: bool,
@@ -30,10 +34,23 @@ pub struct AuditArgs {
 
 pub async fn run(args: AuditArgs) -> Result<ExitCode> {
     let bus = Target::parse("bus", &args.bus)?;
-    let exact = match &args.source {
+    let (mut source_url, mut policy_path) = (args.source.clone(), args.policy.clone());
+    if let Some(path) = &args.config {
+        match maskbus_agents::config::load(path)? {
+            maskbus_agents::config::AgentConfig::Producer(producer) => {
+                source_url = source_url.or(Some(producer.source_url.0));
+                policy_path = policy_path.or(producer.policy);
+            }
+            maskbus_agents::config::AgentConfig::Consumer(_) => anyhow::bail!(
+                "--config {} is a consumer's: the audit takes the source and policy from the producer's config",
+                path.display()
+            ),
+        }
+    }
+    let exact = match &source_url {
         Some(url) => {
             let source = Target::parse("source", url)?;
-            let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
+            let policy = maskbus_agents::policy::load(policy_path.as_deref(), None)?;
             let (matcher, stats) = wire_audit::load_source_values(&source, &policy).await?;
             eprintln!(
                 "exact match: {} real values from {} columns of {} held as keyed hashes; left out {} unchanged by their rule, \
