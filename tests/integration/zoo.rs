@@ -186,6 +186,13 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
         .unwrap()
         .get(0);
     assert_eq!(pending, 0);
+    // Free text: the SSN inside the note is replaced, the words around it kept.
+    let note: String = dst
+        .query_one("SELECT note FROM zoo.keepers WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(note, "called about SSN ###-##-####");
     // The generated column was computed by the target from the masked name.
     let upper: String = dst
         .query_one("SELECT name_upper FROM zoo.staff WHERE id = 7", &[])

@@ -371,7 +371,7 @@ fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
 }
 
 const RULE_NAMES: &str =
-    "keep, null, redact, first_letter, ssn, card, email, year_only, last_four, { constant = \"...\" }, { pseudonym = \"...\" }";
+    "keep, null, redact, first_letter, ssn, card, email, year_only, last_four, scrub, { constant = \"...\" }, { pseudonym = \"...\" }";
 
 fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
     match spec {
@@ -385,6 +385,7 @@ fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
             "email" => Rule::Email,
             "year_only" => Rule::YearOnly,
             "last_four" => Rule::LastFour,
+            "scrub" => Rule::Scrub,
             other => {
                 return Err(format!(
                     "unknown rule {other:?}; the rules are {RULE_NAMES}"

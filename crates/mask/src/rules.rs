@@ -29,6 +29,11 @@ pub enum Rule {
     /// Every digit but the last four becomes `*`; other characters stay, so the length does not
     /// change: `(212) 555-0143` becomes `(***) ***-0143`.
     LastFour,
+    /// Free text: every PII span inside it is replaced and the rest kept. Digit runs of six or
+    /// more digits (any script, over short separators and invisible characters: SSNs, cards,
+    /// phones, account numbers, dates) become `#`s; emails keep only the first letter of their
+    /// local part. `called about SSN 224-30-8280` becomes `called about SSN ###-##-####`.
+    Scrub,
     /// This text in place of any non-NULL value.
     Constant(String),
     /// A deterministic keyed fake of the given kind.
@@ -60,6 +65,7 @@ impl Rule {
             Rule::Email => "email".into(),
             Rule::YearOnly => "year_only".into(),
             Rule::LastFour => "last_four".into(),
+            Rule::Scrub => "scrub".into(),
             Rule::Constant(text) => format!("constant {text:?}"),
             Rule::Pseudonym(kind) => format!("pseudonym {}", kind.name()),
         }
@@ -94,6 +100,7 @@ impl Rule {
             Rule::Email => Some(email(&value)),
             Rule::YearOnly => Some(year_only(&value)?),
             Rule::LastFour => Some(last_four(&value)),
+            Rule::Scrub => Some(scrub(&value)),
             Rule::Constant(text) => Some(text.clone()),
             Rule::Pseudonym(kind) => {
                 Some(kind.apply(key.ok_or(RuleError::NoPseudonymKey)?, &value))
@@ -237,9 +244,115 @@ pub fn last_four(value: &str) -> String {
         .collect()
 }
 
+/// The fewest digits a run in free text needs to be scrubbed: fewer identify no one (a house
+/// number, a quantity), six and more may be a date, a phone, an account, an SSN or a card.
+const SCRUB_MIN_DIGITS: usize = 6;
+
+/// A character that may stand between the digit groups of one number: punctuation, spaces and
+/// invisible format characters, never a letter or a digit.
+fn joins_digits(c: char) -> bool {
+    !c.is_alphanumeric() && c != '#' && c != '@' && c != '\n'
+}
+
+/// Replaces every PII span of free text (see [`Rule::Scrub`]); everything else stays.
+pub fn scrub(value: &str) -> String {
+    let chars: Vec<char> = value.chars().collect();
+    let mut out: Vec<char> = chars.clone();
+    // Digit runs: groups of decimal digits joined by up to three joining characters.
+    let mut i = 0;
+    while i < chars.len() {
+        if maskbus_pii::decimal_value(chars[i]).is_none() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i;
+        let mut digits = 0;
+        loop {
+            while i < chars.len() && maskbus_pii::decimal_value(chars[i]).is_some() {
+                digits += 1;
+                i += 1;
+            }
+            end = i;
+            let gap = i;
+            while i < chars.len() && i - gap < 4 && joins_digits(chars[i]) {
+                i += 1;
+            }
+            if (1..=3).contains(&(i - gap))
+                && i < chars.len()
+                && maskbus_pii::decimal_value(chars[i]).is_some()
+            {
+                continue;
+            }
+            i = end;
+            break;
+        }
+        if digits >= SCRUB_MIN_DIGITS {
+            for c in &mut out[start..end] {
+                if maskbus_pii::decimal_value(*c).is_some() {
+                    *c = '#';
+                }
+            }
+        }
+        i = end.max(start + 1);
+    }
+    // Emails: the local part keeps its first character.
+    let text: String = out.into_iter().collect();
+    let mut result = String::with_capacity(text.len());
+    for (n, word) in text.split(' ').enumerate() {
+        if n > 0 {
+            result.push(' ');
+        }
+        match word.find('@') {
+            Some(at) if at > 0 && word[at + 1..].contains('.') => {
+                let local = &word[..at];
+                let lead = local.find(|c: char| c.is_alphanumeric()).unwrap_or(0);
+                result.push_str(&local[..lead]);
+                let rest = &local[lead..];
+                if rest.chars().skip(1).all(|c| c == '*') {
+                    result.push_str(rest);
+                } else {
+                    result.push_str(&first_letter(rest));
+                }
+                result.push_str(&word[at..]);
+            }
+            _ => result.push_str(word),
+        }
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scrub_replaces_pii_inside_text_and_keeps_the_rest() {
+        assert_eq!(
+            scrub("customer said SSN 224-30-8280, call (212) 555-0143"),
+            "customer said SSN ###-##-####, call (###) ###-####"
+        );
+        assert_eq!(
+            scrub("card 4111 1111 1111 1111 exp 12/27"),
+            "card #### #### #### #### exp 12/27"
+        );
+        assert_eq!(
+            scrub("mail dave.smith@yahoo.com today"),
+            "mail d***@yahoo.com today"
+        );
+        assert_eq!(
+            scrub("born 04/04/1987 in room 12"),
+            "born ##/##/#### in room 12"
+        );
+        assert_eq!(scrub("２２４-３０-８２８０"), "###-##-####");
+        assert_eq!(
+            scrub("224\u{200B}30\u{200B}8280"),
+            "###\u{200B}##\u{200B}####"
+        );
+        assert_eq!(scrub("order 12345 of 3 items"), "order 12345 of 3 items");
+        let once = scrub("SSN 224-30-8280 <dave@x.org>");
+        assert_eq!(scrub(&once), once, "idempotent");
+    }
 
     fn apply(rule: Rule, value: &str) -> String {
         rule.apply(Some(value.to_string()), None).unwrap().unwrap()

@@ -20,6 +20,7 @@ fn text_rules() -> Vec<Rule> {
         Rule::Card,
         Rule::Email,
         Rule::LastFour,
+        Rule::Scrub,
         Rule::Constant("n/a".into()),
         Rule::Pseudonym(PseudonymKind::FirstName),
         Rule::Pseudonym(PseudonymKind::LastName),
