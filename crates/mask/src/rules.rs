@@ -266,27 +266,23 @@ pub fn scrub(value: &str) -> String {
             continue;
         }
         let start = i;
-        let mut end = i;
         let mut digits = 0;
-        loop {
+        let end = loop {
             while i < chars.len() && maskbus_pii::decimal_value(chars[i]).is_some() {
                 digits += 1;
                 i += 1;
             }
-            end = i;
-            let gap = i;
-            while i < chars.len() && i - gap < 4 && joins_digits(chars[i]) {
+            let group_end = i;
+            while i < chars.len() && i - group_end < 4 && joins_digits(chars[i]) {
                 i += 1;
             }
-            if (1..=3).contains(&(i - gap))
+            let joined = (1..=3).contains(&(i - group_end))
                 && i < chars.len()
-                && maskbus_pii::decimal_value(chars[i]).is_some()
-            {
-                continue;
+                && maskbus_pii::decimal_value(chars[i]).is_some();
+            if !joined {
+                break group_end;
             }
-            i = end;
-            break;
-        }
+        };
         if digits >= SCRUB_MIN_DIGITS {
             for c in &mut out[start..end] {
                 if maskbus_pii::decimal_value(*c).is_some() {
