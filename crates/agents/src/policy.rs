@@ -77,5 +77,33 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
             });
         }
     }
+    // `keep` on a column whose values look like PII: a sample of each kept text column runs
+    // through the audit's detectors here, on the production side; only counts come out.
+    for info in &tables {
+        let entity = info.table.to_string();
+        let Some(rules) = policy.entity(&entity) else {
+            continue;
+        };
+        for column in info.synced_columns() {
+            if rules.rule(&column.name) != Some(&maskbus_mask::Rule::Keep)
+                || !crate::schema_check::is_sampled_type(&column.data_type)
+            {
+                continue;
+            }
+            let sql = maskbus_pg::statements::sample(&info.table, &column.name);
+            let values: Vec<String> = client
+                .query(&sql, &[&200i64])
+                .await
+                .map_err(|e| source.query_error(format!("sampling {entity}.{}", column.name), &e))?
+                .iter()
+                .filter_map(|r| r.try_get(0).ok())
+                .collect();
+            if let Some(line) =
+                crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
+            {
+                lines.push(line);
+            }
+        }
+    }
     Ok(lines)
 }

@@ -135,6 +135,53 @@ pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<L
     lines
 }
 
+/// Column types whose values are text a person wrote or a system printed: the ones sampled.
+pub fn is_sampled_type(data_type: &str) -> bool {
+    matches!(
+        data_type,
+        "character varying" | "character" | "text" | "citext" | "json" | "jsonb"
+    )
+}
+
+/// `keep` on a column whose sampled values look like PII is an error: `values` are up to a few
+/// hundred values of `entity.column` (read on the production side, never printed). The line
+/// names the column and the kinds of PII with their counts, never a value.
+pub fn judge_kept_sample(entity: &str, column: &str, values: &[String]) -> Option<Line> {
+    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut flagged = 0;
+    for value in values {
+        let body = serde_json::json!({ column: value });
+        let findings = maskbus_audit::scan(&body, maskbus_audit::Context::default());
+        if !findings.is_empty() {
+            flagged += 1;
+        }
+        let mut seen: Vec<&'static str> = findings.iter().map(|f| f.hit.detector.name()).collect();
+        seen.sort();
+        seen.dedup();
+        for kind in seen {
+            *kinds.entry(kind).or_default() += 1;
+        }
+    }
+    // A stray match in a large sample is noise; a pattern is not.
+    if flagged == 0 || flagged < 3.max(values.len() / 20) {
+        return None;
+    }
+    let evidence = kinds
+        .iter()
+        .map(|(kind, n)| format!("{n} of {} sampled values look like {kind}", values.len()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(Line {
+        entity: entity.to_string(),
+        column: column.to_string(),
+        column_type: "-".into(),
+        rule: "keep".into(),
+        verdict: Verdict::Error(format!(
+            "keep on a column whose values look like PII ({evidence}); choose a rule (scrub for free text, or ssn, card, email, last_four, a pseudonym)"
+        )),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +231,37 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn keep_on_values_that_look_like_pii_is_named_with_counts_not_values() {
+        let leaky: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "note {i}: reach me at person{i}@gmail.com or 224-30-{:04}",
+                    1000 + i
+                )
+            })
+            .collect();
+        let line = judge_kept_sample("public.notes", "body", &leaky).expect("flagged");
+        let Verdict::Error(text) = &line.verdict else {
+            panic!()
+        };
+        assert!(
+            text.contains("40 of 40 sampled values look like email"),
+            "{text}"
+        );
+        assert!(text.contains("look like ssn"), "{text}");
+        assert!(
+            !text.contains("gmail") && !text.contains("224-30"),
+            "no value shown: {text}"
+        );
+        let clean: Vec<String> = (0..40).map(|i| format!("order {i} shipped")).collect();
+        assert!(judge_kept_sample("public.orders", "status", &clean).is_none());
+        // One stray hit in a large sample is not a pattern.
+        let mut mostly = clean.clone();
+        mostly[0] = "224-30-8280".into();
+        assert!(judge_kept_sample("public.orders", "status", &mostly).is_none());
     }
 
     #[test]

@@ -142,6 +142,15 @@ pub fn duplicate_key(table: &TableRef, key: &KeyDef) -> String {
     )
 }
 
+/// Up to `$1` non-NULL values of one column, as text: a sample for the detectors.
+pub fn sample(table: &TableRef, column: &str) -> String {
+    let column = quote_ident(column);
+    format!(
+        "SELECT t.{column}::text FROM {} t WHERE t.{column} IS NOT NULL LIMIT $1",
+        table.sql()
+    )
+}
+
 /// How a page is written into a table.
 #[derive(Clone, Debug)]
 pub struct Write<'a> {
