@@ -8,13 +8,15 @@
 //! - [`consumer`]: the watermark sync, parents first, idempotent upserts.
 //! - [`plan`]: foreign-key order (pure).
 //! - [`tools`]: the tool registry of each role, shared by the CLI and MCP.
-//! - [`policy`]: loading a policy and checking it against the live schema.
+//! - [`policy`]: loading a policy, checking it against the live schema, proposing one.
+//! - [`policy_init`]: the rule proposed for each column (pure).
 //! - [`wire_audit`]: the audit's shell: streams the bus through `maskbus_audit`.
 
 pub mod config;
 pub mod consumer;
 pub mod plan;
 pub mod policy;
+pub mod policy_init;
 pub mod producer;
 pub mod protocol;
 pub mod schema_check;

@@ -107,3 +107,137 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
     }
     Ok(lines)
 }
+
+/// `maskbus policy init`: a complete policy for every table of `schemas` in the source, each
+/// column's rule proposed from its name, type, constraints and a sample of its values run
+/// through the audit's detectors here, on the production side (only counts reach the output).
+/// The proposal is checked like any policy; a column it still gets wrong falls back to the safe
+/// rule with the reason as a comment.
+pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError> {
+    use crate::policy_init::{self, ColumnFacts, Proposal};
+    use std::collections::HashSet;
+    let client = source.connect().await?;
+    let tables = maskbus_pg::catalog::tables(source, &client, schemas).await?;
+    let fks = maskbus_pg::catalog::foreign_keys(source, &client, schemas).await?;
+    let mut proposed: Vec<(maskbus_pg::TableRef, Vec<Proposal>)> = Vec::new();
+    let mut keys: Vec<(maskbus_pg::TableRef, Vec<String>)> = Vec::new();
+    let mut skipped = Vec::new();
+    for info in &tables {
+        if !policy_init::writable(info) {
+            skipped.push(info.table.to_string());
+            continue;
+        }
+        let key: HashSet<String> = match info.key(None) {
+            Ok(k) => k.names().into_iter().collect(),
+            // No key of its own: its NOT NULL columns together, if the data keeps them unique.
+            Err(_) => {
+                let columns: Vec<String> = info
+                    .columns
+                    .iter()
+                    .filter(|c| !c.nullable && !c.generated && c.orderable)
+                    .map(|c| c.name.clone())
+                    .collect();
+                match info.key(Some(&columns)) {
+                    Ok(candidate) if !columns.is_empty() => {
+                        let duplicated = client
+                            .query_opt(
+                                &maskbus_pg::statements::duplicate_key(&info.table, &candidate),
+                                &[],
+                            )
+                            .await
+                            .map_err(|e| {
+                                source.query_error(format!("probing a key for {}", info.table), &e)
+                            })?
+                            .is_some();
+                        if duplicated {
+                            HashSet::new()
+                        } else {
+                            keys.push((info.table.clone(), columns.clone()));
+                            columns.into_iter().collect()
+                        }
+                    }
+                    _ => HashSet::new(),
+                }
+            }
+        };
+        let linked: HashSet<&str> = fks
+            .iter()
+            .filter(|fk| fk.table == info.table)
+            .flat_map(|fk| fk.columns.iter().map(String::as_str))
+            .collect();
+        let mut proposals = Vec::new();
+        for column in &info.columns {
+            let mut facts = ColumnFacts {
+                key: key.contains(&column.name),
+                foreign_key: linked.contains(column.name.as_str()),
+                evidence: None,
+            };
+            if !facts.key
+                && !facts.foreign_key
+                && crate::schema_check::is_sampled_type(&column.data_type)
+            {
+                let values: Vec<String> = client
+                    .query(
+                        &maskbus_pg::statements::sample(&info.table, &column.name),
+                        &[&200i64],
+                    )
+                    .await
+                    .map_err(|e| {
+                        source.query_error(format!("sampling {}.{}", info.table, column.name), &e)
+                    })?
+                    .iter()
+                    .filter_map(|r| r.try_get(0).ok())
+                    .collect();
+                facts.evidence = crate::schema_check::sample_evidence(&column.name, &values);
+            }
+            proposals.push(policy_init::propose(column, &facts));
+        }
+        proposed.push((info.table.clone(), proposals));
+    }
+    // Check the proposal as policy check would; a column it still gets wrong takes the safe rule.
+    let mut text = policy_init::render(source.dbname(), &proposed, &keys);
+    if let Ok(policy) = Policy::from_toml("policy init", &text) {
+        let lines = crate::schema_check::check(&policy, &tables, &fks);
+        let mut changed = false;
+        for line in lines {
+            let Verdict::Error(reason) = &line.verdict else {
+                continue;
+            };
+            let Some((_, proposals)) = proposed
+                .iter_mut()
+                .find(|(t, _)| t.to_string() == maskbus_mask::qualify(&line.entity))
+            else {
+                continue;
+            };
+            let Some(p) = proposals.iter_mut().find(|p| p.column == line.column) else {
+                continue;
+            };
+            let column = tables
+                .iter()
+                .find(|t| t.table.to_string() == maskbus_mask::qualify(&line.entity))
+                .and_then(|t| t.column(&line.column));
+            if let Some(column) = column {
+                p.rule = if column.nullable {
+                    "\"null\""
+                } else {
+                    "\"keep\""
+                }
+                .into();
+                p.why = format!(
+                    "policy check: {}; review by hand",
+                    maskbus_pg::excerpt(reason, 120)
+                );
+                changed = true;
+            }
+        }
+        if changed {
+            text = policy_init::render(source.dbname(), &proposed, &keys);
+        }
+    }
+    for table in skipped {
+        text.push_str(&format!(
+            "\n# left out: {table}, whose name (or a column's) is not a plain identifier a policy can hold\n"
+        ));
+    }
+    Ok(text)
+}

@@ -147,6 +147,22 @@ pub fn is_sampled_type(data_type: &str) -> bool {
 /// hundred values of `entity.column` (read on the production side, never printed). The line
 /// names the column and the kinds of PII with their counts, never a value.
 pub fn judge_kept_sample(entity: &str, column: &str, values: &[String]) -> Option<Line> {
+    let evidence = sample_evidence(column, values)?;
+    Some(Line {
+        entity: entity.to_string(),
+        column: column.to_string(),
+        column_type: "-".into(),
+        rule: "keep".into(),
+        verdict: Verdict::Error(format!(
+            "keep on a column whose values look like PII ({evidence}); choose a rule (scrub for free text, or ssn, card, email, last_four, a pseudonym)"
+        )),
+    })
+}
+
+/// What a sample of `column`'s values looks like to the audit's detectors, as counts
+/// ("17 of 200 sampled values look like email"), when enough of it does to be a pattern (3
+/// values, or 5%); `None` for a clean sample. Never a value.
+pub fn sample_evidence(column: &str, values: &[String]) -> Option<String> {
     let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut flagged = 0;
     for value in values {
@@ -166,20 +182,13 @@ pub fn judge_kept_sample(entity: &str, column: &str, values: &[String]) -> Optio
     if flagged == 0 || flagged < 3.max(values.len() / 20) {
         return None;
     }
-    let evidence = kinds
-        .iter()
-        .map(|(kind, n)| format!("{n} of {} sampled values look like {kind}", values.len()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Some(Line {
-        entity: entity.to_string(),
-        column: column.to_string(),
-        column_type: "-".into(),
-        rule: "keep".into(),
-        verdict: Verdict::Error(format!(
-            "keep on a column whose values look like PII ({evidence}); choose a rule (scrub for free text, or ssn, card, email, last_four, a pseudonym)"
-        )),
-    })
+    Some(
+        kinds
+            .iter()
+            .map(|(kind, n)| format!("{n} of {} sampled values look like {kind}", values.len()))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 #[cfg(test)]

@@ -10,6 +10,21 @@ use std::process::ExitCode;
 pub enum PolicyCommand {
     /// Compare a policy with the live source schema; exits 1 when it finds errors.
     Check(CheckArgs),
+    /// Propose a complete policy for the source's tables, for a reviewer to edit.
+    Init(InitArgs),
+}
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// The production database to read the schema (and a sample of values) from.
+    #[arg(long, env = "MASKBUS_SOURCE_URL")]
+    source: String,
+    /// A schema to cover (repeat for several); `public` when left out.
+    #[arg(long = "schema")]
+    schemas: Vec<String>,
+    /// Write the policy to this file instead of standard output.
+    #[arg(long)]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -24,6 +39,28 @@ pub struct CheckArgs {
 
 pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
     match command {
+        PolicyCommand::Init(args) => {
+            let source = Target::parse("source", &args.source)?;
+            let schemas = if args.schemas.is_empty() {
+                vec![maskbus_pg::model::DEFAULT_SCHEMA.to_string()]
+            } else {
+                args.schemas
+            };
+            let text = maskbus_agents::policy::init(&source, &schemas).await?;
+            match args.output {
+                Some(path) => {
+                    std::fs::write(&path, text)
+                        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                    eprintln!(
+                        "wrote {}; review it, then run `maskbus policy check --policy {}`",
+                        path.display(),
+                        path.display()
+                    );
+                }
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         PolicyCommand::Check(args) => {
             let source = Target::parse("source", &args.source)?;
             let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
