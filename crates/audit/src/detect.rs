@@ -182,7 +182,9 @@ pub fn is_benign(run: &DigitRun) -> bool {
         let (xmin, xmax) = (numbers[0], numbers[1]);
         let xip_ok = run.separators.iter().skip(2).all(|s| s == ",")
             && numbers[2..].iter().all(|x| (xmin..xmax).contains(x));
-        return xmin <= xmax && xip_ok;
+        // Transaction ids start at 3, and a snapshot spans the transactions in flight, never
+        // billions: `0:224308280` or `1:4111111111111111` is a number behind a prefix.
+        return xmin >= 3 && xmin <= xmax && xmax - xmin <= 10_000_000 && xip_ok;
     }
     false
 }
@@ -219,11 +221,56 @@ pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
             continue;
         }
         detect_run(&run, hint, hits);
+        // A number behind a prefix (`0:224308280`) or in a list (`12,4111111111111111`) is
+        // read on its own too: the parts between separators that rarely sit inside a number.
+        for part in split_at_unusual_separators(&run) {
+            if !is_benign(&part) {
+                detect_run(&part, hint, hits);
+            }
+        }
     }
     detect_email(text, hits);
     if hint_has(hint, &["birth", "dob", "born", "bday"]) {
         detect_birth_date(text, hits);
     }
+}
+
+/// The parts of `run` between separators that are not spaces, dashes or dots (none when it
+/// has no such separator).
+fn split_at_unusual_separators(run: &DigitRun) -> Vec<DigitRun> {
+    let usual = |s: &str| s.chars().all(|c| matches!(c, ' ' | '-' | '.'));
+    if run.separators.iter().all(|s| usual(s)) {
+        return Vec::new();
+    }
+    let mut parts = Vec::new();
+    let mut current = DigitRun {
+        digits: String::new(),
+        groups: Vec::new(),
+        separators: Vec::new(),
+        whole: false,
+    };
+    let mut start = 0;
+    for (i, n) in run.groups.iter().enumerate() {
+        current.digits.push_str(&run.digits[start..start + n]);
+        current.groups.push(*n);
+        start += n;
+        match run.separators.get(i) {
+            Some(sep) if usual(sep) => current.separators.push(sep.clone()),
+            _ => {
+                let done = std::mem::replace(
+                    &mut current,
+                    DigitRun {
+                        digits: String::new(),
+                        groups: Vec::new(),
+                        separators: Vec::new(),
+                        whole: false,
+                    },
+                );
+                parts.push(done);
+            }
+        }
+    }
+    parts
 }
 
 /// A UUID as Postgres prints it (8-4-4-4-12 hex digits): random, identifies no person, and its
@@ -396,6 +443,17 @@ mod tests {
             "a uuid"
         );
         assert_eq!(detectors("4111.1111.1111.1111", ""), [Detector::Card]);
+    }
+
+    #[test]
+    fn a_prefix_does_not_make_a_number_a_snapshot() {
+        assert_eq!(detectors("0:224308280", ""), [Detector::Ssn]);
+        assert_eq!(detectors("1:4111111111111111", ""), [Detector::Card]);
+        assert!(detectors("755:755:", "").is_empty(), "a real snapshot");
+        assert!(
+            detectors("1000:1010:1001,1005", "").is_empty(),
+            "a real snapshot"
+        );
     }
 
     #[test]
