@@ -164,7 +164,10 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
     }
     if let Some(evidence) = &facts.evidence {
         if json {
-            return safe(&format!("JSON whose values look like PII ({evidence})"));
+            return p(
+                "{ json = {} }",
+                &format!("JSON whose values look like PII ({evidence}): every string leaf scrubbed; name paths to mask them precisely"),
+            );
         }
         if text && !column.unique {
             return p("\"scrub\"", &format!("free text: {evidence}"));
@@ -331,7 +334,7 @@ mod tests {
                 &column("payload", "jsonb"),
                 ColumnFacts { evidence, ..none() }
             ),
-            "\"null\""
+            "{ json = {} }"
         );
         let mut narrow = column("ssn", "character");
         narrow.max_length = Some(9);

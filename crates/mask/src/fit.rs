@@ -91,6 +91,11 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
     }
     match rule {
         Rule::Keep => Verdict::Ok,
+        Rule::Json(_) if matches!(column.data_type.as_str(), "json" | "jsonb") => Verdict::Ok,
+        Rule::Json(_) => Verdict::Error(format!(
+            "rule json needs a json or jsonb column, not {}",
+            column.type_label()
+        )),
         Rule::Null if !column.nullable => Verdict::Error("rule null on a NOT NULL column".into()),
         Rule::Null => Verdict::Ok,
         Rule::YearOnly if column.is_date() => Verdict::Ok,

@@ -12,12 +12,14 @@
 //! dependency reaches an I/O crate.
 //!
 //! - [`rules`]: what each rule does to one value.
+//! - [`json`]: rules by path inside JSON documents, deny by default inside them too.
 //! - [`policy`]: the TOML policy, entity → column → rule; the bank policy is `policies/bank.toml`.
 //! - [`row`]: `Masker` and `MaskedRow`.
 //! - [`pseudonym`]: deterministic keyed fakes.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
 
 pub mod fit;
+pub mod json;
 pub mod policy;
 pub mod pseudonym;
 pub mod row;

@@ -84,7 +84,7 @@ enum RuleSpec {
 }
 
 /// A rule written as a table: exactly one of these keys, with a string.
-const RULE_TABLE_KEYS: [&str; 2] = ["constant", "pseudonym"];
+const RULE_TABLE_KEYS: [&str; 4] = ["constant", "pseudonym", "json", "others"];
 
 fn is_rule_table(value: &toml::Value) -> bool {
     match value {
@@ -371,7 +371,7 @@ fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
 }
 
 const RULE_NAMES: &str =
-    "keep, null, redact, first_letter, ssn, card, email, year_only, last_four, scrub, { constant = \"...\" }, { pseudonym = \"...\" }";
+    "keep, null, redact, first_letter, ssn, card, email, year_only, last_four, scrub, { constant = \"...\" }, { pseudonym = \"...\" }, { json = { \"$.path\" = rule } }";
 
 fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
     match spec {
@@ -392,6 +392,7 @@ fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
                 ))
             }
         }),
+        RuleSpec::Table(table) if table.contains_key("json") => parse_json_rule(table),
         RuleSpec::Table(table) => {
             let mut entries = table.into_iter();
             let (Some((key, value)), None) = (entries.next(), entries.next()) else {
@@ -421,9 +422,77 @@ fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
     }
 }
 
+/// `{ json = { "$.path" = rule, ... }, others = "scrub" | "null" }`.
+fn parse_json_rule(table: BTreeMap<String, toml::Value>) -> Result<Rule, String> {
+    use crate::json::{JsonRule, Others};
+    let mut paths = BTreeMap::new();
+    let mut others = Others::Scrub;
+    for (key, value) in table {
+        match key.as_str() {
+            "json" => {
+                let toml::Value::Table(entries) = value else {
+                    return Err("json takes a table of \"$.path\" = rule".into());
+                };
+                for (path, spec) in entries {
+                    if !path.starts_with('$') || path.chars().any(char::is_control) {
+                        return Err(format!(
+                            "JSON path {:?} must start with $ (e.g. \"$.contact.email\", \"$.phones[*]\")",
+                            crate::shorten(&path)
+                        ));
+                    }
+                    let spec: RuleSpec = spec
+                        .try_into()
+                        .map_err(|_| format!("the rule for {path} is a name or a table"))?;
+                    let rule = parse_rule(spec)?;
+                    if matches!(rule, Rule::Json(_)) {
+                        return Err("a json rule cannot hold another".into());
+                    }
+                    paths.insert(path, rule);
+                }
+            }
+            "others" => {
+                others = match value.as_str() {
+                    Some("scrub") => Others::Scrub,
+                    Some("null") => Others::Null,
+                    _ => return Err("others takes \"scrub\" or \"null\"".into()),
+                }
+            }
+            other => {
+                return Err(format!(
+                    "a json rule takes json and others, not {:?}",
+                    crate::shorten(other)
+                ))
+            }
+        }
+    }
+    Ok(Rule::Json(JsonRule { paths, others }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_rule_parses_with_paths_and_others() {
+        let policy = Policy::from_toml(
+            "p",
+            r#"[t]
+            doc = { json = { "$.contact.email" = "email", "$.id" = "keep" }, others = "null" }"#,
+        )
+        .unwrap();
+        let Some(Rule::Json(rule)) = policy.entity("t").unwrap().rule("doc") else {
+            panic!("a json rule")
+        };
+        assert_eq!(rule.paths.len(), 2);
+        assert_eq!(rule.others, crate::json::Others::Null);
+        for bad in [
+            "[t]\ndoc = { json = { \"contact\" = \"email\" } }",
+            "[t]\ndoc = { json = {}, others = \"keep\" }",
+            "[t]\ndoc = { json = { \"$.a\" = \"hide\" } }",
+        ] {
+            assert!(Policy::from_toml("p", bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn the_bank_policy_parses_and_names_every_bank_table() {

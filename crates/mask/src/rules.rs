@@ -34,6 +34,9 @@ pub enum Rule {
     /// phones, account numbers, dates) become `#`s; emails keep only the first letter of their
     /// local part. `called about SSN 224-30-8280` becomes `called about SSN ###-##-####`.
     Scrub,
+    /// A JSON document: a rule per path, and every other leaf scrubbed or nulled
+    /// ([`crate::json`]).
+    Json(crate::json::JsonRule),
     /// This text in place of any non-NULL value.
     Constant(String),
     /// A deterministic keyed fake of the given kind.
@@ -50,6 +53,8 @@ pub enum RuleError {
     NotADate(usize),
     #[error("needs a pseudonym key, and the policy was loaded without one")]
     NoPseudonymKey,
+    #[error("is not a JSON document, {0} characters long")]
+    NotJson(usize),
 }
 
 impl Rule {
@@ -66,6 +71,7 @@ impl Rule {
             Rule::YearOnly => "year_only".into(),
             Rule::LastFour => "last_four".into(),
             Rule::Scrub => "scrub".into(),
+            Rule::Json(_) => "json".into(),
             Rule::Constant(text) => format!("constant {text:?}"),
             Rule::Pseudonym(kind) => format!("pseudonym {}", kind.name()),
         }
@@ -101,6 +107,7 @@ impl Rule {
             Rule::YearOnly => Some(year_only(&value)?),
             Rule::LastFour => Some(last_four(&value)),
             Rule::Scrub => Some(scrub(&value)),
+            Rule::Json(rule) => Some(rule.apply(&value, key)?),
             Rule::Constant(text) => Some(text.clone()),
             Rule::Pseudonym(kind) => {
                 Some(kind.apply(key.ok_or(RuleError::NoPseudonymKey)?, &value))
