@@ -158,6 +158,36 @@ fn every_planted_leak_is_found() {
             json!({"columns": ["id", "date_of_birth"], "rows": [["1", "1987-04-04"]]}),
             Detector::BirthDate,
         ),
+        (
+            "ssn behind a 0: prefix",
+            json!({"v": "0:224308280"}),
+            Detector::Ssn,
+        ),
+        (
+            "card behind a 1: prefix",
+            json!({"v": "1:4111111111111111"}),
+            Detector::Card,
+        ),
+        (
+            "US birth date",
+            json!({"dob": "04/23/1987"}),
+            Detector::BirthDate,
+        ),
+        (
+            "European birth date",
+            json!({"born": "23.04.1987"}),
+            Detector::BirthDate,
+        ),
+        (
+            "full-width ssn",
+            json!({"note": "２２４-３０-８２８０"}),
+            Detector::Ssn,
+        ),
+        (
+            "Arabic-Indic card",
+            json!({"note": "٤١١١ ١١١١ ١١١١ ١١١١"}),
+            Detector::Card,
+        ),
     ];
     let mut missed = Vec::new();
     for (name, body, detector) in &planted {
@@ -166,6 +196,52 @@ fn every_planted_leak_is_found() {
         }
     }
     assert!(missed.is_empty(), "missed planted leaks: {missed:?}");
+}
+
+/// Clean data from other domains (retail orders, HR records, clinic visits), in the shapes
+/// real rows take: identifiers that identify no person, amounts, ZIP+4 codes, addresses,
+/// floats, uuids, IPs, timestamps. Zero findings; every line a chance for a false one.
+#[test]
+fn clean_data_of_other_domains_has_no_findings() {
+    const DEPARTMENTS: [&str; 3] = ["Finance", "Ops", "Retail"];
+    let mut bodies = Vec::new();
+    for i in 0u64..300 {
+        bodies.push(json!({
+            "order_id": 100_000 + i, "sku": format!("SKU-{:05}-{}", i * 7, i % 9),
+            "total": format!("{}.{:02}", 10 + i * 37 % 9000, i % 100),
+            "total_thousands": format!("{},{:03}.{:02}", 1 + i % 9, i * 13 % 1000, i % 100),
+            "zip": format!("{:05}-{:04}", 10_000 + i * 211 % 89_999, i * 7 % 10_000),
+            "placed_at": format!("2025-{:02}-{:02} {:02}:{:02}:{:02}.{:06}+00", 1 + i % 12, 1 + i % 28, i % 24, i % 60, i % 60, i * 997 % 1_000_000),
+            "ship_to": format!("{} Market Street, Suite {}", 100 + i, i % 50),
+            "weight_kg": (i as f64) / 3.0 + 0.1,
+            "tracking": format!("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", i * 2_654_435_761 % 4_294_967_296, i % 65_536, (i * 31) % 65_536, (i * 17) % 65_536, i * 1_000_003),
+            "client_ip": format!("10.{}.{}.{}", i % 256, (i * 3) % 256, (i * 7) % 256),
+        }));
+        bodies.push(json!({
+            "employee_no": format!("E{:06}", i), "department": DEPARTMENTS[i as usize % 3],
+            "salary": 40_000 + i * 113, "started_on": format!("20{:02}-0{}-1{}", 10 + i % 15, 1 + i % 9, i % 9),
+            "office_ext": format!("x{}", 1000 + i), "badge": format!("B-{}-{}", i % 97, i % 13),
+        }));
+        bodies.push(json!({
+            "visit": i, "clinic": format!("Clinic {}", i % 40), "room": format!("{}{:02}", 1 + i % 5, i % 30),
+            "duration_min": 15 + i % 45, "copay": format!("{}.00", 10 + i % 40),
+            "at": format!("2026-01-{:02}T{:02}:{:02}:00Z", 1 + i % 28, 8 + i % 9, i % 60),
+        }));
+    }
+    let mut noisy = Vec::new();
+    for body in &bodies {
+        let found = findings(body);
+        if !found.is_empty() {
+            noisy.push(format!("{found:?} in {body}"));
+        }
+    }
+    assert!(
+        noisy.is_empty(),
+        "{} false findings in {} clean bodies:\n{}",
+        noisy.len(),
+        bodies.len(),
+        noisy[..noisy.len().min(10)].join("\n")
+    );
 }
 
 /// Real bank rows, masked by the real policy, in the real reply shape: zero findings.
