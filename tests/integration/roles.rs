@@ -46,23 +46,13 @@ fn grant_bus(dbs: &TestDatabases, roles: &TestRoles, parts: &[(&str, &str)]) {
 }
 
 fn configs(files: &ConfigFiles, dbs: &TestDatabases, roles: &TestRoles) -> (String, String) {
-    let producer = files.write(
-        "producer.toml",
-        &format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"{TEST_KEY}\"\n",
-            roles.url_as(&dbs.url("bus"), "producer"),
-            roles.url_as(&dbs.url("src"), "reader")
-        ),
-    );
-    let consumer = files.write(
-        "consumer.toml",
-        &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n",
-            roles.url_as(&dbs.url("bus"), "consumer"),
-            roles.url_as(&dbs.url("dst"), "writer")
-        ),
-    );
-    (producer, consumer)
+    let urls = AgentUrls {
+        producer_bus: roles.url_as(&dbs.url("bus"), "producer"),
+        consumer_bus: roles.url_as(&dbs.url("bus"), "consumer"),
+        source: roles.url_as(&dbs.url("src"), "reader"),
+        target: roles.url_as(&dbs.url("dst"), "writer"),
+    };
+    write_agent_configs(files, &urls, "", "")
 }
 
 /// What the README's "Deploying with least privilege" tells a DBA to grant on the source and

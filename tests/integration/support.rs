@@ -177,20 +177,43 @@ pub fn agent_configs(
     dbs: &TestDatabases,
     consumer_extra: &str,
 ) -> (String, String) {
+    let urls = AgentUrls {
+        producer_bus: dbs.url("bus"),
+        consumer_bus: dbs.url("bus"),
+        source: dbs.url("src"),
+        target: dbs.url("dst"),
+    };
+    write_agent_configs(files, &urls, "", consumer_extra)
+}
+
+/// Where each agent connects (the bus URLs differ when each agent is its own role).
+pub struct AgentUrls {
+    pub producer_bus: String,
+    pub consumer_bus: String,
+    pub source: String,
+    pub target: String,
+}
+
+/// A producer config (with the tests' pseudonym key) and a consumer config, each with extra
+/// lines.
+pub fn write_agent_configs(
+    files: &ConfigFiles,
+    urls: &AgentUrls,
+    producer_extra: &str,
+    consumer_extra: &str,
+) -> (String, String) {
     let producer = files.write(
         "producer.toml",
         &format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"{TEST_KEY}\"\n",
-            dbs.url("bus"),
-            dbs.url("src")
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"{TEST_KEY}\"\n{producer_extra}\n",
+            urls.producer_bus, urls.source
         ),
     );
     let consumer = files.write(
         "consumer.toml",
         &format!(
             "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{consumer_extra}\n",
-            dbs.url("bus"),
-            dbs.url("dst")
+            urls.consumer_bus, urls.target
         ),
     );
     (producer, consumer)

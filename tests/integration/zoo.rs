@@ -103,6 +103,16 @@ fn synced_rows(run: &Run) -> u64 {
         .unwrap_or_else(|| panic!("no 'synced N rows' in {:?}", run.stdout))
 }
 
+/// The test databases' URLs, every agent as the cluster's own user.
+fn zoo_urls(dbs: &TestDatabases) -> AgentUrls {
+    AgentUrls {
+        producer_bus: dbs.url("bus"),
+        consumer_bus: dbs.url("bus"),
+        source: dbs.url("src"),
+        target: dbs.url("dst"),
+    }
+}
+
 /// The zoo in a source, its empty schema in a target, a bus, and agent configs (the consumer's
 /// with `consumer_extra`).
 async fn zoo(test: &str, consumer_extra: &str) -> (TestDatabases, ConfigFiles, String, String) {
@@ -117,21 +127,11 @@ async fn zoo(test: &str, consumer_extra: &str) -> (TestDatabases, ConfigFiles, S
         .unwrap();
     maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
     let files = ConfigFiles::new(test);
-    let producer = files.write(
-        "producer.toml",
-        &format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{POLICY_PATH}\"\npseudonym_key = \"{TEST_KEY}\"\n",
-            dbs.url("bus"),
-            dbs.url("src")
-        ),
-    );
-    let consumer = files.write(
-        "consumer.toml",
-        &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n{consumer_extra}\n",
-            dbs.url("bus"),
-            dbs.url("dst")
-        ),
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(&dbs),
+        &format!("policy = \"{POLICY_PATH}\""),
+        &format!("all_or_nothing = true\n{consumer_extra}"),
     );
     (dbs, files, producer, consumer)
 }
@@ -542,21 +542,11 @@ async fn init_check_sync_audit(dbs: &TestDatabases, test: &str, schemas: &[&str]
         "policy init wrote a policy that does not check:\n{written}\n{}",
         check.stdout
     );
-    let producer = files.write(
-        "producer.toml",
-        &format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy}\"\npseudonym_key = \"{TEST_KEY}\"\n",
-            dbs.url("bus"),
-            dbs.url("src")
-        ),
-    );
-    let consumer = files.write(
-        "consumer.toml",
-        &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
-            dbs.url("bus"),
-            dbs.url("dst")
-        ),
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(dbs),
+        &format!("policy = \"{policy}\""),
+        "all_or_nothing = true",
     );
     let producer_run = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
