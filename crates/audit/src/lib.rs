@@ -284,62 +284,113 @@ fn walk<'a>(
     }
 }
 
-/// Digits spread over 2 to 4 consecutive string values of one object, each nothing but digits.
+/// The most digit-only values of one object (with its nested objects) combined when looking for
+/// a value split over fields: enough for any real form, few enough to stay cheap.
+const SPLIT_PIECES: usize = 10;
+
+/// A string value that is nothing but one run of 2 to 8 digits: a piece of a split number.
+fn digit_piece(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) if text.len() <= 64 => {
+            let normalized = normalize::normalize(text);
+            let runs = digit_runs(&normalized);
+            match runs.as_slice() {
+                [run] if run.whole && !is_benign(run) && (2..=8).contains(&run.digits.len()) => {
+                    Some(run.digits.clone())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The digit pieces of an object and of the objects nested in it (two levels), in document
+/// order, each with its path relative to the object.
+fn pieces_of(
+    map: &serde_json::Map<String, Value>,
+    prefix: &str,
+    depth: u8,
+    out: &mut Vec<(String, String)>,
+) {
+    for (key, value) in map {
+        let at = format!("{prefix}{}", key_segment(key));
+        match value {
+            Value::Object(inner) if depth > 0 => pieces_of(inner, &at, depth - 1, out),
+            _ => {
+                if let Some(digits) = digit_piece(value) {
+                    out.push((at, digits));
+                }
+            }
+        }
+    }
+}
+
+/// Digits spread over 2 to 4 string values of one object, adjacent or not, its nested objects
+/// included (a card in four fields of a `payment` object, an SSN split around a name): each
+/// combination in document order is read as one number, and only a card or an SSN that passes
+/// its own checks (Luhn, issuance) counts.
 fn split_values(
     map: &serde_json::Map<String, Value>,
     path: &[Step<'_>],
     findings: &mut Vec<Finding>,
 ) {
-    let pieces: Vec<(String, Option<String>)> = map
-        .iter()
-        .map(|(key, value)| {
-            let digits = match value {
-                Value::String(text) if text.len() <= 64 => {
-                    let normalized = normalize::normalize(text);
-                    let runs = digit_runs(&normalized);
-                    match runs.as_slice() {
-                        [run] if run.whole && !is_benign(run) => Some(run.digits.clone()),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            (key.clone(), digits)
-        })
-        .collect();
-    for start in 0..pieces.len() {
-        for width in 2..=4 {
-            let window = &pieces[start..(start + width).min(pieces.len())];
-            if window.len() < width || window.iter().any(|(_, d)| d.is_none()) {
-                break;
-            }
-            let digits: String = window.iter().filter_map(|(_, d)| d.as_deref()).collect();
-            let run = detect::DigitRun {
-                groups: vec![digits.len()],
-                digits,
-                separators: Vec::new(),
-                whole: true,
-            };
-            let mut hits = Vec::new();
-            detect_run(&run, "", &mut hits);
-            let base = render_path(path);
-            let at = window
-                .iter()
-                .map(|(k, _)| format!("{base}{}", key_segment(k)))
-                .collect::<Vec<_>>()
-                .join(" + ");
-            for mut hit in hits
-                .into_iter()
-                .filter(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
-            {
-                hit.split = true;
-                findings.push(Finding {
-                    path: at.clone(),
-                    hit,
-                });
-            }
+    let mut pieces = Vec::new();
+    pieces_of(map, "", 2, &mut pieces);
+    pieces.truncate(SPLIT_PIECES);
+    if pieces.len() < 2 {
+        return;
+    }
+    let base = render_path(path);
+    let n = pieces.len();
+    let mut combination = Vec::with_capacity(4);
+    // Every combination of 2 to 4 pieces, in order (at most 385 for 10 pieces).
+    fn each(start: usize, n: usize, combination: &mut Vec<usize>, visit: &mut dyn FnMut(&[usize])) {
+        if combination.len() >= 2 {
+            visit(combination);
+        }
+        if combination.len() == 4 {
+            return;
+        }
+        for i in start..n {
+            combination.push(i);
+            each(i + 1, n, combination, visit);
+            combination.pop();
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    each(0, n, &mut combination, &mut |chosen: &[usize]| {
+        let digits: String = chosen.iter().map(|&i| pieces[i].1.as_str()).collect();
+        if !matches!(digits.len(), 9 | 13..=19) {
+            return;
+        }
+        let run = detect::DigitRun {
+            groups: vec![digits.len()],
+            digits,
+            separators: Vec::new(),
+            whole: true,
+        };
+        let mut hits = Vec::new();
+        detect_run(&run, "", &mut hits);
+        for mut hit in hits
+            .into_iter()
+            .filter(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
+        {
+            // One finding per split value, however many ways it can be read.
+            if !seen.insert(run.digits.clone()) {
+                continue;
+            }
+            hit.split = true;
+            findings.push(Finding {
+                path: chosen
+                    .iter()
+                    .map(|&i| format!("{base}{}", pieces[i].0))
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+                hit,
+            });
+        }
+    });
 }
 
 /// One line of evidence that never reveals the value.

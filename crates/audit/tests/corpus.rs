@@ -1,6 +1,9 @@
 //! The two corpora the audit is judged by: planted leaks it must all find, and clean traffic
 //! (what maskbus really puts on the bus) on which it must find nothing.
 
+#[path = "common/corpus.rs"]
+mod corpus;
+
 use maskbus_audit::{scan, Context, Detector, ExactMatcher};
 use maskbus_mask::{Policy, PseudonymKey};
 use serde_json::{json, Value};
@@ -12,183 +15,9 @@ fn findings(body: &Value) -> Vec<Detector> {
         .collect()
 }
 
-fn parse(raw: &str) -> Value {
-    serde_json::from_str(raw).unwrap()
-}
-
 #[test]
 fn every_planted_leak_is_found() {
-    let planted: Vec<(&str, Value, Detector)> = vec![
-        ("plain ssn", json!({"note": "224-30-8280"}), Detector::Ssn),
-        ("bare ssn", json!({"note": "224308280"}), Detector::Ssn),
-        ("spaced ssn", json!({"note": "224 30 8280"}), Detector::Ssn),
-        ("dotted ssn", json!({"note": "224.30.8280"}), Detector::Ssn),
-        ("slashed ssn", json!({"note": "224/30/8280"}), Detector::Ssn),
-        ("ssn as a number", json!({"n": 224308280}), Detector::Ssn),
-        (
-            "plain card",
-            json!({"pan": "4111111111111111"}),
-            Detector::Card,
-        ),
-        (
-            "spaced card",
-            json!({"x": "4111 1111 1111 1111"}),
-            Detector::Card,
-        ),
-        (
-            "dashed card",
-            json!({"x": "4111-1111-1111-1111"}),
-            Detector::Card,
-        ),
-        (
-            "dotted card",
-            json!({"x": "4111.1111.1111.1111"}),
-            Detector::Card,
-        ),
-        ("amex", json!({"x": "3782 822463 10005"}), Detector::Card),
-        (
-            "19-digit card",
-            json!({"x": "6011000990139424124"}),
-            Detector::Card,
-        ),
-        (
-            "zero-width ssn",
-            json!({"x": "224\u{200B}-30-\u{200D}8280"}),
-            Detector::Ssn,
-        ),
-        (
-            "zero-width card",
-            json!({"x": "4111\u{2060}1111\u{FEFF}1111\u{200C}1111"}),
-            Detector::Card,
-        ),
-        (
-            "full-width ssn",
-            json!({"x": "２２４-３０-８２８０"}),
-            Detector::Ssn,
-        ),
-        (
-            "full-width card",
-            json!({"x": "４１１１ １１１１ １１１１ １１１１"}),
-            Detector::Card,
-        ),
-        (
-            "arabic-indic ssn",
-            json!({"x": "٢٢٤-٣٠-٨٢٨٠"}),
-            Detector::Ssn,
-        ),
-        (
-            "escaped ssn",
-            parse(r#"{"x": "\u0032\u0032\u0034-30-8280"}"#),
-            Detector::Ssn,
-        ),
-        (
-            "escaped card",
-            parse(r#"{"x": "\u0034111111111111111"}"#),
-            Detector::Card,
-        ),
-        (
-            "card split over fields",
-            json!({"a": "4111 1111", "b": "1111 1111"}),
-            Detector::Card,
-        ),
-        (
-            "card split in four",
-            json!({"p1": "4111", "p2": "1111", "p3": "1111", "p4": "1111"}),
-            Detector::Card,
-        ),
-        (
-            "ssn split over fields",
-            json!({"area": "224", "group": "30", "serial": "8280"}),
-            Detector::Ssn,
-        ),
-        ("ssn in a key", json!({"224-30-8280": true}), Detector::Ssn),
-        (
-            "card in a key",
-            json!({"cards": {"4111111111111111": "visa"}}),
-            Detector::Card,
-        ),
-        (
-            "nested arrays",
-            json!({"a": [[1, [{"b": ["x", "224-30-8280"]}]]]}),
-            Detector::Ssn,
-        ),
-        (
-            "unmasked email",
-            json!({"contact": "dave@yahoo.com"}),
-            Detector::Email,
-        ),
-        (
-            "email in prose",
-            json!({"note": "write to Eleanora.Lockman@gmail.com today"}),
-            Detector::Email,
-        ),
-        ("phone", json!({"x": "(212) 555-0143"}), Detector::Phone),
-        (
-            "phone by field name",
-            json!({"phone": "2125550143"}),
-            Detector::Phone,
-        ),
-        (
-            "intl phone",
-            json!({"x": "+1 212 555 0143"}),
-            Detector::Phone,
-        ),
-        (
-            "routing number",
-            json!({"routing_number": "021000021"}),
-            Detector::RoutingNumber,
-        ),
-        (
-            "account number",
-            json!({"account_number": "123456789"}),
-            Detector::AccountNumber,
-        ),
-        (
-            "birth date",
-            json!({"date_of_birth": "1987-04-04"}),
-            Detector::BirthDate,
-        ),
-        (
-            "unmasked page column",
-            json!({"columns": ["id", "routing_number", "date_of_birth"], "rows": [["1", "021000021", "1987-04-04"]]}),
-            Detector::RoutingNumber,
-        ),
-        (
-            "birth date in a page",
-            json!({"columns": ["id", "date_of_birth"], "rows": [["1", "1987-04-04"]]}),
-            Detector::BirthDate,
-        ),
-        (
-            "ssn behind a 0: prefix",
-            json!({"v": "0:224308280"}),
-            Detector::Ssn,
-        ),
-        (
-            "card behind a 1: prefix",
-            json!({"v": "1:4111111111111111"}),
-            Detector::Card,
-        ),
-        (
-            "US birth date",
-            json!({"dob": "04/23/1987"}),
-            Detector::BirthDate,
-        ),
-        (
-            "European birth date",
-            json!({"born": "23.04.1987"}),
-            Detector::BirthDate,
-        ),
-        (
-            "full-width ssn",
-            json!({"note": "２２４-３０-８２８０"}),
-            Detector::Ssn,
-        ),
-        (
-            "Arabic-Indic card",
-            json!({"note": "٤١١١ ١١١١ ١١١١ ١١١١"}),
-            Detector::Card,
-        ),
-    ];
+    let planted = corpus::planted();
     let mut missed = Vec::new();
     for (name, body, detector) in &planted {
         if !findings(body).contains(detector) {
@@ -203,31 +32,7 @@ fn every_planted_leak_is_found() {
 /// floats, uuids, IPs, timestamps. Zero findings; every line a chance for a false one.
 #[test]
 fn clean_data_of_other_domains_has_no_findings() {
-    const DEPARTMENTS: [&str; 3] = ["Finance", "Ops", "Retail"];
-    let mut bodies = Vec::new();
-    for i in 0u64..300 {
-        bodies.push(json!({
-            "order_id": 100_000 + i, "sku": format!("SKU-{:05}-{}", i * 7, i % 9),
-            "total": format!("{}.{:02}", 10 + i * 37 % 9000, i % 100),
-            "total_thousands": format!("{},{:03}.{:02}", 1 + i % 9, i * 13 % 1000, i % 100),
-            "zip": format!("{:05}-{:04}", 10_000 + i * 211 % 89_999, i * 7 % 10_000),
-            "placed_at": format!("2025-{:02}-{:02} {:02}:{:02}:{:02}.{:06}+00", 1 + i % 12, 1 + i % 28, i % 24, i % 60, i % 60, i * 997 % 1_000_000),
-            "ship_to": format!("{} Market Street, Suite {}", 100 + i, i % 50),
-            "weight_kg": (i as f64) / 3.0 + 0.1,
-            "tracking": format!("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", i * 2_654_435_761 % 4_294_967_296, i % 65_536, (i * 31) % 65_536, (i * 17) % 65_536, i * 1_000_003),
-            "client_ip": format!("10.{}.{}.{}", i % 256, (i * 3) % 256, (i * 7) % 256),
-        }));
-        bodies.push(json!({
-            "employee_no": format!("E{:06}", i), "department": DEPARTMENTS[i as usize % 3],
-            "salary": 40_000 + i * 113, "started_on": format!("20{:02}-0{}-1{}", 10 + i % 15, 1 + i % 9, i % 9),
-            "office_ext": format!("x{}", 1000 + i), "badge": format!("B-{}-{}", i % 97, i % 13),
-        }));
-        bodies.push(json!({
-            "visit": i, "clinic": format!("Clinic {}", i % 40), "room": format!("{}{:02}", 1 + i % 5, i % 30),
-            "duration_min": 15 + i % 45, "copay": format!("{}.00", 10 + i % 40),
-            "at": format!("2026-01-{:02}T{:02}:{:02}:00Z", 1 + i % 28, 8 + i % 9, i % 60),
-        }));
-    }
+    let bodies = corpus::clean_other_domains();
     let mut noisy = Vec::new();
     for body in &bodies {
         let found = findings(body);

@@ -94,6 +94,22 @@ fn main() -> anyhow::Result<()> {
             goal: ">= 0.5".into(),
         });
     }
+    for quality in of("audit_quality") {
+        rows.push(Row {
+            name: format!("5b. audit recall ({} planted leaks)", quality["planted"]),
+            figure: format!("{} found", quality["found"]),
+            baseline: format!("{} planted", quality["planted"]),
+            ratio: Some(f(&quality["recall"])),
+            goal: "1.00".into(),
+        });
+        rows.push(Row {
+            name: format!("5b. audit precision ({} clean bodies)", quality["clean"]),
+            figure: format!("{} false alarms", quality["false_alarms"]),
+            baseline: format!("{} leaks found", quality["found"]),
+            ratio: Some(f(&quality["precision"])),
+            goal: "1.00".into(),
+        });
+    }
     for mask in of("mask") {
         rows.push(Row {
             name: "6. masking, one core".into(),
