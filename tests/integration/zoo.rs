@@ -51,7 +51,11 @@ async fn assert_target_is_masked_source_by(dbs: &TestDatabases, policy: &Policy)
             table.sql(),
             maskbus_pg::statements::key_row(&key, "t")
         );
-        let masker = policy.masker(entity, &columns).unwrap();
+        let widths = columns
+            .iter()
+            .map(|c| info.column(c).and_then(|c| c.max_length))
+            .collect();
+        let masker = policy.masker(entity, &columns).unwrap().with_widths(widths);
         let expected: Vec<Vec<Option<String>>> = src
             .query(&select, &[])
             .await

@@ -7,6 +7,7 @@
 //! sync pages and links by them). A column the rules below cannot judge gets the safe rule
 //! (`null` where NULL is allowed) and a comment saying why.
 
+use maskbus_mask::PseudonymKind;
 use maskbus_pg::{TableInfo, TableRef};
 use std::collections::BTreeSet;
 
@@ -171,6 +172,12 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
         }
         if text && !column.unique {
             return p("\"scrub\"", &format!("free text: {evidence}"));
+        }
+        if text && evidence.contains("look like email") && fits(PseudonymKind::Email.min_width()) {
+            return p(
+                "{ pseudonym = \"email\" }",
+                &format!("UNIQUE, values look like emails ({evidence}): a unique fake that fits"),
+            );
         }
         return safe(&format!("looks like PII ({evidence})"));
     }

@@ -29,6 +29,8 @@ struct Shape {
     columns: Vec<String>,
     /// Column name → type, for lookups by column.
     types: HashMap<String, String>,
+    /// Each column's length limit (`varchar(n)`), in column order: pseudonyms fit it.
+    widths: Vec<Option<usize>>,
     /// Where each key column sits in `columns`.
     key_positions: Vec<usize>,
     page_first: String,
@@ -170,6 +172,7 @@ impl Source {
                 .synced_columns()
                 .map(|c| (c.name.clone(), c.sql_type.clone()))
                 .collect(),
+            widths: info.synced_columns().map(|c| c.max_length).collect(),
             table,
             key,
             columns,
@@ -200,7 +203,8 @@ impl Source {
         let masker = self
             .policy
             .masker(&entity, &shape.columns)
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
+            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?
+            .with_widths(shape.widths.clone());
         let mut keys = Vec::with_capacity(rows.len());
         let mut masked = Vec::with_capacity(rows.len());
         for row in rows {

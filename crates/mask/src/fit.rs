@@ -7,7 +7,6 @@
 //! `d***@yahoo.com` would collide). [`render`] prints the verdicts as a Markdown table a reviewer
 //! can paste into a review.
 
-use crate::pseudonym::PseudonymKind;
 use crate::rules::{Rule, REDACTED};
 use crate::{qualify, Policy};
 use std::collections::BTreeSet;
@@ -74,16 +73,15 @@ fn fixed_width(rule: &Rule) -> Option<usize> {
         Rule::Redact => Some(REDACTED.len()),
         Rule::FirstLetter => Some(4),
         Rule::Constant(text) => Some(text.chars().count()),
-        Rule::Pseudonym(PseudonymKind::Ssn) => Some(11),
-        Rule::Pseudonym(PseudonymKind::FirstName) => Some(12),
-        Rule::Pseudonym(PseudonymKind::LastName) => Some(12),
-        Rule::Pseudonym(PseudonymKind::Email) => Some(12 + 1 + 12 + 1 + 12 + "@example.com".len()),
+        // Pseudonyms shorten to the column's limit, down to their least width.
+        Rule::Pseudonym(kind) => Some(kind.min_width()),
         _ => None,
     }
 }
 
 fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
-    if column.unique && rule.is_lossy() {
+    // NULLs never collide in a UNIQUE column: only a lossy rule that writes values can.
+    if column.unique && rule.is_lossy() && *rule != Rule::Null {
         return Verdict::Error(format!(
             "UNIQUE column with lossy rule {}: masked values would collide in the target; use keep or a unique pseudonym",
             rule.name()
@@ -331,6 +329,18 @@ mod tests {
         let policy = Policy::from_toml("p", "[u]\nemail = { pseudonym = \"email\" }").unwrap();
         let mut email = column("u", "email", "text", None);
         email.unique = true;
-        assert_eq!(check(&policy, &[email])[0].verdict, Verdict::Ok);
+        assert_eq!(check(&policy, &[email.clone()])[0].verdict, Verdict::Ok);
+        // A narrow column takes a shortened fake, down to the least width that stays unique.
+        email.data_type = "character varying".into();
+        email.max_length = Some(24);
+        assert_eq!(check(&policy, &[email.clone()])[0].verdict, Verdict::Ok);
+        email.max_length = Some(12);
+        assert!(
+            matches!(&check(&policy, &[email.clone()])[0].verdict, Verdict::Error(e) if e.contains("holds 12"))
+        );
+        // NULLs never collide: null on a UNIQUE column is fine.
+        let nulled = Policy::from_toml("p", "[u]\nemail = \"null\"").unwrap();
+        email.max_length = None;
+        assert_eq!(check(&nulled, &[email])[0].verdict, Verdict::Ok);
     }
 }

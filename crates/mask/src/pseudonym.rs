@@ -96,6 +96,45 @@ impl PseudonymKind {
         matches!(self, Self::Email)
     }
 
+    /// The fewest characters a fake of this kind can be written in: fit checks a column's
+    /// length limit against it ([`PseudonymKind::apply_within`] shortens to the limit).
+    pub fn min_width(self) -> usize {
+        match self {
+            // The tag alone carries the uniqueness: eight letters at the least.
+            Self::Email => 8 + "@example.com".len(),
+            // Digits only: 9xxxxxxxx.
+            Self::Ssn => 9,
+            Self::FirstName | Self::LastName | Self::Digits => 1,
+        }
+    }
+
+    /// The fake for `input`, at most `max_chars` characters long when the column has a limit:
+    /// a fake email drops its names and then shortens its tag (never below eight letters, so it
+    /// stays unique), a fake SSN drops its dashes, a fake name is cut. The same input and key
+    /// give the same fake in every table whose limit allows the full form.
+    pub fn apply_within(self, key: &PseudonymKey, input: &str, max_chars: Option<usize>) -> String {
+        let full = self.apply(key, input);
+        let Some(max) = max_chars else {
+            return full;
+        };
+        if full.chars().count() <= max {
+            return full;
+        }
+        match self {
+            Self::Email => {
+                let h = key.hash(self, input);
+                let room = max.saturating_sub("@example.com".len()).clamp(8, 24);
+                let tag: String = h[..room]
+                    .iter()
+                    .map(|b| char::from(b'a' + b % 26))
+                    .collect();
+                format!("{tag}@example.com")
+            }
+            Self::Ssn => full.chars().filter(char::is_ascii_digit).collect(),
+            Self::FirstName | Self::LastName | Self::Digits => full.chars().take(max).collect(),
+        }
+    }
+
     /// The fake for `input`.
     pub fn apply(self, key: &PseudonymKey, input: &str) -> String {
         let h = key.hash(self, input);
@@ -277,6 +316,35 @@ mod tests {
         assert!(PseudonymKind::Email.could_produce(&LAST_NAMES[0].to_uppercase()));
         assert!(PseudonymKind::Email.could_produce("X.Y.Z@EXAMPLE.COM"));
         assert!(!PseudonymKind::FirstName.could_produce("Zzyzx-Qwerty"));
+    }
+
+    #[test]
+    fn fakes_shorten_to_a_column_limit_and_emails_stay_unique() {
+        let key = PseudonymKey::new(b"k");
+        let fakes: std::collections::HashSet<String> = (0..20_000)
+            .map(|i| {
+                let fake =
+                    PseudonymKind::Email.apply_within(&key, &format!("user{i}@corp.com"), Some(24));
+                assert!(fake.len() <= 24, "{fake}");
+                fake
+            })
+            .collect();
+        assert_eq!(fakes.len(), 20_000, "no two fakes collide");
+        assert_eq!(
+            PseudonymKind::Ssn
+                .apply_within(&key, "224-30-8280", Some(9))
+                .len(),
+            9
+        );
+        let full = PseudonymKind::Email.apply(&key, "a@b.com");
+        assert_eq!(
+            PseudonymKind::Email.apply_within(&key, "a@b.com", Some(200)),
+            full
+        );
+        assert_eq!(
+            PseudonymKind::Email.apply_within(&key, "a@b.com", None),
+            full
+        );
     }
 
     #[test]

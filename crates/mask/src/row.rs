@@ -54,6 +54,8 @@ pub struct Masker<'p> {
     columns: Vec<String>,
     rules: Vec<&'p Rule>,
     key: Option<&'p PseudonymKey>,
+    /// Each column's length limit, when known: pseudonyms shorten to it.
+    widths: Vec<Option<usize>>,
 }
 
 impl<'p> Masker<'p> {
@@ -63,12 +65,23 @@ impl<'p> Masker<'p> {
         rules: Vec<&'p Rule>,
         key: Option<&'p PseudonymKey>,
     ) -> Self {
+        let widths = vec![None; columns.len()];
         Self {
             entity,
             columns,
             rules,
             key,
+            widths,
         }
+    }
+
+    /// The same masker, told each column's length limit (in column order), so that pseudonyms
+    /// write fakes that fit: `varchar(24)` gets a 24-character fake email, still unique.
+    pub fn with_widths(mut self, widths: Vec<Option<usize>>) -> Self {
+        if widths.len() == self.columns.len() {
+            self.widths = widths;
+        }
+        self
     }
 
     pub fn entity(&self) -> &str {
@@ -89,12 +102,17 @@ impl<'p> Masker<'p> {
                 got: values.len(),
             });
         }
-        for ((value, rule), column) in values.iter_mut().zip(&self.rules).zip(&self.columns) {
+        for (((value, rule), column), width) in values
+            .iter_mut()
+            .zip(&self.rules)
+            .zip(&self.columns)
+            .zip(&self.widths)
+        {
             if matches!(rule, Rule::Keep) {
                 continue;
             }
             *value = rule
-                .apply(value.take(), self.key)
+                .apply_within(value.take(), self.key, *width)
                 .map_err(|reason| MaskError::Rule {
                     entity: self.entity.to_string(),
                     column: column.clone(),

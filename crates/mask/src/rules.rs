@@ -93,6 +93,18 @@ impl Rule {
         value: Option<String>,
         key: Option<&PseudonymKey>,
     ) -> Result<Option<String>, RuleError> {
+        self.apply_within(value, key, None)
+    }
+
+    /// Applies the rule for a column of at most `max_chars` characters: pseudonyms shorten to
+    /// fit (see [`PseudonymKind::apply_within`]); other rules are judged against the limit by
+    /// `fit` before anything is masked.
+    pub fn apply_within(
+        &self,
+        value: Option<String>,
+        key: Option<&PseudonymKey>,
+        max_chars: Option<usize>,
+    ) -> Result<Option<String>, RuleError> {
         let Some(value) = value else {
             return Ok(None);
         };
@@ -110,7 +122,7 @@ impl Rule {
             Rule::Json(rule) => Some(rule.apply(&value, key)?),
             Rule::Constant(text) => Some(text.clone()),
             Rule::Pseudonym(kind) => {
-                Some(kind.apply(key.ok_or(RuleError::NoPseudonymKey)?, &value))
+                Some(kind.apply_within(key.ok_or(RuleError::NoPseudonymKey)?, &value, max_chars))
             }
         })
     }
