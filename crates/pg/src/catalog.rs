@@ -108,7 +108,10 @@ pub async fn tables(
     Ok(tables.into_values().collect())
 }
 
-/// Foreign keys whose child table is in one of `schemas` (the parent may be anywhere).
+/// Foreign keys whose child table is in one of `schemas` (the parent may be anywhere). A key
+/// declared on a partition (as some schemas do, partition by partition) is the partitioned
+/// table's: child and parent are mapped to their partition roots, and the copies each
+/// partition carries count once.
 pub async fn foreign_keys(
     target: &Target,
     client: &Client,
@@ -125,20 +128,21 @@ pub async fn foreign_keys(
                                  WHERE a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey) AND a.attnotnull),
                     k.condeferrable
                FROM pg_constraint k
-               JOIN pg_class c ON c.oid = k.conrelid
+               JOIN pg_class c0 ON c0.oid = k.conrelid
+               JOIN pg_class c ON c.oid = CASE WHEN c0.relispartition THEN pg_partition_root(c0.oid) ELSE c0.oid END
                JOIN pg_namespace cn ON cn.oid = c.relnamespace
-               JOIN pg_class p ON p.oid = k.confrelid
+               JOIN pg_class p0 ON p0.oid = k.confrelid
+               JOIN pg_class p ON p.oid = CASE WHEN p0.relispartition THEN pg_partition_root(p0.oid) ELSE p0.oid END
                JOIN pg_namespace pn ON pn.oid = p.relnamespace
-              WHERE k.contype = 'f' AND cn.nspname = ANY($1) AND NOT c.relispartition
-                AND k.conparentid = 0
+              WHERE k.contype = 'f' AND cn.nspname = ANY($1) AND k.conparentid = 0
               ORDER BY 2, 3, 1",
             &[&schemas],
         )
         .await
         .map_err(|e| target.query_error("reading foreign keys from pg_constraint", &e))?;
-    Ok(rows
-        .iter()
-        .map(|r| ForeignKey {
+    let mut keys: Vec<ForeignKey> = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let key = ForeignKey {
             name: r.get(0),
             table: TableRef::new(r.get::<_, String>(1), r.get::<_, String>(2)),
             parent: TableRef::new(r.get::<_, String>(3), r.get::<_, String>(4)),
@@ -146,8 +150,18 @@ pub async fn foreign_keys(
             parent_columns: r.get(6),
             nullable: r.get(7),
             deferrable: r.get(8),
-        })
-        .collect())
+        };
+        let same = |k: &ForeignKey| {
+            k.table == key.table
+                && k.parent == key.parent
+                && k.columns == key.columns
+                && k.parent_columns == key.parent_columns
+        };
+        if !keys.iter().any(same) {
+            keys.push(key);
+        }
+    }
+    Ok(keys)
 }
 
 /// The sequences behind columns of `table` (serial, identity, or a `DEFAULT nextval(...)`), each

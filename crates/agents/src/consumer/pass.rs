@@ -26,7 +26,7 @@ impl Consumer {
             Ok(n) => Ok(n),
             Err(ApplyError::Consumer(e)) => Err(e),
             Err(ApplyError::MissingParents(Some(constraint)))
-                if !plan.parents.iter().any(|fk| fk.name == constraint) =>
+                if plan.outside.iter().any(|fk| fk.name == constraint) =>
             {
                 // A foreign key to a table the producer does not serve: no fetch can help.
                 let parent = plan
