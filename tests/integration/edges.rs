@@ -170,3 +170,35 @@ async fn bus_send_takes_a_large_body_from_a_file_or_standard_input() {
     assert_eq!(sizes.len(), 2);
     assert!(sizes.iter().all(|n| *n > 512 * 1024), "{sizes:?}");
 }
+
+#[tokio::test]
+async fn disable_triggers_keeps_the_targets_triggers_off_the_synced_rows() {
+    let dbs = seeded("triggers", "5").await;
+    // A trigger of the test database's own that rewrites every row it sees.
+    connect(&dbs.url("dst"))
+        .await
+        .batch_execute(
+            "CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS
+                 $$ BEGIN NEW.last_name := 'STAMPED'; RETURN NEW; END $$;
+             CREATE TRIGGER stamp BEFORE INSERT OR UPDATE ON customers
+                 FOR EACH ROW EXECUTE FUNCTION stamp();",
+        )
+        .await
+        .unwrap();
+    let files = ConfigFiles::new("triggers");
+    let (producer, consumer) = agent_configs(&files, &dbs, "disable_triggers = true");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source(&dbs).await;
+    // Without the setting the trigger would have fired: it still works for the target's own rows.
+    let dst = connect(&dbs.url("dst")).await;
+    dst.batch_execute("UPDATE customers SET email = email WHERE id = 1")
+        .await
+        .unwrap();
+    let stamped: String = dst
+        .query_one("SELECT last_name FROM customers WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(stamped, "STAMPED");
+}

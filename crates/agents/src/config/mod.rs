@@ -52,6 +52,11 @@ pub struct ConsumerConfig {
     pub request_timeout: Duration,
     /// Stop at the first table that cannot be synced instead of syncing the others.
     pub all_or_nothing: bool,
+    /// Write with `session_replication_role = replica`, as `pg_restore --disable-triggers`
+    /// does: the target's own triggers (a `last_updated` stamp, a search vector) do not rewrite
+    /// synced rows, and its foreign-key checks are skipped (the rows come from a consistent
+    /// snapshot of the source). Needs superuser or `GRANT SET ON PARAMETER`.
+    pub disable_triggers: bool,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -207,6 +212,12 @@ pub const KEYS: &[Key] = &[
     key(
         "all_or_nothing",
         "MASKBUS_ALL_OR_NOTHING",
+        Takes::Consumer,
+        Kind::Flag,
+    ),
+    key(
+        "disable_triggers",
+        "MASKBUS_DISABLE_TRIGGERS",
         Takes::Consumer,
         Kind::Flag,
     ),
@@ -433,6 +444,7 @@ pub fn resolve(
                 .duration("request_timeout")
                 .unwrap_or(Duration::from_secs(30)),
             all_or_nothing: raw.flag("all_or_nothing").unwrap_or(false),
+            disable_triggers: raw.flag("disable_triggers").unwrap_or(false),
             init_target: false,
         }),
     })

@@ -107,7 +107,7 @@ impl Consumer {
     pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
-        let writer = Writer::start(target, config.init_target).await?;
+        let writer = Writer::start(target, config.init_target, config.disable_triggers).await?;
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         Ok(Self {
             asker: Asker::new(mailbox, &config).await?,

@@ -89,7 +89,19 @@ impl Writer {
     /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
     /// rows in any table, or `adopt` must say that this database really is the test database:
     /// maskbus never writes into a database that is not its target (production, by a typo).
-    pub async fn start(target: Target, adopt: bool) -> Result<Self, ConsumerError> {
+    pub async fn start(
+        mut target: Target,
+        adopt: bool,
+        disable_triggers: bool,
+    ) -> Result<Self, ConsumerError> {
+        if disable_triggers {
+            // Every connection of the writer, pooled or not, writes as a replica would.
+            let options = format!(
+                "{} -c session_replication_role=replica",
+                target.config.get_options().unwrap_or("")
+            );
+            target.config.options(options.trim());
+        }
         {
             let client = target.connect().await?;
             let marked: bool = client
