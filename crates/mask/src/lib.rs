@@ -23,6 +23,7 @@ pub mod json;
 pub mod policy;
 pub mod pseudonym;
 pub mod row;
+mod rule_spec;
 pub mod rules;
 
 pub use policy::{

@@ -5,11 +5,11 @@
 //! entity and the column. Deny by default happens in [`Policy::masker`]: asking to mask a column
 //! the policy does not name is refused.
 
-use crate::pseudonym::{PseudonymKey, PseudonymKind};
+use crate::pseudonym::PseudonymKey;
 use crate::row::Masker;
+use crate::rule_spec::{is_rule_table, parse_rule, RuleSpec, RULE_NAMES};
 use crate::rules::Rule;
 use crate::MaskError;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The bank policy that ships with maskbus, as a reviewer reads it.
@@ -74,25 +74,6 @@ pub struct Policy {
     /// Key columns named in `[maskbus.keys]`, for tables whose own keys do not serve.
     keys: BTreeMap<String, Vec<String>>,
     key: Option<PseudonymKey>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RuleSpec {
-    Name(String),
-    Table(BTreeMap<String, toml::Value>),
-}
-
-/// A rule written as a table: exactly one of these keys, with a string.
-const RULE_TABLE_KEYS: [&str; 4] = ["constant", "pseudonym", "json", "others"];
-
-fn is_rule_table(value: &toml::Value) -> bool {
-    match value {
-        toml::Value::Table(t) => {
-            !t.is_empty() && t.keys().all(|k| RULE_TABLE_KEYS.contains(&k.as_str()))
-        }
-        _ => false,
-    }
 }
 
 /// A value that reads as an entity's column rules (strings or rule tables), not a schema's tables.
@@ -368,104 +349,6 @@ fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {
             name: crate::shorten(name),
         })
     }
-}
-
-const RULE_NAMES: &str =
-    "keep, null, redact, first_letter, ssn, card, email, year_only, last_four, scrub, { constant = \"...\" }, { pseudonym = \"...\" }, { json = { \"$.path\" = rule } }";
-
-fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
-    match spec {
-        RuleSpec::Name(name) => Ok(match name.as_str() {
-            "keep" => Rule::Keep,
-            "null" => Rule::Null,
-            "redact" => Rule::Redact,
-            "first_letter" => Rule::FirstLetter,
-            "ssn" => Rule::Ssn,
-            "card" => Rule::Card,
-            "email" => Rule::Email,
-            "year_only" => Rule::YearOnly,
-            "last_four" => Rule::LastFour,
-            "scrub" => Rule::Scrub,
-            other => {
-                return Err(format!(
-                    "unknown rule {other:?}; the rules are {RULE_NAMES}"
-                ))
-            }
-        }),
-        RuleSpec::Table(table) if table.contains_key("json") => parse_json_rule(table),
-        RuleSpec::Table(table) => {
-            let mut entries = table.into_iter();
-            let (Some((key, value)), None) = (entries.next(), entries.next()) else {
-                return Err(format!(
-                    "a rule table takes exactly one key; the rules are {RULE_NAMES}"
-                ));
-            };
-            let text = value
-                .as_str()
-                .ok_or_else(|| format!("{key} takes a string"))?
-                .to_string();
-            match key.as_str() {
-                "constant" => Ok(Rule::Constant(text)),
-                "pseudonym" => PseudonymKind::parse(&text)
-                    .map(Rule::Pseudonym)
-                    .ok_or_else(|| {
-                        format!(
-                            "unknown pseudonym kind {text:?}; the kinds are {}",
-                            PseudonymKind::ALL_NAMES
-                        )
-                    }),
-                other => Err(format!(
-                    "unknown rule {other:?}; the rules are {RULE_NAMES}"
-                )),
-            }
-        }
-    }
-}
-
-/// `{ json = { "$.path" = rule, ... }, others = "scrub" | "null" }`.
-fn parse_json_rule(table: BTreeMap<String, toml::Value>) -> Result<Rule, String> {
-    use crate::json::{JsonRule, Others};
-    let mut paths = BTreeMap::new();
-    let mut others = Others::Scrub;
-    for (key, value) in table {
-        match key.as_str() {
-            "json" => {
-                let toml::Value::Table(entries) = value else {
-                    return Err("json takes a table of \"$.path\" = rule".into());
-                };
-                for (path, spec) in entries {
-                    if !path.starts_with('$') || path.chars().any(char::is_control) {
-                        return Err(format!(
-                            "JSON path {:?} must start with $ (e.g. \"$.contact.email\", \"$.phones[*]\")",
-                            crate::shorten(&path)
-                        ));
-                    }
-                    let spec: RuleSpec = spec
-                        .try_into()
-                        .map_err(|_| format!("the rule for {path} is a name or a table"))?;
-                    let rule = parse_rule(spec)?;
-                    if matches!(rule, Rule::Json(_)) {
-                        return Err("a json rule cannot hold another".into());
-                    }
-                    paths.insert(path, rule);
-                }
-            }
-            "others" => {
-                others = match value.as_str() {
-                    Some("scrub") => Others::Scrub,
-                    Some("null") => Others::Null,
-                    _ => return Err("others takes \"scrub\" or \"null\"".into()),
-                }
-            }
-            other => {
-                return Err(format!(
-                    "a json rule takes json and others, not {:?}",
-                    crate::shorten(other)
-                ))
-            }
-        }
-    }
-    Ok(Rule::Json(JsonRule { paths, others }))
 }
 
 #[cfg(test)]
