@@ -85,17 +85,22 @@ async fn grant_databases(dbs: &TestDatabases, roles: &TestRoles) {
         .unwrap();
 }
 
-#[tokio::test]
-async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
-    // Roles first: they are dropped after the databases that hold their grants.
-    let roles = TestRoles::create(
-        "lp",
-        &[
-            "reader", "writer", "producer", "consumer", "auditor", "operator",
-        ],
-    )
-    .await;
-    let dbs = databases("lp", "20").await;
+/// Databases and roles deployed as the README says: each agent its own role on each database.
+/// Fields drop in order: the databases (holding the roles' grants) before the roles.
+struct Deployment {
+    dbs: TestDatabases,
+    roles: TestRoles,
+}
+
+/// The bank in source and target, the six parts of a deployment (plus `extra` roles with no
+/// grant at all), each granted what the README grants it.
+async fn deployed(test: &str, customers: &str, extra: &[&str]) -> Deployment {
+    let mut labels = vec![
+        "reader", "writer", "producer", "consumer", "auditor", "operator",
+    ];
+    labels.extend_from_slice(extra);
+    let roles = TestRoles::create(test, &labels).await;
+    let dbs = databases(test, customers).await;
     grant_databases(&dbs, &roles).await;
     grant_bus(
         &dbs,
@@ -107,11 +112,18 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
             ("operator", "operator"),
         ],
     );
+    Deployment { dbs, roles }
+}
+
+#[tokio::test]
+async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
+    let deployment = deployed("lp", "20", &[]).await;
+    let (dbs, roles) = (&deployment.dbs, &deployment.roles);
     let files = ConfigFiles::new("lp");
-    let (producer, consumer) = configs(&files, &dbs, &roles);
+    let (producer, consumer) = configs(&files, dbs, roles);
     let _producer = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
-    assert_target_is_masked_source(&dbs).await;
+    assert_target_is_masked_source(dbs).await;
 
     // CREATE on the target database is needed for the first run only.
     let dst_name = dbs
@@ -140,7 +152,7 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
     ])
     .success();
     maskbus(&["run", "--config", &consumer, "--once"]).success();
-    assert_target_is_masked_source(&dbs).await;
+    assert_target_is_masked_source(dbs).await;
 
     // The auditor reads every message and records the watermark; the operator purges.
     let audit = maskbus(&[
@@ -190,25 +202,8 @@ async fn refused(dbs: &TestDatabases, roles: &TestRoles, label: &str, sql: &str)
 
 #[tokio::test]
 async fn every_door_of_the_bus_refuses_the_wrong_role() {
-    let roles = TestRoles::create(
-        "doors",
-        &[
-            "reader", "writer", "producer", "consumer", "auditor", "operator", "intruder", "nobody",
-        ],
-    )
-    .await;
-    let dbs = databases("doors", "5").await;
-    grant_databases(&dbs, &roles).await;
-    grant_bus(
-        &dbs,
-        &roles,
-        &[
-            ("producer", "producer"),
-            ("consumer", "consumer"),
-            ("auditor", "auditor"),
-            ("operator", "operator"),
-        ],
-    );
+    let deployment = deployed("doors", "5", &["intruder", "nobody"]).await;
+    let (dbs, roles) = (&deployment.dbs, &deployment.roles);
     // The intruder holds a consumer's grants, on a mailbox of its own.
     maskbus(&[
         "bus",
@@ -223,37 +218,37 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
     .success();
 
     let error = refused(
-        &dbs,
-        &roles,
+        dbs,
+        roles,
         "intruder",
         "SELECT * FROM mq.claim('maskbus.producer', 10, 30, 5)",
     )
     .await;
     assert!(error.contains("is not owned by"), "{error}");
-    refused(&dbs, &roles, "intruder", "SELECT count(*) FROM mq.messages").await;
-    refused(&dbs, &roles, "intruder", "SELECT mq.record_audit(1000000)").await;
+    refused(dbs, roles, "intruder", "SELECT count(*) FROM mq.messages").await;
+    refused(dbs, roles, "intruder", "SELECT mq.record_audit(1000000)").await;
     refused(
-        &dbs,
-        &roles,
+        dbs,
+        roles,
         "intruder",
         "UPDATE mq.audit_state SET scanned_through = 1000000",
     )
     .await;
-    refused(&dbs, &roles, "intruder", "SELECT * FROM mq.purge(0, true)").await;
+    refused(dbs, roles, "intruder", "SELECT * FROM mq.purge(0, true)").await;
     refused(
-        &dbs,
-        &roles,
+        dbs,
+        roles,
         "intruder",
         "SELECT mq.redrive('maskbus.consumer')",
     )
     .await;
-    refused(&dbs, &roles, "consumer", "SELECT * FROM mq.purge(0, true)").await;
-    refused(&dbs, &roles, "consumer", "SELECT mq.audit_horizon()").await;
-    refused(&dbs, &roles, "operator", "SELECT mq.record_audit(1000000)").await;
-    refused(&dbs, &roles, "auditor", "SELECT * FROM mq.purge(0, true)").await;
+    refused(dbs, roles, "consumer", "SELECT * FROM mq.purge(0, true)").await;
+    refused(dbs, roles, "consumer", "SELECT mq.audit_horizon()").await;
+    refused(dbs, roles, "operator", "SELECT mq.record_audit(1000000)").await;
+    refused(dbs, roles, "auditor", "SELECT * FROM mq.purge(0, true)").await;
     refused(
-        &dbs,
-        &roles,
+        dbs,
+        roles,
         "nobody",
         "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'nobody.box', ARRAY['{}'::jsonb])",
     )
@@ -288,10 +283,10 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
             .unwrap();
     }
     let files = ConfigFiles::new("doors");
-    let (producer, consumer) = configs(&files, &dbs, &roles);
+    let (producer, consumer) = configs(&files, dbs, roles);
     let _producer = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
-    assert_target_is_masked_source(&dbs).await;
+    assert_target_is_masked_source(dbs).await;
     let bus = connect(&dbs.url("bus")).await;
     let refused_replies: i64 = bus
         .query_one(

@@ -98,6 +98,21 @@ async fn assert_target_is_masked_source_by(dbs: &TestDatabases, policy: &Policy)
     compared
 }
 
+/// The wire audit over the bus, with the exact match over the source's real values (source and
+/// policy from the producer's config): no finding.
+fn assert_audit_clean(dbs: &TestDatabases, producer_config: &str) {
+    let audit = maskbus(&[
+        "wire-audit",
+        "--bus",
+        &dbs.url("bus"),
+        "--config",
+        producer_config,
+    ]);
+    assert_eq!(audit.code, 0, "{}\n{}", audit.stdout, audit.stderr);
+    assert!(audit.stdout.contains(": 0 findings"), "{}", audit.stdout);
+    assert!(audit.stderr.contains("exact match:"), "{}", audit.stderr);
+}
+
 fn synced_rows(run: &Run) -> u64 {
     run.stdout
         .trim()
@@ -168,16 +183,7 @@ async fn the_schema_zoo_syncs_exactly_first_pass_and_delta() {
 
     // The wire audit, with the exact match over the zoo's real values (source and policy from
     // the producer's config), finds nothing on a correctly masked sync of a schema not the bank.
-    let audit = maskbus(&[
-        "wire-audit",
-        "--bus",
-        &dbs.url("bus"),
-        "--config",
-        &producer,
-    ]);
-    assert_eq!(audit.code, 0, "{}\n{}", audit.stdout, audit.stderr);
-    assert!(audit.stdout.contains(": 0 findings"), "{}", audit.stdout);
-    assert!(audit.stderr.contains("exact match:"), "{}", audit.stderr);
+    assert_audit_clean(&dbs, &producer);
 
     let dst = connect(&dbs.url("dst")).await;
     // The deferred links were set: the 10,000-deep chain and the cycles are whole.
@@ -555,15 +561,7 @@ async fn init_check_sync_audit(dbs: &TestDatabases, test: &str, schemas: &[&str]
     let producer_run = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     drop(producer_run);
-    let audit = maskbus(&[
-        "wire-audit",
-        "--bus",
-        &dbs.url("bus"),
-        "--config",
-        &producer,
-    ]);
-    assert_eq!(audit.code, 0, "{}\n{}", audit.stdout, audit.stderr);
-    assert!(audit.stdout.contains(": 0 findings"), "{}", audit.stdout);
+    assert_audit_clean(dbs, &producer);
     let text = std::fs::read_to_string(&policy).unwrap();
     let policy = maskbus_mask::Policy::from_toml("init", &text)
         .unwrap()

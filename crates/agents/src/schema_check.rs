@@ -274,6 +274,19 @@ mod tests {
     }
 
     #[test]
+    fn the_policy_and_the_catalog_default_to_the_same_schema() {
+        // Spelled in two crates (the pure mask crate cannot depend on pg): this keeps them one.
+        assert_eq!(
+            maskbus_mask::DEFAULT_SCHEMA,
+            maskbus_pg::model::DEFAULT_SCHEMA
+        );
+        assert_eq!(
+            maskbus_mask::qualify("orders"),
+            TableRef::parse("orders").to_string()
+        );
+    }
+
+    #[test]
     fn a_schema_the_sync_can_handle_is_green() {
         let policy = Policy::from_toml(
             "p",

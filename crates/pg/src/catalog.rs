@@ -17,12 +17,24 @@ pub async fn tables(
     client: &Client,
     schemas: &[String],
 ) -> Result<Vec<TableInfo>, PgError> {
+    read_tables(target, client, schemas, None).await
+}
+
+/// The tables of `schemas`, or only the one named `only` among them: one catalog read either
+/// way, so looking one table up does not read the whole schema.
+async fn read_tables(
+    target: &Target,
+    client: &Client,
+    schemas: &[String],
+    only: Option<&str>,
+) -> Result<Vec<TableInfo>, PgError> {
     let rows = client
         .query(
             "WITH rel AS (
                  SELECT c.oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind
                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                  WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1))
+                  WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY($1)
+                    AND ($2::text IS NULL OR c.relname = $2))
              SELECT r.schema, r.name, r.relkind = 'p', a.attname::text,
                     format_type(a.atttypid, a.atttypmod),
                     CASE WHEN ic.data_type IS NULL OR ic.data_type = 'USER-DEFINED'
@@ -47,7 +59,7 @@ pub async fn tables(
                LEFT JOIN information_schema.columns ic
                  ON ic.table_schema = r.schema AND ic.table_name = r.name AND ic.column_name = a.attname
               ORDER BY r.schema, r.name, a.attnum",
-            &[&schemas],
+            &[&schemas, &only],
         )
         .await
         .map_err(|e| target.query_error("reading tables and columns from the catalog", &e))?;
@@ -88,8 +100,9 @@ pub async fn tables(
                JOIN pg_namespace n ON n.oid = c.relnamespace
               WHERE i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
                 AND n.nspname = ANY($1) AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                AND ($2::text IS NULL OR c.relname = $2)
               ORDER BY 1, 2, i.indnkeyatts, 3",
-            &[&schemas],
+            &[&schemas, &only],
         )
         .await
         .map_err(|e| target.query_error("reading keys from pg_index", &e))?;
@@ -199,10 +212,15 @@ pub async fn table(
     client: &Client,
     table: &TableRef,
 ) -> Result<Option<TableInfo>, PgError> {
-    Ok(tables(target, client, std::slice::from_ref(&table.schema))
-        .await?
-        .into_iter()
-        .find(|t| &t.table == table))
+    Ok(read_tables(
+        target,
+        client,
+        std::slice::from_ref(&table.schema),
+        Some(&table.name),
+    )
+    .await?
+    .into_iter()
+    .find(|t| &t.table == table))
 }
 
 /// The first `limit` rows of `table` in key order, every value as text (for side-by-side

@@ -242,10 +242,12 @@ impl Writer {
             |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
         let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
         // Deferrable constraints are checked at COMMIT, so rows of one page may reference each
-        // other in any order.
-        tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
-            .await
-            .map_err(q("SET CONSTRAINTS".into()))?;
+        // other in any order; one more round trip, spent only where a link is deferrable.
+        if plan.parents.iter().any(|fk| fk.deferrable) {
+            tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
+                .await
+                .map_err(q("SET CONSTRAINTS".into()))?;
+        }
         let written = self.write_page(&tx, plan, page, &columns, state).await?;
         tx.commit()
             .await
