@@ -10,8 +10,6 @@ pub mod generate;
 pub mod profile;
 pub mod seed;
 
-mod copy_text;
-
 pub use profile::Profile;
 pub use seed::{seed, SeedError, SeedEvent, SeedOptions, SeedReport};
 

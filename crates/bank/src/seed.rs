@@ -4,13 +4,13 @@
 //! Rows go out in chunks as they are generated, so memory holds only the parents' summaries, not
 //! the million transactions of the large profile.
 
-use crate::copy_text::push_row;
 use crate::generate::{self, AccountSummary, CustomerSummary};
 use crate::Profile;
 use bytes::Bytes;
 use futures_util::SinkExt;
+use maskbus_pg::bulk::{copy_row, Lifted};
 use maskbus_pg::tokio_postgres::Transaction;
-use maskbus_pg::{quote_ident, PgError, Target};
+use maskbus_pg::{PgError, TableRef, Target};
 use std::time::{Duration, Instant};
 
 /// Flush a COPY chunk to the server once it holds this many bytes.
@@ -122,7 +122,7 @@ pub async fn seed(
         generate::customers(seed, first.customers, customer_count).map(|c| {
             customers.push(CustomerSummary { id: c.id, created_at: c.created_at });
             let mut buf = Vec::with_capacity(160);
-            push_row(&mut buf, &[
+            copy_row(&mut buf, &[
                 Some(&c.id.to_string()), Some(&c.first_name), Some(&c.last_name), Some(&c.email),
                 Some(&c.ssn), Some(&c.date_of_birth.to_string()), c.phone.as_deref(),
                 Some(&c.created_at.to_rfc3339()),
@@ -141,7 +141,7 @@ pub async fn seed(
         customers.len() as u64,
         generate::addresses(seed, first.addresses, &customers).map(|a| {
             let mut buf = Vec::with_capacity(96);
-            push_row(
+            copy_row(
                 &mut buf,
                 &[
                     Some(&a.id.to_string()),
@@ -178,7 +178,7 @@ pub async fn seed(
             });
             next_card_id += i64::from(card_count);
             let mut buf = Vec::with_capacity(96);
-            push_row(&mut buf, &[
+            copy_row(&mut buf, &[
                 Some(&a.id.to_string()), Some(&a.customer_id.to_string()), Some(&a.account_number),
                 Some(&a.routing_number), Some(a.account_type.as_str()),
                 Some(&generate::cents_text(a.balance_cents)), Some(&a.opened_at.to_rfc3339()),
@@ -198,7 +198,7 @@ pub async fn seed(
         card_total,
         generate::cards(seed, first.cards, &accounts).map(|c| {
             let mut buf = Vec::with_capacity(64);
-            push_row(
+            copy_row(
                 &mut buf,
                 &[
                     Some(&c.id.to_string()),
@@ -222,7 +222,7 @@ pub async fn seed(
         generate::transactions(seed, first.transactions, transaction_count, &accounts).map(|t| {
             let card_id = t.card_id.map(|id| id.to_string());
             let mut buf = Vec::with_capacity(128);
-            push_row(&mut buf, &[
+            copy_row(&mut buf, &[
                 Some(&t.id.to_string()), Some(&t.account_id.to_string()), card_id.as_deref(),
                 Some(&generate::cents_text(t.amount_cents)), Some(&t.posted_at.to_rfc3339()),
                 Some(&t.merchant), Some(&t.description),
@@ -256,85 +256,43 @@ pub async fn seed(
     Ok(report)
 }
 
-/// Secondary indexes and foreign keys of the bank tables, as the catalog defines them.
-struct LiftedConstraints {
-    /// (table, constraint name, definition)
-    foreign_keys: Vec<(String, String, String)>,
-    /// (index name, CREATE INDEX statement)
-    indexes: Vec<(String, String)>,
+/// Takes the secondary indexes and foreign keys off the bank tables for the load.
+async fn lift_constraints(tx: &Transaction<'_>, source: &Target) -> Result<Vec<Lifted>, PgError> {
+    let tables: Vec<TableRef> = crate::TABLES
+        .iter()
+        .map(|t| TableRef::new("public", *t))
+        .collect();
+    let lifted = maskbus_pg::bulk::liftable(source, tx, &tables).await?;
+    for object in &lifted {
+        tx.batch_execute(&object.drop_sql()).await.map_err(|e| {
+            source.query_error(
+                format!(
+                    "lifting {} {} for the load",
+                    object.kind.as_str(),
+                    object.name
+                ),
+                &e,
+            )
+        })?;
+    }
+    Ok(lifted)
 }
 
-async fn lift_constraints(
-    tx: &Transaction<'_>,
-    source: &Target,
-) -> Result<LiftedConstraints, PgError> {
-    let tables: Vec<String> = crate::TABLES.iter().map(|t| t.to_string()).collect();
-    let foreign_keys = tx
-        .query(
-            "SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid)
-               FROM pg_constraint c
-              WHERE c.contype = 'f' AND c.conrelid::regclass::text = ANY($1)
-              ORDER BY 1, 2",
-            &[&tables],
-        )
-        .await
-        .map_err(|e| source.query_error("reading the foreign keys of the bank tables", &e))?
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
-        .collect::<Vec<(String, String, String)>>();
-    // Indexes that back a constraint (primary keys, UNIQUE) stay: they are what the keys check.
-    let indexes = tx
-        .query(
-            "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
-               FROM pg_index i
-              WHERE i.indrelid::regclass::text = ANY($1)
-                AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
-              ORDER BY 1",
-            &[&tables],
-        )
-        .await
-        .map_err(|e| source.query_error("reading the indexes of the bank tables", &e))?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect::<Vec<(String, String)>>();
-    for (table, name, _) in &foreign_keys {
-        tx.batch_execute(&format!(
-            "ALTER TABLE {} DROP CONSTRAINT {}",
-            quote_ident(table),
-            quote_ident(name)
-        ))
-        .await
-        .map_err(|e| source.query_error(format!("lifting foreign key {name} for the load"), &e))?;
-    }
-    for (name, _) in &indexes {
-        tx.batch_execute(&format!("DROP INDEX {}", quote_ident(name)))
-            .await
-            .map_err(|e| source.query_error(format!("lifting index {name} for the load"), &e))?;
-    }
-    Ok(LiftedConstraints {
-        foreign_keys,
-        indexes,
-    })
-}
-
+/// Rebuilds what [`lift_constraints`] took off: indexes, then foreign keys, each checked once.
 async fn restore_constraints(
     tx: &Transaction<'_>,
     source: &Target,
-    lifted: &LiftedConstraints,
+    lifted: &[Lifted],
 ) -> Result<(), PgError> {
-    for (name, definition) in &lifted.indexes {
-        tx.batch_execute(definition)
-            .await
-            .map_err(|e| source.query_error(format!("rebuilding index {name}"), &e))?;
-    }
-    for (table, name, definition) in &lifted.foreign_keys {
-        tx.batch_execute(&format!(
-            "ALTER TABLE {} ADD CONSTRAINT {} {definition}",
-            quote_ident(table),
-            quote_ident(name)
-        ))
-        .await
-        .map_err(|e| source.query_error(format!("restoring foreign key {name}"), &e))?;
+    let mut lifted = lifted.to_vec();
+    lifted.sort_by_key(Lifted::restore_order);
+    for object in &lifted {
+        tx.batch_execute(&object.restore_sql()).await.map_err(|e| {
+            source.query_error(
+                format!("restoring {} {}", object.kind.as_str(), object.name),
+                &e,
+            )
+        })?;
     }
     Ok(())
 }

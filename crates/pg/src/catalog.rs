@@ -127,7 +127,7 @@ async fn read_tables(
 /// partition carries count once.
 pub async fn foreign_keys(
     target: &Target,
-    client: &Client,
+    client: &impl tokio_postgres::GenericClient,
     schemas: &[String],
 ) -> Result<Vec<ForeignKey>, PgError> {
     let rows = client

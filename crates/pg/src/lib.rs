@@ -6,6 +6,7 @@
 //! masking or the mailbox protocol. Errors never print a password: endpoints are rendered by
 //! [`Endpoint`], which leaves it out.
 
+pub mod bulk;
 pub mod catalog;
 mod endpoint;
 mod migrate;
