@@ -6,6 +6,7 @@ mod support;
 
 mod architecture;
 mod audit;
+mod bulk;
 mod dev_db;
 mod edges;
 mod foundation;

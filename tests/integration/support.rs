@@ -310,3 +310,40 @@ pub async fn assert_target_is_masked_source(dbs: &TestDatabases) {
         }
     }
 }
+
+/// Every constraint (with whether it is validated) and index of the database's own schemas, as
+/// sorted definitions: two databases with the same DDL have the same list.
+pub async fn schema_objects(url: &str) -> Vec<String> {
+    connect(url)
+        .await
+        .query(
+            "SELECT format('constraint %s on %s: %s (validated: %s)', k.conname, k.conrelid::regclass,
+                           pg_get_constraintdef(k.oid), k.convalidated)
+               FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace
+              WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
+             UNION ALL
+             SELECT format('index %s.%s: %s', schemaname, indexname, indexdef) FROM pg_indexes
+              WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
+             ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// How many indexes and foreign keys a bulk load has lifted and not rebuilt in the target.
+pub async fn lifted_count(url: &str) -> i64 {
+    connect(url)
+        .await
+        .query_one(
+            "SELECT CASE WHEN to_regclass('maskbus.lifted') IS NULL THEN 0
+                         ELSE (SELECT count(*) FROM maskbus.lifted) END",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}

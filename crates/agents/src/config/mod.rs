@@ -57,6 +57,10 @@ pub struct ConsumerConfig {
     /// synced rows, and its foreign-key checks are skipped (the rows come from a consistent
     /// snapshot of the source). Needs superuser or `GRANT SET ON PARAMETER`.
     pub disable_triggers: bool,
+    /// Load tables that were never synced and are empty as `pg_restore` does: their secondary
+    /// indexes and foreign keys are lifted for the first pass and rebuilt (foreign keys
+    /// validated once) at its end, and rows go in with COPY. On by default.
+    pub bulk_load: bool,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -218,6 +222,12 @@ pub const KEYS: &[Key] = &[
     key(
         "disable_triggers",
         "MASKBUS_DISABLE_TRIGGERS",
+        Takes::Consumer,
+        Kind::Flag,
+    ),
+    key(
+        "bulk_load",
+        "MASKBUS_BULK_LOAD",
         Takes::Consumer,
         Kind::Flag,
     ),
@@ -436,7 +446,7 @@ pub fn resolve(
             page_size: raw
                 .count("page_size")
                 .unwrap_or(crate::protocol::MAX_PAGE_ROWS),
-            pages_per_request: raw.count("pages_per_request").unwrap_or(8),
+            pages_per_request: raw.count("pages_per_request").unwrap_or(32),
             follow_interval: raw
                 .duration("follow_interval")
                 .unwrap_or(Duration::from_secs(10)),
@@ -445,6 +455,7 @@ pub fn resolve(
                 .unwrap_or(Duration::from_secs(30)),
             all_or_nothing: raw.flag("all_or_nothing").unwrap_or(false),
             disable_triggers: raw.flag("disable_triggers").unwrap_or(false),
+            bulk_load: raw.flag("bulk_load").unwrap_or(true),
             init_target: false,
         }),
     })

@@ -120,6 +120,7 @@ fn every_key_is_overridden_by_its_variable_and_checked() {
             ("MASKBUS_PAGE_SIZE", "50"),
             ("MASKBUS_REQUEST_TIMEOUT", "5s"),
             ("MASKBUS_ALL_OR_NOTHING", "true"),
+            ("MASKBUS_BULK_LOAD", "false"),
         ]),
     )
     .unwrap() else {
@@ -130,15 +131,16 @@ fn every_key_is_overridden_by_its_variable_and_checked() {
             c.pages_per_request,
             c.page_size,
             c.request_timeout,
-            c.all_or_nothing
+            c.all_or_nothing,
+            c.bulk_load
         ),
-        (3, 50, Duration::from_secs(5), true)
+        (3, 50, Duration::from_secs(5), true, false)
     );
     let err = resolve("c.toml", raw, &env(&[("MASKBUS_PAGES_PER_REQUEST", "99")]))
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("MASKBUS_PAGES_PER_REQUEST") && err.contains("outside 1 to 16"),
+        err.contains("MASKBUS_PAGES_PER_REQUEST") && err.contains("outside 1 to 64"),
         "{err}"
     );
     // Every key has its own variable, spelled from its name.

@@ -142,7 +142,7 @@ impl Asker {
                         handled.push(message.lease);
                         continue;
                     }
-                    match serde_json::from_value::<ReceivedReply>(message.body) {
+                    match ReceivedReply::from_body(message.body) {
                         Ok(reply) => {
                             handled.push(message.lease);
                             if owner == correlation {

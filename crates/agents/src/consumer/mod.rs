@@ -6,6 +6,7 @@
 //!   links, sequences) and the consumer's bookkeeping schema.
 //! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
 //! - [`local`]: the back-ends of the consumer's tools (`insert_rows`, `query_local`).
+//! - `load`: the first pass into empty tables, loaded in bulk as `pg_restore` does.
 //! - `pass`: one sync pass, table by table, page by page, parents fetched when missing.
 //!
 //! Each page is upserted by key in one transaction together with the entity's watermark, so a
@@ -16,6 +17,7 @@
 //! sequences are moved past the synced values after each pass.
 
 pub mod client;
+mod load;
 pub mod local;
 pub mod pages;
 mod pass;
@@ -87,6 +89,8 @@ pub struct PassReport {
     pub pages: u64,
     pub parents_fetched: u64,
     pub links_set: u64,
+    /// Indexes and foreign keys rebuilt after a bulk load.
+    pub rebuilt: usize,
     /// Entities that could not be synced, and why (the rest were).
     pub failed: Vec<Skipped>,
 }

@@ -240,6 +240,12 @@ impl Consumer {
     ) -> Result<PassReport, ConsumerError> {
         let (plans, skipped) = self.plan().await?;
         let states = self.states().await?;
+        if self.config.bulk_load {
+            let synced: Vec<_> = plans.iter().map(|p| &p.table).collect();
+            self.writer
+                .lift_for_load(&super::load::never_synced(&plans, &states), &synced)
+                .await?;
+        }
         // A pass cut short by a crash is resumed with its own closing snapshot, for every entity,
         // so parents and children stay within one window.
         let mut until: Option<Snapshot> = states
@@ -355,6 +361,10 @@ impl Consumer {
             report.links_set += self.writer.set_links(plan).await?;
         }
         self.writer.move_sequences(&plans).await?;
+        // What a load lifted (in this pass, or in one cut short before it) is rebuilt now.
+        let (rebuilt, not_rebuilt) = self.writer.restore_lifted().await?;
+        report.rebuilt = rebuilt;
+        report.failed.extend(not_rebuilt);
         if !report.failed.is_empty() {
             return Err(ConsumerError::Partial {
                 tables,

@@ -6,12 +6,15 @@
 use super::pages::{self, EntityPlan, SyncState};
 use super::ConsumerError;
 use crate::protocol::ReceivedPage;
+use bytes::Bytes;
+use futures_util::SinkExt;
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::deadpool_postgres::GenericClient;
-use maskbus_pg::{statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use maskbus_pg::{bulk, statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
 use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
+use tokio_postgres::CopyInSink;
 
 /// The consumer's own bookkeeping in the target database.
 pub const MIGRATIONS: &[Migration] = &[
@@ -25,6 +28,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0002_any_key.sql",
         sql: include_str!("../../../../sql/sync/0002_any_key.sql"),
     },
+    Migration {
+        component: "sync",
+        name: "0003_bulk_load.sql",
+        sql: include_str!("../../../../sql/sync/0003_bulk_load.sql"),
+    },
 ];
 
 /// Why a page could not be written.
@@ -33,6 +41,28 @@ pub enum ApplyError {
     /// have yet: fetch the parents and try again.
     MissingParents(Option<String>),
     Consumer(ConsumerError),
+}
+
+/// How a page goes into its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    /// `COPY ... FROM STDIN`: the rows of a first pass, which the table cannot hold yet.
+    Copy,
+    /// `INSERT ... ON CONFLICT` or `MERGE` by key: any page, any number of times.
+    Upsert,
+}
+
+impl Load {
+    /// COPY for a page of an entity's first window (rows after the cursor, which no earlier
+    /// page wrote) keyed by a constraint, so that a row that is there after all (written by
+    /// hand, or fetched as a parent) is refused by the key and the page is upserted instead.
+    fn for_page(plan: &EntityPlan, page: &ReceivedPage) -> Self {
+        if page.since.is_none() && plan.key.is_constraint() && !page.rows.is_empty() {
+            Load::Copy
+        } else {
+            Load::Upsert
+        }
+    }
 }
 
 impl From<PgError> for ApplyError {
@@ -79,6 +109,55 @@ async fn first_table_with_rows(
         }
     }
     Ok(None)
+}
+
+/// A connection a page can be written on, in or out of a transaction: COPY is not part of
+/// `GenericClient`.
+trait PageClient: GenericClient + Sync {
+    async fn copy_in(&self, sql: &str) -> Result<CopyInSink<Bytes>, tokio_postgres::Error>;
+}
+
+impl PageClient for deadpool_postgres::Client {
+    async fn copy_in(&self, sql: &str) -> Result<CopyInSink<Bytes>, tokio_postgres::Error> {
+        tokio_postgres::Client::copy_in(self, sql).await
+    }
+}
+
+impl PageClient for deadpool_postgres::Transaction<'_> {
+    async fn copy_in(&self, sql: &str) -> Result<CopyInSink<Bytes>, tokio_postgres::Error> {
+        tokio_postgres::Transaction::copy_in(self, sql).await
+    }
+}
+
+/// Writes a page's rows with `COPY ... FROM STDIN`, the columns of deferred links NULL (they are
+/// staged, as for an upsert). Returns the rows written.
+async fn copy_page(
+    tx: &impl PageClient,
+    plan: &EntityPlan,
+    page: &ReceivedPage,
+) -> Result<u64, tokio_postgres::Error> {
+    let deferred: Vec<bool> = page
+        .columns
+        .iter()
+        .map(|c| plan.deferred.contains(c))
+        .collect();
+    let mut data = Vec::with_capacity(page.rows.len() * 64 * page.columns.len().max(1));
+    let mut fields: Vec<Option<&str>> = Vec::with_capacity(page.columns.len());
+    for row in &page.rows {
+        fields.clear();
+        fields.extend(
+            row.iter()
+                .zip(&deferred)
+                .map(|(v, &later)| if later { None } else { v.as_deref() }),
+        );
+        bulk::copy_row(&mut data, &fields);
+    }
+    let sink = tx
+        .copy_in(&bulk::copy_in(&plan.table, &page.columns))
+        .await?;
+    futures_util::pin_mut!(sink);
+    sink.send(Bytes::from(data)).await?;
+    sink.finish().await
 }
 
 fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
@@ -131,14 +210,22 @@ impl Writer {
         self.pool.get().await
     }
 
-    /// The target's tables and foreign keys in `schemas`.
+    /// The target's tables and foreign keys in `schemas`, counting those a bulk load has lifted
+    /// and not yet rebuilt (they are the target's all the same).
     pub async fn catalog(
         &self,
         schemas: &[String],
     ) -> Result<(Vec<TableInfo>, Vec<ForeignKey>), PgError> {
         let client = self.client().await?;
         let tables = maskbus_pg::catalog::tables(&self.target, &client, schemas).await?;
-        let fks = maskbus_pg::catalog::foreign_keys(&self.target, &client, schemas).await?;
+        let mut fks = maskbus_pg::catalog::foreign_keys(&self.target, &**client, schemas).await?;
+        fks.extend(
+            self.lifted()
+                .await?
+                .into_iter()
+                .filter_map(|(_, l)| l.foreign_key)
+                .filter(|fk| schemas.contains(&fk.table.schema)),
+        );
         Ok((tables, fks))
     }
 
@@ -219,6 +306,25 @@ impl Writer {
         page: &ReceivedPage,
         state: Option<&SyncState>,
     ) -> Result<u64, ApplyError> {
+        let load = Load::for_page(plan, page);
+        match self.apply_as(plan, page, state, load).await? {
+            Some(written) => Ok(written),
+            None => Ok(self
+                .apply_as(plan, page, state, Load::Upsert)
+                .await?
+                .unwrap_or(0)),
+        }
+    }
+
+    /// [`Writer::apply`] with the given load; `None` when COPY met a row that is there already
+    /// (nothing of the page was kept).
+    async fn apply_as(
+        &self,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        state: Option<&SyncState>,
+        load: Load,
+    ) -> Result<Option<u64>, ApplyError> {
         let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
         let mut group = self.group.lock().await;
         if let Some(client) = group.as_mut() {
@@ -227,8 +333,10 @@ impl Writer {
                 .batch_execute("SAVEPOINT page")
                 .await
                 .map_err(|e| q("SAVEPOINT", e))?;
-            let written = self.write_page(&*client, plan, page, &columns, state).await;
-            let end = if written.is_ok() {
+            let written = self
+                .write_page(&*client, plan, page, &columns, state, load)
+                .await;
+            let end = if matches!(written, Ok(Some(_))) {
                 "RELEASE SAVEPOINT page"
             } else {
                 "ROLLBACK TO SAVEPOINT page"
@@ -248,50 +356,62 @@ impl Writer {
                 .await
                 .map_err(q("SET CONSTRAINTS".into()))?;
         }
-        let written = self.write_page(&tx, plan, page, &columns, state).await?;
+        let Some(written) = self
+            .write_page(&tx, plan, page, &columns, state, load)
+            .await?
+        else {
+            return Ok(None);
+        };
         tx.commit()
             .await
             .map_err(q(format!("COMMIT of a page of {}", plan.entity)))?;
-        Ok(written)
+        Ok(Some(written))
     }
 
     /// The statements of one page, in the caller's transaction.
     async fn write_page(
         &self,
-        tx: &impl GenericClient,
+        tx: &impl PageClient,
         plan: &EntityPlan,
         page: &ReceivedPage,
         columns: &[(String, String)],
         state: Option<&SyncState>,
-    ) -> Result<u64, ApplyError> {
-        let statement = statements::upsert(&statements::Write {
-            table: &plan.table,
-            key: &plan.key,
-            columns,
-            deferred: &plan.deferred,
-            identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
-        });
-        let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
-            .map(|i| page.rows.iter().map(|row| row[i].as_deref()).collect())
-            .collect();
+        load: Load,
+    ) -> Result<Option<u64>, ApplyError> {
         let links = pages::staged_links(plan, page);
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
-        let written = if page.rows.is_empty() {
-            0
+        let wrote = if page.rows.is_empty() {
+            Ok(0)
+        } else if load == Load::Copy {
+            copy_page(tx, plan, page).await
         } else {
-            match tx.execute(&statement, &params(&values)).await {
-                Ok(n) => n,
-                Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
-                    let constraint = e
-                        .as_db_error()
-                        .and_then(|d| d.constraint())
-                        .map(String::from);
-                    return Err(ApplyError::MissingParents(constraint));
-                }
-                Err(e) => {
-                    return Err(q(format!("writing a page of {}", plan.entity))(e).into());
-                }
+            let statement = statements::upsert(&statements::Write {
+                table: &plan.table,
+                key: &plan.key,
+                columns,
+                deferred: &plan.deferred,
+                identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
+            });
+            let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
+                .map(|i| page.rows.iter().map(|row| row[i].as_deref()).collect())
+                .collect();
+            tx.execute(&statement, &params(&values)).await
+        };
+        let written = match wrote {
+            Ok(n) => n,
+            Err(e) if load == Load::Copy && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                return Ok(None);
+            }
+            Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                let constraint = e
+                    .as_db_error()
+                    .and_then(|d| d.constraint())
+                    .map(String::from);
+                return Err(ApplyError::MissingParents(constraint));
+            }
+            Err(e) => {
+                return Err(q(format!("writing a page of {}", plan.entity))(e).into());
             }
         };
         if !links.is_empty() {
@@ -325,7 +445,7 @@ impl Writer {
             .await
             .map_err(q("recording the watermark".into()))?;
         }
-        Ok(written)
+        Ok(Some(written))
     }
 
     /// Sets the staged links of `plan`'s table and forgets them, in one transaction. Returns the
