@@ -250,7 +250,7 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
         dbs,
         roles,
         "nobody",
-        "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'nobody.box', ARRAY['{}'::jsonb])",
+        "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'nobody.box', ARRAY['{}'::json])",
     )
     .await;
     // As the operator tool, the consumer cannot purge either.
@@ -276,7 +276,7 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
     for n in 0..5 {
         intruder
             .execute(
-                "SELECT mq.send('maskbus.consumer', 'page', ARRAY[$1], NULL, ARRAY[$2::text::jsonb])",
+                "SELECT mq.send('maskbus.consumer', 'page', ARRAY[$1], NULL, ARRAY[$2::text::json])",
                 &[&format!("guess-{n}"), &forged.to_string()],
             )
             .await
@@ -330,7 +330,7 @@ async fn poison_bodies_are_dead_lettered_and_the_agents_keep_working() {
         ("maskbus.consumer", &deep),
     ] {
         bus.execute(
-            "SELECT mq.send($1, 'request', ARRAY['poison'], 'test.replies', ARRAY[$2::text::jsonb])",
+            "SELECT mq.send($1, 'request', ARRAY['poison'], 'test.replies', ARRAY[$2::text::json])",
             &[&mailbox, body],
         )
         .await

@@ -1,4 +1,5 @@
-//! The bus: mailboxes in one Postgres table, `mq.messages`, on a database of its own.
+//! The bus: mailboxes in one Postgres table, `mq.mail`, on a database of its own (the views
+//! `mq.messages` and `mq.archive` show its unacked and acked messages).
 //!
 //! The producer and the consumer never share a database or a connection string; they exchange
 //! messages here. What the bus guarantees (ARCHITECTURE.md says it at length):
@@ -13,7 +14,8 @@
 //! - **Nothing is retried forever**: a nack delays the message with exponential backoff; after
 //!   `max_attempts` it moves to the dead letters with the error. So does a message whose
 //!   receivers keep dying.
-//! - **Nothing disappears unaudited**: acked messages move to `mq.archive`, dead ones to
+//! - **Each body is written once, nothing disappears unaudited**: an ack marks the message in
+//!   `mq.mail` (it shows in `mq.archive`) without rewriting its body; dead ones move to
 //!   `mq.dead_letters`, keeping id and body; only [`Mailbox::purge`] deletes, and only what the
 //!   wire audit has scanned.
 //!
@@ -56,5 +58,10 @@ pub const MIGRATIONS: &[Migration] = &[
         component: "bus",
         name: "0003_authenticated_mailboxes.sql",
         sql: include_str!("../../../sql/bus/0003_authenticated_mailboxes.sql"),
+    },
+    Migration {
+        component: "bus",
+        name: "0004_bodies_written_once.sql",
+        sql: include_str!("../../../sql/bus/0004_bodies_written_once.sql"),
     },
 ];
