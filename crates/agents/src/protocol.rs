@@ -29,7 +29,7 @@ pub const MAX_PAGE_ROWS: u32 = 200;
 /// The most replies one page request may ask for: the model-free consumer asks for several
 /// consecutive pages at once to save round trips; each reply still carries at most
 /// [`MAX_PAGE_ROWS`] rows.
-pub const MAX_PAGES_PER_REQUEST: u32 = 16;
+pub const MAX_PAGES_PER_REQUEST: u32 = 64;
 
 /// A source snapshot, `xmin:xmax:xip,...` as `pg_current_snapshot()` prints it. A window of
 /// source transactions is the set committed in one snapshot and not in an earlier one.
@@ -199,6 +199,17 @@ pub enum ReceivedReply {
         v: u32,
         error: ErrorReply,
     },
+}
+
+impl ReceivedReply {
+    /// Reads a reply body. Pages, nearly every byte on the bus, are read straight into their
+    /// struct: an internally tagged enum would first buffer the whole document.
+    pub fn from_body(body: serde_json::Value) -> Result<Self, serde_json::Error> {
+        if body.get("type").and_then(|t| t.as_str()) == Some("page") {
+            return serde_json::from_value(body).map(ReceivedReply::Page);
+        }
+        serde_json::from_value(body)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
