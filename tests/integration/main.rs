@@ -14,5 +14,6 @@ mod mailbox;
 mod masking;
 mod mcp;
 mod roles;
+mod scale;
 mod sync;
 mod zoo;

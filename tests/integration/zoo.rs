@@ -14,7 +14,7 @@ const POLICY_PATH: &str = concat!(
     "/../../tests/fixtures/zoo/policy.toml"
 );
 
-fn zoo_policy() -> Policy {
+pub(crate) fn zoo_policy() -> Policy {
     let text = std::fs::read_to_string(POLICY_PATH).unwrap();
     Policy::from_toml(POLICY_PATH, &text)
         .unwrap()
@@ -32,7 +32,10 @@ async fn canonical(url: &str) -> Client {
 
 /// Every table of `policy`: the target equals the source with the policy applied, row by row and
 /// column by column, in key order. Returns the rows compared.
-async fn assert_target_is_masked_source_by(dbs: &TestDatabases, policy: &Policy) -> usize {
+pub(crate) async fn assert_target_is_masked_source_by(
+    dbs: &TestDatabases,
+    policy: &Policy,
+) -> usize {
     // Whatever a bulk load lifted is back, validated, exactly as the schema defines it.
     assert_eq!(
         schema_objects(&dbs.url("dst")).await,
@@ -140,7 +143,10 @@ fn zoo_urls(dbs: &TestDatabases) -> AgentUrls {
 
 /// The zoo in a source, its empty schema in a target, a bus, and agent configs (the consumer's
 /// with `consumer_extra`).
-async fn zoo(test: &str, consumer_extra: &str) -> (TestDatabases, ConfigFiles, String, String) {
+pub(crate) async fn zoo(
+    test: &str,
+    consumer_extra: &str,
+) -> (TestDatabases, ConfigFiles, String, String) {
     let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(SCHEMA).await.unwrap();

@@ -61,6 +61,11 @@ pub struct ConsumerConfig {
     /// indexes and foreign keys are lifted for the first pass and rebuilt (foreign keys
     /// validated once) at its end, and rows go in with COPY. On by default.
     pub bulk_load: bool,
+    /// Consumer workers sharing this target (each its own process, anywhere), and which one this
+    /// is (1-based). Each worker syncs its share of the tables (a cycle's tables stay together)
+    /// and has its own reply mailbox (`maskbus.consumer.N` unless `mailbox` says otherwise).
+    pub workers: u32,
+    pub worker: u32,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -231,7 +236,22 @@ pub const KEYS: &[Key] = &[
         Takes::Consumer,
         Kind::Flag,
     ),
+    key(
+        "workers",
+        "MASKBUS_WORKERS",
+        Takes::Consumer,
+        Kind::Count(1, MAX_WORKERS),
+    ),
+    key(
+        "worker",
+        "MASKBUS_WORKER",
+        Takes::Consumer,
+        Kind::Count(1, MAX_WORKERS),
+    ),
 ];
+
+/// The most consumer workers one target may have.
+pub const MAX_WORKERS: u32 = 64;
 
 /// A key's value, checked against its kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -421,6 +441,13 @@ pub fn resolve(
                 .map_or("MASKBUS_*", |k| k.env),
         })
     };
+    let workers = raw.count("workers").unwrap_or(1);
+    let worker = raw.count("worker").unwrap_or(1);
+    if worker > workers {
+        return Err(invalid(format!(
+            "worker = {worker} but workers = {workers}: workers are numbered 1 to {workers}"
+        )));
+    }
     Ok(match role {
         "producer" => AgentConfig::Producer(ProducerConfig {
             bus_url: Secret(required("bus_url")?),
@@ -437,9 +464,13 @@ pub fn resolve(
         _ => AgentConfig::Consumer(ConsumerConfig {
             bus_url: Secret(required("bus_url")?),
             target_url: Secret(required("target_url")?),
-            mailbox: raw
-                .text("mailbox")
-                .unwrap_or_else(|| DEFAULT_CONSUMER_MAILBOX.to_string()),
+            mailbox: raw.text("mailbox").unwrap_or_else(|| {
+                if workers > 1 {
+                    format!("{DEFAULT_CONSUMER_MAILBOX}.{worker}")
+                } else {
+                    DEFAULT_CONSUMER_MAILBOX.to_string()
+                }
+            }),
             producer_mailbox: raw
                 .text("producer_mailbox")
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
@@ -456,6 +487,8 @@ pub fn resolve(
             all_or_nothing: raw.flag("all_or_nothing").unwrap_or(false),
             disable_triggers: raw.flag("disable_triggers").unwrap_or(false),
             bulk_load: raw.flag("bulk_load").unwrap_or(true),
+            workers,
+            worker,
             init_target: false,
         }),
     })

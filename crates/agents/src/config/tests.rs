@@ -164,3 +164,30 @@ fn the_environment_overrides_the_file() {
     assert_eq!(p.bus_url, Secret("other".into()));
     assert_eq!(format!("{:?}", p.bus_url), "Secret(..)");
 }
+
+#[test]
+fn workers_are_numbered_within_their_count_and_get_their_own_mailbox() {
+    let config = |extra: &str| {
+        parse(
+            "c.toml",
+            &format!("role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\n{extra}"),
+        )
+        .and_then(|raw| resolve("c.toml", raw, &env(&[])))
+    };
+    let err = config("workers = 2\nworker = 3").unwrap_err().to_string();
+    assert!(err.contains("workers are numbered 1 to 2"), "{err}");
+    let Ok(AgentConfig::Consumer(c)) = config("workers = 2\nworker = 2") else {
+        panic!()
+    };
+    assert_eq!(
+        (c.workers, c.worker, c.mailbox.as_str()),
+        (2, 2, "maskbus.consumer.2")
+    );
+    let Ok(AgentConfig::Consumer(c)) = config("") else {
+        panic!()
+    };
+    assert_eq!(
+        (c.workers, c.worker, c.mailbox.as_str()),
+        (1, 1, "maskbus.consumer")
+    );
+}

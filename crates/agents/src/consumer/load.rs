@@ -13,7 +13,7 @@ use super::pages::{EntityPlan, Skipped, SyncState};
 use super::writer::Writer;
 use maskbus_pg::bulk::{self, Lifted, LiftedKind};
 use maskbus_pg::{ForeignKey, PgError, TableRef};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The tables a pass may load in bulk: never synced (no watermark), by plan order.
 pub fn never_synced<'a>(
@@ -165,14 +165,20 @@ impl Writer {
             .collect())
     }
 
-    /// Rebuilds every lifted object, each in its own transaction together with the deletion
+    /// Rebuilds every lifted object (of the entities in `only`, if given), each in its own transaction together with the deletion
     /// of its record. Returns how many were rebuilt, and the entities whose objects could not
     /// be (they stay recorded, and the next pass tries again). A transient failure (the target
     /// restarting) is returned as an error.
-    pub async fn restore_lifted(&self) -> Result<(usize, Vec<Skipped>), PgError> {
+    pub async fn restore_lifted(
+        &self,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<(usize, Vec<Skipped>), PgError> {
         let mut restored = 0;
         let mut failed = Vec::new();
         for (entity, object) in self.lifted().await? {
+            if only.is_some_and(|only| !only.contains(&entity)) {
+                continue;
+            }
             let started = std::time::Instant::now();
             let mut client = self.client().await?;
             let what = format!(

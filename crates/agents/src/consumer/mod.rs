@@ -21,6 +21,7 @@ mod load;
 pub mod local;
 pub mod pages;
 mod pass;
+mod share;
 pub mod writer;
 
 pub use pages::{EntityPlan, Skipped, SyncState};

@@ -239,18 +239,35 @@ impl Consumer {
         stop: &watch::Receiver<bool>,
     ) -> Result<PassReport, ConsumerError> {
         let (plans, skipped) = self.plan().await?;
+        // With several workers on one target, this one syncs its share of the tables only.
+        let share = super::share::assign(&plans, self.config.workers);
+        let me = self.config.worker.saturating_sub(1);
+        let mine: Vec<bool> = share.iter().map(|&w| w == me).collect();
+        let my_plans: Vec<&EntityPlan> = plans
+            .iter()
+            .zip(&mine)
+            .filter_map(|(p, &m)| m.then_some(p))
+            .collect();
+        let my_entities: BTreeSet<String> = my_plans.iter().map(|p| p.entity.clone()).collect();
+        let owned: Vec<EntityPlan> = my_plans.iter().map(|p| (*p).clone()).collect();
+        let skipped = if me == 0 { skipped } else { Vec::new() };
         let states = self.states().await?;
         if self.config.bulk_load {
-            let synced: Vec<_> = plans.iter().map(|p| &p.table).collect();
+            let my_states = states
+                .iter()
+                .filter(|(e, _)| my_entities.contains(*e))
+                .map(|(e, s)| (e.clone(), s.clone()))
+                .collect();
+            let synced: Vec<_> = my_plans.iter().map(|p| &p.table).collect();
             self.writer
-                .lift_for_load(&super::load::never_synced(&plans, &states), &synced)
+                .lift_for_load(&super::load::never_synced(&owned, &my_states), &synced)
                 .await?;
         }
         // A pass cut short by a crash is resumed with its own closing snapshot, for every entity,
         // so parents and children stay within one window.
-        let mut until: Option<Snapshot> = states
-            .values()
-            .find_map(|s| s.pass_until.clone())
+        let mut until: Option<Snapshot> = my_plans
+            .iter()
+            .find_map(|p| states.get(&p.entity).and_then(|s| s.pass_until.clone()))
             .map(Snapshot);
         let mut report = PassReport {
             resumed: until.is_some(),
@@ -278,6 +295,9 @@ impl Consumer {
         };
         let mut open_group: Option<(usize, usize, usize)> = None; // (group, first, last)
         for (position, plan) in plans.iter().enumerate() {
+            if !mine[position] {
+                continue;
+            }
             if let (Some(group), None) = (plan.together, open_group) {
                 if let (Some(first), Some(last)) = group_span(group) {
                     if first == position {
@@ -356,13 +376,17 @@ impl Consumer {
                 open_group = None;
             }
         }
-        let tables = plans.len() + skipped_count;
-        for plan in plans.iter().filter(|p| !p.deferred.is_empty()) {
+        let tables = my_plans.len() + skipped_count;
+        for plan in my_plans.iter().filter(|p| !p.deferred.is_empty()) {
             report.links_set += self.writer.set_links(plan).await?;
         }
-        self.writer.move_sequences(&plans).await?;
-        // What a load lifted (in this pass, or in one cut short before it) is rebuilt now.
-        let (rebuilt, not_rebuilt) = self.writer.restore_lifted().await?;
+        self.writer.move_sequences(&owned).await?;
+        // What a load lifted (in this pass, or in one cut short before it) is rebuilt now; with
+        // several workers, each rebuilds what belongs to its tables.
+        let (rebuilt, not_rebuilt) = self
+            .writer
+            .restore_lifted((self.config.workers > 1).then_some(&my_entities))
+            .await?;
         report.rebuilt = rebuilt;
         report.failed.extend(not_rebuilt);
         if !report.failed.is_empty() {

@@ -1,0 +1,126 @@
+//! Which consumer worker syncs which table, when several share one target.
+//!
+//! Every worker computes the same answer from the same plan (the producer's entity list and the
+//! target's catalog), so they never need to talk: each entity's watermark is written by exactly
+//! one worker, and stays exact. Tables that must be filled by one hand stay together: the tables
+//! of a cycle filled in one transaction, and a table with the table its deferred links point to
+//! (its links are set at the end of the worker's pass). Everything else is dealt out in fill
+//! order, unit by unit, round robin. A foreign key between two workers' tables is checked as
+//! rows land (never lifted), and a row whose parent the other worker has not written yet makes
+//! its worker fetch that parent from the producer first, as after a late commit.
+
+use super::pages::EntityPlan;
+use std::collections::BTreeMap;
+
+/// For each plan, in order, the worker (0-based, below `workers`) that syncs it.
+pub fn assign(plans: &[EntityPlan], workers: u32) -> Vec<u32> {
+    let workers = workers.max(1);
+    // Union-find over plan indexes.
+    let mut parent: Vec<usize> = (0..plans.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let index: BTreeMap<&str, usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.entity.as_str(), i))
+        .collect();
+    let mut union = |a: usize, b: usize| {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    };
+    let mut group_first: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, plan) in plans.iter().enumerate() {
+        if let Some(group) = plan.together {
+            let first = *group_first.entry(group).or_insert(i);
+            union(first, i);
+        }
+        for fk in &plan.parents {
+            if fk.columns.iter().any(|c| plan.deferred.contains(c)) {
+                if let Some(&j) = index.get(fk.parent.to_string().as_str()) {
+                    union(i, j);
+                }
+            }
+        }
+    }
+    // Units in fill order (by their first table), dealt round robin.
+    let mut unit_worker: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut next = 0u32;
+    (0..plans.len())
+        .map(|i| {
+            let unit = root(&mut parent, i);
+            *unit_worker.entry(unit).or_insert_with(|| {
+                let w = next % workers;
+                next += 1;
+                w
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maskbus_pg::{ForeignKey, KeyColumn, KeyDef, KeySource, TableRef};
+
+    fn plan(name: &str) -> EntityPlan {
+        EntityPlan {
+            table: TableRef::new("s", name),
+            entity: format!("s.{name}"),
+            key: KeyDef {
+                columns: vec![KeyColumn {
+                    name: "id".into(),
+                    sql_type: "integer".into(),
+                }],
+                source: KeySource::PrimaryKey,
+            },
+            types: Default::default(),
+            identity: Default::default(),
+            parents: vec![],
+            outside: vec![],
+            deferred: vec![],
+            together: None,
+        }
+    }
+
+    fn link(child: &str, column: &str, parent: &str) -> ForeignKey {
+        ForeignKey {
+            name: format!("{child}_{column}_fkey"),
+            table: TableRef::new("s", child),
+            columns: vec![column.into()],
+            parent: TableRef::new("s", parent),
+            parent_columns: vec!["id".into()],
+            nullable: true,
+            deferrable: false,
+        }
+    }
+
+    #[test]
+    fn one_worker_takes_everything_and_tables_are_dealt_round_robin() {
+        let plans: Vec<EntityPlan> = ["a", "b", "c", "d", "e"].map(plan).into();
+        assert_eq!(assign(&plans, 1), vec![0, 0, 0, 0, 0]);
+        assert_eq!(assign(&plans, 2), vec![0, 1, 0, 1, 0]);
+        assert_eq!(assign(&plans, 3), vec![0, 1, 2, 0, 1]);
+    }
+
+    #[test]
+    fn a_cycle_stays_with_one_worker() {
+        let mut plans: Vec<EntityPlan> = ["a", "b", "c", "d"].map(plan).into();
+        // b <-> d closed by a deferred link of d; a and c are in a NOT NULL deferrable group.
+        plans[1].parents.push(link("b", "d_id", "d"));
+        plans[3].parents.push(link("d", "b_id", "b"));
+        plans[3].deferred.push("b_id".into());
+        plans[0].together = Some(7);
+        plans[2].together = Some(7);
+        let workers = assign(&plans, 2);
+        assert_eq!(workers[1], workers[3]);
+        assert_eq!(workers[0], workers[2]);
+        assert_ne!(workers[0], workers[1], "two units, two workers");
+    }
+}
