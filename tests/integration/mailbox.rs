@@ -23,7 +23,7 @@ fn note(to: &str, n: usize) -> Outgoing {
         kind: "note".into(),
         correlation_id: Some(format!("c{n}")),
         reply_to: None,
-        body: json!({ "n": n }),
+        body: maskbus_mailbox::body_of(&json!({ "n": n })).unwrap(),
     }
 }
 
@@ -69,7 +69,7 @@ async fn four_competing_receivers_handle_each_of_4000_messages_exactly_once() {
             .map(|i| {
                 (
                     Some(format!("c{}", chunk * 100 + i)),
-                    json!({ "n": chunk * 100 + i }),
+                    maskbus_mailbox::body_of(&json!({ "n": chunk * 100 + i })).unwrap(),
                 )
             })
             .collect();

@@ -7,7 +7,7 @@
 
 use crate::protocol::{self, Reply, Request, VERSION};
 use crate::source::Source;
-use maskbus_mailbox::{Mailbox, MailboxError, Message};
+use maskbus_mailbox::{body_of, Mailbox, MailboxError, Message};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,13 +71,14 @@ impl Producer {
         replies: Vec<Reply>,
     ) -> Result<(), MailboxError> {
         let kind = replies.first().map_or("error", Reply::kind);
+        // Each reply is serialized once, straight into the text the bus stores.
         let bodies = replies
             .iter()
-            .map(|reply| {
-                let body = serde_json::to_value(reply).unwrap_or_else(|e| {
-                    serde_json::json!({"type": "error", "v": VERSION, "error": {"code": "unavailable", "message": format!("could not encode the reply: {e}")}})
+            .filter_map(|reply| {
+                let body = body_of(reply).or_else(|e| {
+                    body_of(&serde_json::json!({"type": "error", "v": VERSION, "error": {"code": "unavailable", "message": format!("could not encode the reply: {e}")}}))
                 });
-                (correlation_id.clone(), body)
+                Some((correlation_id.clone(), body.ok()?))
             })
             .collect();
         // All the replies to one request go out in one statement.
@@ -101,7 +102,10 @@ impl Producer {
             );
             return Ok(Handled::DeadLettered);
         };
-        let replies = self.answer(&message.body).await;
+        // The mailbox checked the body is JSON; a request is small, read as a document.
+        let request: serde_json::Value =
+            serde_json::from_str(message.body.get()).unwrap_or(serde_json::Value::Null);
+        let replies = self.answer(&request).await;
         let reply_kind = replies.first().map_or("error", Reply::kind);
         let (kind, rows, entity) = match replies.first() {
             Some(Reply::Page(page)) => (

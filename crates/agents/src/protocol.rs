@@ -204,11 +204,17 @@ pub enum ReceivedReply {
 impl ReceivedReply {
     /// Reads a reply body. Pages, nearly every byte on the bus, are read straight into their
     /// struct: an internally tagged enum would first buffer the whole document.
-    pub fn from_body(body: serde_json::Value) -> Result<Self, serde_json::Error> {
-        if body.get("type").and_then(|t| t.as_str()) == Some("page") {
-            return serde_json::from_value(body).map(ReceivedReply::Page);
+    pub fn from_body(body: &serde_json::value::RawValue) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Tag {
+            #[serde(rename = "type")]
+            kind: String,
         }
-        serde_json::from_value(body)
+        let text = body.get();
+        if serde_json::from_str::<Tag>(text)?.kind == "page" {
+            return serde_json::from_str(text).map(ReceivedReply::Page);
+        }
+        serde_json::from_str(text)
     }
 }
 

@@ -256,7 +256,8 @@ impl Agent {
                         kind: args.kind.unwrap_or_else(|| "message".into()),
                         correlation_id: args.correlation_id,
                         reply_to: args.reply_to,
-                        body: args.body,
+                        body: maskbus_mailbox::body_of(&args.body)
+                            .map_err(|e| bad(e.to_string()))?,
                     })
                     .await
                     .map_err(|e| failed(e.to_string()))?;

@@ -31,10 +31,12 @@
 
 pub mod audit;
 mod backoff;
+mod body;
 mod listener;
 mod store;
 
 pub use backoff::backoff;
+pub use body::{body_of, Body};
 pub use store::{
     Lease, Mailbox, MailboxError, MailboxStats, Message, NackOutcome, Outgoing, PurgeReport,
     Received, Settings, Wake,

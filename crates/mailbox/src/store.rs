@@ -2,10 +2,10 @@
 //! open while a handler runs).
 
 use crate::backoff::backoff;
+use crate::body::{nesting_depth, Body, MAX_NESTING};
 use crate::listener;
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{PgError, PgPool, Target};
-use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,7 +71,9 @@ pub struct Message {
     pub kind: String,
     pub correlation_id: Option<String>,
     pub reply_to: Option<String>,
-    pub body: Value,
+    /// The JSON text as it was sent (checked to be JSON this side can read): a receiver reads it
+    /// straight into its own types.
+    pub body: Body,
     /// Including this one.
     pub attempts: i32,
     pub lease: Lease,
@@ -84,7 +86,7 @@ pub struct Outgoing {
     pub kind: String,
     pub correlation_id: Option<String>,
     pub reply_to: Option<String>,
-    pub body: Value,
+    pub body: Body,
 }
 
 /// What woke a long poll.
@@ -245,13 +247,13 @@ impl Mailbox {
         to: &str,
         kind: &str,
         reply_to: Option<&str>,
-        messages: Vec<(Option<String>, Value)>,
+        messages: Vec<(Option<String>, Body)>,
     ) -> Result<Vec<i64>, MailboxError> {
         check_mailbox_name(to)?;
         if let Some(reply_to) = reply_to {
             check_mailbox_name(reply_to)?;
         }
-        let (correlation_ids, bodies): (Vec<Option<String>>, Vec<Json<Value>>) =
+        let (correlation_ids, bodies): (Vec<Option<String>>, Vec<Json<Body>>) =
             messages.into_iter().map(|(c, b)| (c, Json(b))).unzip();
         let client = self.client().await?;
         let rows = client
@@ -319,7 +321,12 @@ impl Mailbox {
             )));
         }
         let text: String = row.try_get(6).map_err(|_| fail("the body is not text"))?;
-        let body: Value = serde_json::from_str(&text).map_err(|e| {
+        if nesting_depth(&text) >= MAX_NESTING {
+            return Err(fail(&format!(
+                "the body is not JSON this receiver can read: nested deeper than {MAX_NESTING} levels"
+            )));
+        }
+        let body: Body = serde_json::from_str(&text).map_err(|e| {
             fail(&format!(
                 "the body is not JSON this receiver can read: {}",
                 maskbus_pg::excerpt(&e.to_string(), 120)

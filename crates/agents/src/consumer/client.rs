@@ -58,7 +58,7 @@ impl Asker {
     /// again after each timeout.
     pub async fn ask(&self, request: &Request) -> Result<Vec<ReceivedReply>, ConsumerError> {
         const TRIES: u32 = 3;
-        let body = serde_json::to_value(request).map_err(|e| ConsumerError::BadReply {
+        let body = maskbus_mailbox::body_of(request).map_err(|e| ConsumerError::BadReply {
             entity: String::new(),
             reason: format!("could not encode a request: {e}"),
         })?;
@@ -142,7 +142,7 @@ impl Asker {
                         handled.push(message.lease);
                         continue;
                     }
-                    match ReceivedReply::from_body(message.body) {
+                    match ReceivedReply::from_body(&message.body) {
                         Ok(reply) => {
                             handled.push(message.lease);
                             if owner == correlation {

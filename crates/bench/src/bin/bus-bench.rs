@@ -57,7 +57,9 @@ async fn run_maskbus(mailbox: &Mailbox, messages: usize, batch: usize) -> Result
     let started = Instant::now();
     let mut done = 0;
     while done < messages {
-        let batch_bodies: Vec<_> = (0..batch).map(|i| (None, body(done + i))).collect();
+        let batch_bodies = (0..batch)
+            .map(|i| Ok((None, maskbus_mailbox::body_of(&body(done + i))?)))
+            .collect::<Result<Vec<_>>>()?;
         mailbox
             .send_batch("bench", "page", None, batch_bodies)
             .await?;

@@ -150,7 +150,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
                 (None, None) => anyhow::bail!("give the body with --body or --body-file"),
             };
             // Parse before connecting: a malformed body never reaches the bus.
-            let body: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
+            let body: maskbus_mailbox::Body = serde_json::from_str(&body).map_err(|e| {
                 anyhow::anyhow!("the body is not valid JSON ({e}); give one JSON value, e.g. '{{\"entity\":\"customers\"}}'")
             })?;
             let mailbox = Mailbox::connect(target, Settings::default()).await?;
