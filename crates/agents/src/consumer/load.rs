@@ -26,7 +26,37 @@ pub fn never_synced<'a>(
         .collect()
 }
 
+/// How far another worker's table is, as seen in the shared target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParentProgress {
+    /// Its first pass is through: its rows up to that pass are all in.
+    Loaded,
+    /// Being loaded; its watermark last moved this many seconds ago.
+    Loading(f64),
+    /// No watermark yet.
+    NotStarted,
+}
+
 impl Writer {
+    /// How far `entity`'s first pass is (for a worker about to load a table whose parent another
+    /// worker loads).
+    pub async fn progress(&self, entity: &str) -> Result<ParentProgress, PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT synced_until IS NOT NULL, extract(epoch FROM now() - updated_at)::float8
+                   FROM maskbus.sync_state WHERE entity = $1",
+                &[&entity],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
+        Ok(match row {
+            None => ParentProgress::NotStarted,
+            Some(r) if r.get::<_, bool>(0) => ParentProgress::Loaded,
+            Some(r) => ParentProgress::Loading(r.get::<_, Option<f64>>(1).unwrap_or(0.0)),
+        })
+    }
+
     /// Lifts the secondary indexes and foreign keys of the tables in `candidates` that hold no
     /// row, recording them, in one transaction. Only foreign keys to tables of this sync
     /// (`synced`) are lifted: the rows of any other parent must already be there, and the

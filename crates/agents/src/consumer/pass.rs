@@ -231,6 +231,52 @@ impl Consumer {
         }
     }
 
+    /// Before a table's first load, waits while a parent that another worker loads is still being
+    /// loaded and making progress (its watermark moved within `request_timeout`; one that has not
+    /// started is given that long to start). Loading the child first would be correct, but every
+    /// row whose parent is not there yet costs a fetch. A stalled or failed parent stops the wait:
+    /// the child then fetches what it needs, or fails by name.
+    async fn wait_for_other_workers_parents(
+        &self,
+        plans: &[EntityPlan],
+        mine: &[bool],
+        plan: &EntityPlan,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<(), ConsumerError> {
+        use super::load::ParentProgress;
+        let patience = self.config.request_timeout.as_secs_f64();
+        for fk in &plan.parents {
+            let Some(position) = plans.iter().position(|p| p.table == fk.parent) else {
+                continue;
+            };
+            if mine[position] || fk.parent == plan.table {
+                continue;
+            }
+            let parent = &plans[position].entity;
+            let started = std::time::Instant::now();
+            let mut told = false;
+            loop {
+                if *stop.borrow() {
+                    return Err(ConsumerError::Stopped);
+                }
+                let waiting = match self.writer.progress(parent).await? {
+                    ParentProgress::Loaded => false,
+                    ParentProgress::Loading(idle) => idle < patience,
+                    ParentProgress::NotStarted => started.elapsed().as_secs_f64() < patience,
+                };
+                if !waiting {
+                    break;
+                }
+                if !told {
+                    tracing::info!(entity = %plan.entity, %parent, "waiting for the worker that loads its parent");
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        Ok(())
+    }
+
     /// One pass: every entity, parents first, up to one snapshot; then the deferred links and
     /// the sequences. A table that fails for good is reported and its dependants are skipped;
     /// the others go on, unless `all_or_nothing` is set. Between pages it checks `stop`.
@@ -305,6 +351,10 @@ impl Consumer {
                         open_group = Some((group, first, last));
                     }
                 }
+            }
+            if !states.contains_key(&plan.entity) {
+                self.wait_for_other_workers_parents(&plans, &mine, plan, stop)
+                    .await?;
             }
             let outcome = if let Some(parent) = plan
                 .parents

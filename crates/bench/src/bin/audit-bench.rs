@@ -110,12 +110,12 @@ async fn main() -> Result<()> {
     maskbus_pg::apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
     let client = bus.connect().await?;
 
-    // Fill the archive with COPY until the bodies add up to the size asked for.
+    // Fill the bus with acked messages (what mq.archive shows) by COPY until the bodies add up to the size asked for.
     let pages = pages();
     let target_bytes = args.megabytes * 1_000_000;
     let sink = client
         .copy_in::<_, Bytes>(
-            "COPY mq.archive (id, mailbox, sender, kind, body, created_at, attempts) FROM STDIN",
+            "COPY mq.mail (id, mailbox, sender, kind, body, created_at, attempts, visible_at, acked_at) FROM STDIN",
         )
         .await?;
     futures_util::pin_mut!(sink);
@@ -126,7 +126,7 @@ async fn main() -> Result<()> {
         id += 1;
         bytes += page.len() as u64;
         chunk.push_str(&format!(
-            "{id}\tmaskbus.consumer\tproducer\tpage\t{}\t2026-01-01 00:00:00+00\t1\n",
+            "{id}\tmaskbus.consumer\tproducer\tpage\t{}\t2026-01-01 00:00:00+00\t1\tinfinity\t2026-01-01 00:00:01+00\n",
             copy_escape(page)
         ));
         if chunk.len() > 1 << 20 {
@@ -135,7 +135,7 @@ async fn main() -> Result<()> {
     }
     sink.send(Bytes::from(chunk)).await?;
     sink.finish().await?;
-    client.batch_execute("VACUUM ANALYZE mq.archive").await?;
+    client.batch_execute("VACUUM ANALYZE mq.mail").await?;
     eprintln!(
         "bus filled: {id} messages, {:.1} MB of bodies",
         bytes as f64 / 1e6

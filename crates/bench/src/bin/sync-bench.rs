@@ -52,6 +52,68 @@ async fn copy_tables(source: &Target, copy: &Target) -> Result<u64> {
     Ok(rows)
 }
 
+/// `pg_dump -Fc -Z0 source | pg_restore -d empty`: what users compare a full copy with
+/// (schema, data, indexes and foreign keys; unmasked). Returns the seconds it took.
+fn dump_restore(url: &str, source: &str, empty: &str) -> Result<Duration> {
+    let started = Instant::now();
+    let status = std::process::Command::new("bash")
+        .args([
+            "-o",
+            "pipefail",
+            "-c",
+            "pg_dump -Fc -Z0 \"$1\" | pg_restore --no-owner -d \"$2\"",
+            "dump-restore",
+            &url_for(url, source),
+            &url_for(url, empty),
+        ])
+        .status()?;
+    anyhow::ensure!(status.success(), "pg_dump | pg_restore failed");
+    Ok(started.elapsed())
+}
+
+/// Runs the agents until every consumer exits (producers in the background, SIGTERM after),
+/// reading their peak RSS meanwhile. Returns the time and (producer, consumer) peaks in kB.
+fn run_agents(
+    maskbus: &str,
+    producers: &[String],
+    consumers: &[String],
+) -> Result<(Duration, u64, u64)> {
+    let mut running_producers = producers
+        .iter()
+        .map(|c| maskbus_bench::spawn_agent(maskbus, c, &[]))
+        .collect::<Result<Vec<_>>>()?;
+    let started = Instant::now();
+    let mut running = consumers
+        .iter()
+        .map(|c| maskbus_bench::spawn_agent(maskbus, c, &["--once"]))
+        .collect::<Result<Vec<_>>>()?;
+    let (mut producer_peak, mut consumer_peak) = (0, 0);
+    let mut done = vec![None; running.len()];
+    while done.iter().any(Option::is_none) {
+        for (i, consumer) in running.iter_mut().enumerate() {
+            if done[i].is_none() {
+                consumer_peak = consumer_peak.max(peak_rss_kb(consumer.id()).unwrap_or(0));
+                if let Some(status) = consumer.try_wait()? {
+                    done[i] = Some((status, started.elapsed()));
+                }
+            }
+        }
+        for producer in &running_producers {
+            producer_peak = producer_peak.max(peak_rss_kb(producer.id()).unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for producer in running_producers.drain(..) {
+        maskbus_bench::stop_agent(producer)?;
+    }
+    let mut elapsed = Duration::ZERO;
+    for (status, took) in done.into_iter().flatten() {
+        anyhow::ensure!(status.success(), "a consumer failed");
+        elapsed = elapsed.max(took);
+    }
+    Ok((elapsed, producer_peak, consumer_peak))
+}
+
 /// Peak resident set (VmHWM) of a running process, in kB.
 fn peak_rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -99,49 +161,82 @@ async fn main() -> Result<()> {
         let copy_time = started.elapsed();
         anyhow::ensure!(copied == rows, "copied {copied} of {rows} rows");
 
-        let producer_config = format!("{}/producer.toml", args.work);
-        let consumer_config = format!("{}/consumer.toml", args.work);
-        std::fs::write(&producer_config, format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\n",
-            url_for(&args.url, &format!("mbb_bus_{name}")), url_for(&args.url, "mbb_source")))?;
-        std::fs::write(
-            &consumer_config,
-            format!(
-                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n",
-                url_for(&args.url, &format!("mbb_bus_{name}")),
-                url_for(&args.url, "mbb_target")
-            ),
-        )?;
-        let spawn =
-            |extra: &[&str], config: &str| maskbus_bench::spawn_agent(&args.maskbus, config, extra);
-        let producer = spawn(&[], &producer_config)?;
-        let started = Instant::now();
-        let mut consumer = spawn(&["--once"], &consumer_config)?;
-        let (mut producer_peak, mut consumer_peak) = (0, 0);
-        let status = loop {
-            if let Some(status) = consumer.try_wait()? {
-                break status;
-            }
-            consumer_peak = consumer_peak.max(peak_rss_kb(consumer.id()).unwrap_or(0));
-            producer_peak = producer_peak.max(peak_rss_kb(producer.id()).unwrap_or(0));
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        // What users compare a full copy with: pg_dump | pg_restore into an empty database.
+        let dumped = fresh_database(&args.url, "mbb_dump").await?;
+        drop(dumped);
+        let dump_time = dump_restore(&args.url, "mbb_source", "mbb_dump")?;
+        maskbus_bench::drop_database(&args.url, "mbb_dump").await?;
+
+        let bus_name = format!("mbb_bus_{name}");
+        let agent_config = |file: &str, text: String| -> Result<String> {
+            let path = format!("{}/{file}", args.work);
+            std::fs::write(&path, text)?;
+            Ok(path)
         };
-        let sync_time = started.elapsed();
-        producer_peak = producer_peak.max(peak_rss_kb(producer.id()).unwrap_or(0));
-        maskbus_bench::stop_agent(producer)?;
-        anyhow::ensure!(status.success(), "the consumer failed");
+        let producer_config = agent_config("producer.toml", format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\n",
+            url_for(&args.url, &bus_name), url_for(&args.url, "mbb_source")))?;
+        let consumer_config = |target: &str, workers: u32, worker: u32| {
+            agent_config(
+                &format!("consumer-{target}-{worker}.toml"),
+                format!(
+                    "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nworkers = {workers}\nworker = {worker}\n",
+                    url_for(&args.url, &bus_name),
+                    url_for(&args.url, target)
+                ),
+            )
+        };
+        let one = consumer_config("mbb_target", 1, 1)?;
+        let (sync_time, producer_peak, consumer_peak) = run_agents(
+            &args.maskbus,
+            std::slice::from_ref(&producer_config),
+            std::slice::from_ref(&one),
+        )?;
         let synced: i64 = maskbus_bank::row_counts(&target)
             .await?
             .iter()
             .map(|(_, n)| n)
             .sum();
         anyhow::ensure!(synced as u64 == rows, "synced {synced} of {rows} rows");
+        // A delta pass with no change at all: what a follow loop pays every interval.
+        let (delta_time, _, _) = run_agents(
+            &args.maskbus,
+            std::slice::from_ref(&producer_config),
+            &[one],
+        )?;
+
+        // Scale-out: two producers on one mailbox, two consumer workers on one target.
+        let scaled = fresh_database(&args.url, "mbb_target2").await?;
+        apply_migrations(&scaled, maskbus_bank::MIGRATIONS).await?;
+        let workers = [
+            consumer_config("mbb_target2", 2, 1)?,
+            consumer_config("mbb_target2", 2, 2)?,
+        ];
+        let (scaled_time, _, _) = run_agents(
+            &args.maskbus,
+            &[producer_config.clone(), producer_config.clone()],
+            &workers,
+        )?;
+        let scaled_rows: i64 = maskbus_bank::row_counts(&scaled)
+            .await?
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
+        anyhow::ensure!(
+            scaled_rows as u64 == rows,
+            "two workers synced {scaled_rows} of {rows} rows"
+        );
+        maskbus_bench::drop_database(&args.url, "mbb_target2").await?;
 
         println!(
             "{}",
             json!({
                 "bench": "sync", "profile": name, "rows": rows,
                 "copy_seconds": copy_time.as_secs_f64(), "sync_seconds": sync_time.as_secs_f64(),
+                "dump_restore_seconds": dump_time.as_secs_f64(),
+                "dump_restore_rows_per_s": rows as f64 / dump_time.as_secs_f64(),
+                "delta_seconds": delta_time.as_secs_f64(),
+                "two_workers_seconds": scaled_time.as_secs_f64(),
                 "copy_rows_per_s": rows as f64 / copy_time.as_secs_f64(),
                 "sync_rows_per_s": rows as f64 / sync_time.as_secs_f64(),
                 "sync_us_per_row": sync_time.as_secs_f64() * 1e6 / rows as f64,
