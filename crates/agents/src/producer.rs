@@ -16,6 +16,45 @@ pub struct Producer {
     pub source: Arc<Source>,
     pub mailbox: Arc<Mailbox>,
     pub inbox: String,
+    /// The answer to the page request a consumer will send next, read and masked while the
+    /// current answer travels (see [`Producer::answer_page`]).
+    next: tokio::sync::Mutex<Option<Prefetch>>,
+}
+
+/// A page request's answer, being prepared before the request arrives.
+struct Prefetch {
+    request: Request,
+    answer: tokio::task::JoinHandle<Vec<Reply>>,
+}
+
+/// The replies to a page request: masked pages, or one error.
+async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
+    match request {
+        Request::Page {
+            entity,
+            since,
+            until,
+            after,
+            limit,
+            pages,
+            ..
+        } => {
+            source
+                .page(
+                    entity,
+                    since.clone(),
+                    until.clone(),
+                    after.clone(),
+                    *limit,
+                    pages.unwrap_or(1),
+                )
+                .await
+        }
+        _ => vec![Reply::error(
+            protocol::ErrorCode::Malformed,
+            "expected a page request",
+        )],
+    }
 }
 
 /// What handling one message came to, for logs and tests.
@@ -26,6 +65,53 @@ pub enum Handled {
 }
 
 impl Producer {
+    pub fn new(source: Arc<Source>, mailbox: Arc<Mailbox>, inbox: String) -> Self {
+        Self {
+            source,
+            mailbox,
+            inbox,
+            next: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Answers a page request, from the prepared answer when it is the one that was expected,
+    /// then starts preparing the answer to the request that will follow. Reading ahead is
+    /// safe: an answer is a function of the request and of the source, read a moment earlier,
+    /// and a row changed in between is in a later window anyway.
+    async fn answer_page(&self, request: Request) -> Vec<Reply> {
+        let prepared = match self.next.lock().await.take() {
+            Some(p) if p.request == request => Some(p.answer),
+            Some(stale) => {
+                stale.answer.abort();
+                None
+            }
+            None => None,
+        };
+        let replies = match prepared {
+            Some(answer) => match answer.await {
+                Ok(replies) => replies,
+                Err(_) => page_answer(&self.source, &request).await,
+            },
+            None => page_answer(&self.source, &request).await,
+        };
+        let next = match replies.last() {
+            Some(Reply::Page(last)) => {
+                request.continuation(last.more, last.until.clone(), last.next_after.clone())
+            }
+            _ => None,
+        };
+        if let Some(next) = next {
+            let source = Arc::clone(&self.source);
+            let ahead = next.clone();
+            let answer = tokio::spawn(async move { page_answer(&source, &ahead).await });
+            *self.next.lock().await = Some(Prefetch {
+                request: next,
+                answer,
+            });
+        }
+        replies
+    }
+
     /// Answers one request body: one reply, or one per page asked for. Never panics.
     pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
         match protocol::parse_request(body) {
@@ -41,19 +127,7 @@ impl Producer {
                         .collect(),
                 }]
             }
-            Ok(Request::Page {
-                entity,
-                since,
-                until,
-                after,
-                limit,
-                pages,
-                ..
-            }) => {
-                self.source
-                    .page(&entity, since, until, after, limit, pages.unwrap_or(1))
-                    .await
-            }
+            Ok(page @ Request::Page { .. }) => page_answer(&self.source, &page).await,
             Ok(Request::Rows {
                 entity,
                 columns,
@@ -105,7 +179,10 @@ impl Producer {
         // The mailbox checked the body is JSON; a request is small, read as a document.
         let request: serde_json::Value =
             serde_json::from_str(message.body.get()).unwrap_or(serde_json::Value::Null);
-        let replies = self.answer(&request).await;
+        let replies = match protocol::parse_request(&request) {
+            Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
+            _ => self.answer(&request).await,
+        };
         let reply_kind = replies.first().map_or("error", Reply::kind);
         let (kind, rows, entity) = match replies.first() {
             Some(Reply::Page(page)) => (

@@ -101,6 +101,39 @@ pub enum Request {
     },
 }
 
+impl Request {
+    /// The page request a consumer sends after the pages that answered this one: the same
+    /// window (closed by the `until` the answer carried), after the last key sent. `None` when
+    /// nothing remains or this is not a page request. The consumer asks it; the producer
+    /// prepares its answer while the current one travels.
+    pub fn continuation(
+        &self,
+        more: bool,
+        until: Option<Snapshot>,
+        next_after: Option<KeyCursor>,
+    ) -> Option<Request> {
+        match self {
+            Request::Page {
+                v,
+                entity,
+                since,
+                limit,
+                pages,
+                ..
+            } if more => Some(Request::Page {
+                v: *v,
+                entity: entity.clone(),
+                since: since.clone(),
+                until,
+                after: next_after,
+                limit: *limit,
+                pages: *pages,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// Why a request could not be served. Codes are stable; messages are for people.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorReply {

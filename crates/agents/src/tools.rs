@@ -472,11 +472,11 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     let mailbox = Mailbox::connect(bus, settings)
         .await
         .map_err(|e| fail(&e))?;
-    Ok(Producer {
-        source: Arc::new(source),
-        mailbox: Arc::new(mailbox),
-        inbox: config.mailbox.clone(),
-    })
+    Ok(Producer::new(
+        Arc::new(source),
+        Arc::new(mailbox),
+        config.mailbox.clone(),
+    ))
 }
 
 #[cfg(test)]

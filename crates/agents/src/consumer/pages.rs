@@ -279,25 +279,7 @@ pub fn next_state(state: SyncState, page: &ReceivedPage, until: &str) -> SyncSta
 
 /// The request for the pages after `page`, if more remain.
 pub fn next_request(request: &Request, page: &ReceivedPage) -> Option<Request> {
-    match request {
-        Request::Page {
-            v,
-            entity,
-            since,
-            limit,
-            pages,
-            ..
-        } if page.more => Some(Request::Page {
-            v: *v,
-            entity: entity.clone(),
-            since: since.clone(),
-            until: page.until.clone(),
-            after: page.next_after.clone(),
-            limit: *limit,
-            pages: *pages,
-        }),
-        _ => None,
-    }
+    request.continuation(page.more, page.until.clone(), page.next_after.clone())
 }
 
 #[cfg(test)]
