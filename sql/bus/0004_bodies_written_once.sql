@@ -71,14 +71,61 @@ BEGIN
 END $$;
 
 -- Acking: marks the messages whose lease the caller holds, in mailboxes it owns, as acked.
-CREATE OR REPLACE FUNCTION mq.ack(p_ids bigint[], p_leases bigint[]) RETURNS SETOF bigint
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS $$
+-- (plpgsql, whose plan is cached for the session: a sql function is planned at every call.)
+DROP FUNCTION mq.ack(bigint[], bigint[]);
+CREATE FUNCTION mq.ack(p_ids bigint[], p_leases bigint[]) RETURNS SETOF bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+    RETURN QUERY
     UPDATE mq.mail m
        SET acked_at = now(), lease = NULL, visible_at = 'infinity'
       FROM unnest(p_ids, p_leases) AS l(id, lease)
      WHERE m.id = l.id AND m.lease = l.lease AND m.acked_at IS NULL AND mq.caller_owns(m.mailbox)
-    RETURNING m.id
-$$;
+    RETURNING m.id;
+END $$;
+
+-- Claiming, on the table itself (a view costs a rewrite at every plan): only unacked rows.
+CREATE OR REPLACE FUNCTION mq.claim(p_mailbox text, p_limit integer, p_lease_seconds double precision, p_max_attempts integer)
+RETURNS TABLE (id bigint, mailbox text, sender text, kind text, correlation_id text, reply_to text,
+               body text, body_bytes integer, attempts integer, lease bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+BEGIN
+    IF NOT mq.caller_owns(p_mailbox) THEN
+        PERFORM mq.refuse('mailbox ' || left(p_mailbox, 64) || ' is not owned by ' || session_user);
+    END IF;
+    RETURN QUERY
+    WITH next AS (
+        SELECT m.id, m.attempts FROM mq.mail m
+         WHERE m.mailbox = p_mailbox AND m.visible_at <= now() AND m.acked_at IS NULL
+         ORDER BY m.visible_at, m.id
+         LIMIT p_limit
+         FOR UPDATE SKIP LOCKED
+    ),
+    exhausted AS (
+        DELETE FROM mq.mail m USING next
+         WHERE m.id = next.id AND next.attempts >= p_max_attempts
+        RETURNING m.*
+    ),
+    buried AS (
+        INSERT INTO mq.dead_letters (id, mailbox, sender, kind, correlation_id, reply_to, body, created_at, attempts, error)
+        SELECT x.id, x.mailbox, x.sender, x.kind, x.correlation_id, x.reply_to, x.body, x.created_at, x.attempts,
+               coalesce('gave up after ' || x.attempts || ' attempts; last error: ' || x.last_error,
+                        'gave up after ' || x.attempts || ' attempts; the receiver never acked (lease expired)')
+          FROM exhausted x
+    ),
+    leased AS (
+        UPDATE mq.mail m
+           SET visible_at = clock_timestamp() + make_interval(secs => p_lease_seconds),
+               attempts   = m.attempts + 1,
+               lease      = nextval('mq.lease_seq')
+          FROM next
+         WHERE m.id = next.id AND next.attempts < p_max_attempts
+        RETURNING m.*
+    )
+    SELECT l.id, l.mailbox, l.sender, l.kind, l.correlation_id, l.reply_to,
+           l.body::text, octet_length(l.body::text), l.attempts, l.lease
+      FROM leased l;
+END $$;
 
 -- The audit horizon reads the one table (and the dead letters).
 CREATE OR REPLACE FUNCTION mq.audit_horizon() RETURNS bigint

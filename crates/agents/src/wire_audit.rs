@@ -8,7 +8,7 @@
 
 use crate::source::READ_ONLY_CANONICAL;
 use maskbus_audit::exact::{matchable, Matchable};
-use maskbus_audit::{scan, scan_text_in_windows, Context, ExactMatcher, Hit};
+use maskbus_audit::{scan, scan_text_in_windows, Context, ExactMatcher, Finding, Hit};
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::{quote_ident, PgError, Target};
@@ -84,27 +84,21 @@ pub async fn run(
         ..AuditReport::default()
     };
     while let Some(page) = incoming.recv().await {
-        for AuditedMessage {
-            id,
-            table,
-            mailbox,
-            body: text,
-        } in page?
+        let page = page?;
+        // The detectors run on every core while the next page is read.
+        let scanned = scan_page(&page, context);
+        for (
+            AuditedMessage {
+                id,
+                table,
+                mailbox,
+                body: text,
+            },
+            findings,
+        ) in page.into_iter().zip(scanned)
         {
             report.scanned += 1;
             report.bytes += text.len() as u64;
-            let findings = if text.len() > LARGE_BODY {
-                // A parsed tree takes many times its text: read a huge body as text, a window
-                // at a time, so memory stays flat whatever one message weighs.
-                scan_text_in_windows(&text, context, WINDOW, WINDOW_OVERLAP)
-            } else {
-                match serde_json::from_str::<serde_json::Value>(&text) {
-                    Ok(body) => scan(&body, context),
-                    // jsonb always holds valid JSON; a body that does not parse (nested past
-                    // the parser's limit) is scanned as text.
-                    Err(_) => scan_text_in_windows(&text, context, WINDOW, WINDOW_OVERLAP),
-                }
-            };
             if !findings.is_empty() {
                 report.messages_with_findings += 1;
             }
@@ -136,6 +130,51 @@ pub async fn run(
         report.recorded_through = Some(horizon);
     }
     Ok(report)
+}
+
+/// The findings in one body.
+fn scan_body(text: &str, context: Context<'_>) -> Vec<Finding> {
+    if text.len() > LARGE_BODY {
+        // A parsed tree takes many times its text: read a huge body as text, a window at a
+        // time, so memory stays flat whatever one message weighs.
+        return scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP);
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(body) => scan(&body, context),
+        // A body that does not parse (nested past the parser's limit) is scanned as text.
+        Err(_) => scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP),
+    }
+}
+
+/// The findings of each body of a page, in order, the page split between the machine's cores.
+fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(page.len());
+    if threads <= 1 {
+        return page.iter().map(|m| scan_body(&m.body, context)).collect();
+    }
+    let share = page.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = page
+            .chunks(share)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|m| scan_body(&m.body, context))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| {
+                // A detector that panics is a bug; it stops the audit as it would on one core.
+                part.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// 32 random bytes for this run's hashing key, from the operating system.
