@@ -9,7 +9,7 @@
 //! Key cursors are text arrays (`$1::text[]`), compared as a row value
 //! (`(t.a, t.b) > ($1[1]::int, $1[2]::text)`), which a btree index on the key serves in order.
 
-use crate::model::{KeyDef, TableRef};
+use crate::model::{ForeignKey, KeyDef, TableRef};
 use crate::quote_ident;
 
 /// `t."a"::text, t."b"::text`: each column printed as text, in the given order.
@@ -129,6 +129,39 @@ pub fn missing(table: &TableRef, lookup: &[(String, String)]) -> String {
         table.sql(),
         match_columns(lookup, "p", "k"),
         cols = names.join(", "),
+    )
+}
+
+/// The distinct values of a foreign key's columns, as text, that its child rows hold and no
+/// parent row has (what must come before the key can be added back), at most `$1` of them.
+/// Rows with a NULL in the key reference nothing.
+pub fn orphans(fk: &ForeignKey) -> String {
+    let child: Vec<String> = fk
+        .columns
+        .iter()
+        .map(|c| format!("c.{}", quote_ident(c)))
+        .collect();
+    let matches: Vec<String> = fk
+        .columns
+        .iter()
+        .zip(&fk.parent_columns)
+        .map(|(c, p)| format!("p.{} = c.{}", quote_ident(p), quote_ident(c)))
+        .collect();
+    format!(
+        "SELECT DISTINCT {} FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {}) LIMIT $1",
+        child
+            .iter()
+            .map(|c| format!("{c}::text"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        fk.table.sql(),
+        child
+            .iter()
+            .map(|c| format!("{c} IS NOT NULL"))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+        fk.parent.sql(),
+        matches.join(" AND "),
     )
 }
 

@@ -148,6 +148,27 @@ impl Writer {
         Ok(lifted.len())
     }
 
+    /// Up to `limit` values of `fk`'s columns that child rows hold and no parent row has.
+    pub async fn orphans(&self, fk: &ForeignKey, limit: i64) -> Result<Vec<Vec<String>>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(&maskbus_pg::statements::orphans(fk), &[&limit])
+            .await
+            .map_err(|e| {
+                self.target.query_error(
+                    format!(
+                        "looking for rows of {} whose {} parent is missing",
+                        fk.table, fk.name
+                    ),
+                    &e,
+                )
+            })?;
+        Ok(rows
+            .iter()
+            .map(|r| (0..fk.columns.len()).map(|i| r.get(i)).collect())
+            .collect())
+    }
+
     /// Every object a load lifted and has not rebuilt yet, by entity, indexes first.
     pub async fn lifted(&self) -> Result<Vec<(String, Lifted)>, PgError> {
         let client = self.client().await?;

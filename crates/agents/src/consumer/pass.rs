@@ -231,6 +231,64 @@ impl Consumer {
         }
     }
 
+    /// With several workers, a child table's rows come from its worker's snapshot and its
+    /// parents' from another worker's, possibly older: before a lifted foreign key between them
+    /// is rebuilt, the parent rows that child rows reference and the target lacks are fetched
+    /// from the producer (by the columns the key references) and written. A parent the source no
+    /// longer has is left to the rebuild, which then names the key.
+    async fn fetch_parents_of_orphans(
+        &self,
+        plans: &[EntityPlan],
+        mine: &BTreeSet<String>,
+        report: &mut PassReport,
+    ) -> Result<(), ConsumerError> {
+        let batch = crate::protocol::MAX_PAGE_ROWS as usize;
+        for (entity, object) in self.writer.lifted().await? {
+            let Some(fk) = object.foreign_key else {
+                continue;
+            };
+            let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
+                continue;
+            };
+            if !mine.contains(&entity) {
+                continue;
+            }
+            // Bounded: each round writes the parents it asked for, or stops.
+            for _ in 0..100_000 {
+                let missing = self.writer.orphans(&fk, batch as i64).await?;
+                if missing.is_empty() {
+                    break;
+                }
+                let request = Request::Rows {
+                    v: VERSION,
+                    entity: parent_plan.entity.clone(),
+                    columns: fk.parent_columns.clone(),
+                    keys: missing.clone(),
+                };
+                let what = format!("rows of {}", parent_plan.entity);
+                let Some(ReceivedReply::Page(parents)) = self
+                    .asker
+                    .ask_patiently(&request, &what)
+                    .await?
+                    .into_iter()
+                    .next()
+                else {
+                    return Err(ConsumerError::BadReply {
+                        entity: parent_plan.entity.clone(),
+                        reason: "expected a page".into(),
+                    });
+                };
+                report.parents_fetched += parents.rows.len() as u64;
+                self.apply_with_parents(plans, parent_plan, &parents, None, report, 0)
+                    .await?;
+                if parents.rows.len() < missing.len() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Before a table's first load, waits while a parent that another worker loads is still being
     /// loaded and making progress (its watermark moved within `request_timeout`; one that has not
     /// started is given that long to start). Loading the child first would be correct, but every
@@ -304,7 +362,9 @@ impl Consumer {
                 .filter(|(e, _)| my_entities.contains(*e))
                 .map(|(e, s)| (e.clone(), s.clone()))
                 .collect();
-            let synced: Vec<_> = my_plans.iter().map(|p| &p.table).collect();
+            // Foreign keys to another worker's tables are lifted too: before they are rebuilt,
+            // the parents the other worker's older snapshot lacks are fetched (see below).
+            let synced: Vec<_> = plans.iter().map(|p| &p.table).collect();
             self.writer
                 .lift_for_load(&super::load::never_synced(&owned, &my_states), &synced)
                 .await?;
@@ -431,6 +491,10 @@ impl Consumer {
             report.links_set += self.writer.set_links(plan).await?;
         }
         self.writer.move_sequences(&owned).await?;
+        if self.config.workers > 1 {
+            self.fetch_parents_of_orphans(&plans, &my_entities, &mut report)
+                .await?;
+        }
         // What a load lifted (in this pass, or in one cut short before it) is rebuilt now; with
         // several workers, each rebuilds what belongs to its tables.
         let (rebuilt, not_rebuilt) = self

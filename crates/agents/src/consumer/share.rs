@@ -5,9 +5,11 @@
 //! one worker, and stays exact. Tables that must be filled by one hand stay together: the tables
 //! of a cycle filled in one transaction, and a table with the table its deferred links point to
 //! (its links are set at the end of the worker's pass). Everything else is dealt out in fill
-//! order, unit by unit, round robin. A foreign key between two workers' tables is checked as
-//! rows land (never lifted), and a row whose parent the other worker has not written yet makes
-//! its worker fetch that parent from the producer first, as after a late commit.
+//! order, unit by unit, round robin. Before a table's first load its worker waits while a
+//! parent that another worker loads is making progress; a foreign key between two workers'
+//! tables is lifted by the child's worker like any other, and before it is rebuilt the parent
+//! rows the child's (later) snapshot references and the target lacks are fetched from the
+//! producer (`pass.rs: fetch_parents_of_orphans`).
 
 use super::pages::EntityPlan;
 use std::collections::BTreeMap;
