@@ -12,8 +12,37 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 impl Consumer {
+    /// The rows of `parent` whose `columns` equal one of `keys`, asked of the producer (masked).
+    pub(super) async fn parent_rows(
+        &self,
+        parent: &EntityPlan,
+        columns: &[String],
+        keys: Vec<Vec<String>>,
+    ) -> Result<ReceivedPage, ConsumerError> {
+        let request = Request::Rows {
+            v: VERSION,
+            entity: parent.entity.clone(),
+            columns: columns.to_vec(),
+            keys,
+        };
+        let what = format!("rows of {}", parent.entity);
+        match self
+            .asker
+            .ask_patiently(&request, &what)
+            .await?
+            .into_iter()
+            .next()
+        {
+            Some(ReceivedReply::Page(page)) => Ok(page),
+            _ => Err(ConsumerError::BadReply {
+                entity: parent.entity.clone(),
+                reason: "expected a page".into(),
+            }),
+        }
+    }
+
     /// Applies a page, first fetching any parent rows the target lacks.
-    async fn apply_with_parents(
+    pub(super) async fn apply_with_parents(
         &self,
         plans: &[EntityPlan],
         plan: &EntityPlan,
@@ -72,25 +101,9 @@ impl Consumer {
                         .collect();
                     let missing = self.writer.missing(parent_plan, &lookup, &tuples).await?;
                     for chunk in missing.chunks(crate::protocol::MAX_PAGE_ROWS as usize) {
-                        let request = Request::Rows {
-                            v: VERSION,
-                            entity: parent_plan.entity.clone(),
-                            columns: fk.parent_columns.clone(),
-                            keys: chunk.to_vec(),
-                        };
-                        let what = format!("rows of {}", parent_plan.entity);
-                        let Some(ReceivedReply::Page(parents)) = self
-                            .asker
-                            .ask_patiently(&request, &what)
-                            .await?
-                            .into_iter()
-                            .next()
-                        else {
-                            return Err(ConsumerError::BadReply {
-                                entity: parent_plan.entity.clone(),
-                                reason: "expected a page".into(),
-                            });
-                        };
+                        let parents = self
+                            .parent_rows(parent_plan, &fk.parent_columns, chunk.to_vec())
+                            .await?;
                         report.parents_fetched += parents.rows.len() as u64;
                         Box::pin(self.apply_with_parents(
                             plans,
@@ -229,110 +242,6 @@ impl Consumer {
             }
             after = page.next_after;
         }
-    }
-
-    /// With several workers, a child table's rows come from its worker's snapshot and its
-    /// parents' from another worker's, possibly older: before a lifted foreign key between them
-    /// is rebuilt, the parent rows that child rows reference and the target lacks are fetched
-    /// from the producer (by the columns the key references) and written. A parent the source no
-    /// longer has is left to the rebuild, which then names the key.
-    async fn fetch_parents_of_orphans(
-        &self,
-        plans: &[EntityPlan],
-        mine: &BTreeSet<String>,
-        report: &mut PassReport,
-    ) -> Result<(), ConsumerError> {
-        let batch = crate::protocol::MAX_PAGE_ROWS as usize;
-        for (entity, object) in self.writer.lifted().await? {
-            let Some(fk) = object.foreign_key else {
-                continue;
-            };
-            let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
-                continue;
-            };
-            if !mine.contains(&entity) {
-                continue;
-            }
-            // Bounded: each round writes the parents it asked for, or stops.
-            for _ in 0..100_000 {
-                let missing = self.writer.orphans(&fk, batch as i64).await?;
-                if missing.is_empty() {
-                    break;
-                }
-                let request = Request::Rows {
-                    v: VERSION,
-                    entity: parent_plan.entity.clone(),
-                    columns: fk.parent_columns.clone(),
-                    keys: missing.clone(),
-                };
-                let what = format!("rows of {}", parent_plan.entity);
-                let Some(ReceivedReply::Page(parents)) = self
-                    .asker
-                    .ask_patiently(&request, &what)
-                    .await?
-                    .into_iter()
-                    .next()
-                else {
-                    return Err(ConsumerError::BadReply {
-                        entity: parent_plan.entity.clone(),
-                        reason: "expected a page".into(),
-                    });
-                };
-                report.parents_fetched += parents.rows.len() as u64;
-                self.apply_with_parents(plans, parent_plan, &parents, None, report, 0)
-                    .await?;
-                if parents.rows.len() < missing.len() {
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Before a table's first load, waits while a parent that another worker loads is still being
-    /// loaded and making progress (its watermark moved within `request_timeout`; one that has not
-    /// started is given that long to start). Loading the child first would be correct, but every
-    /// row whose parent is not there yet costs a fetch. A stalled or failed parent stops the wait:
-    /// the child then fetches what it needs, or fails by name.
-    async fn wait_for_other_workers_parents(
-        &self,
-        plans: &[EntityPlan],
-        mine: &[bool],
-        plan: &EntityPlan,
-        stop: &watch::Receiver<bool>,
-    ) -> Result<(), ConsumerError> {
-        use super::load::ParentProgress;
-        let patience = self.config.request_timeout.as_secs_f64();
-        for fk in &plan.parents {
-            let Some(position) = plans.iter().position(|p| p.table == fk.parent) else {
-                continue;
-            };
-            if mine[position] || fk.parent == plan.table {
-                continue;
-            }
-            let parent = &plans[position].entity;
-            let started = std::time::Instant::now();
-            let mut told = false;
-            loop {
-                if *stop.borrow() {
-                    return Err(ConsumerError::Stopped);
-                }
-                let waiting = match self.writer.progress(parent).await? {
-                    ParentProgress::Loaded => false,
-                    ParentProgress::Loading(idle) => idle < patience,
-                    ParentProgress::NotStarted => started.elapsed().as_secs_f64() < patience,
-                };
-                if !waiting {
-                    break;
-                }
-                if !told {
-                    tracing::info!(entity = %plan.entity, %parent, "waiting for the worker that loads its parent");
-                    told = true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        }
-        Ok(())
     }
 
     /// One pass: every entity, parents first, up to one snapshot; then the deferred links and
