@@ -8,7 +8,7 @@
 
 use crate::source::READ_ONLY_CANONICAL;
 use maskbus_audit::exact::{matchable, Matchable};
-use maskbus_audit::{scan, scan_text_in_windows, Context, ExactMatcher, Finding, Hit};
+use maskbus_audit::{scan_text, scan_text_in_windows, Context, ExactMatcher, Finding, Hit};
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::{quote_ident, PgError, Target};
@@ -139,11 +139,9 @@ fn scan_body(text: &str, context: Context<'_>) -> Vec<Finding> {
         // time, so memory stays flat whatever one message weighs.
         return scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP);
     }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(body) => scan(&body, context),
-        // A body that does not parse (nested past the parser's limit) is scanned as text.
-        Err(_) => scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP),
-    }
+    // A body that does not parse (nested past the parser's limit) is scanned as text.
+    scan_text(text, context)
+        .unwrap_or_else(|_| scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP))
 }
 
 /// The findings of each body of a page, in order, the page split between the machine's cores.

@@ -76,11 +76,20 @@ fn is_separator(c: char) -> bool {
 
 /// Splits text into digit runs.
 pub fn digit_runs(text: &str) -> Vec<DigitRun> {
-    let chars: Vec<char> = text.chars().collect();
+    if text.is_ascii() {
+        // Most text is ASCII: read its bytes in place instead of copying out its characters.
+        runs_of(text.as_bytes())
+    } else {
+        runs_of(&text.chars().collect::<Vec<char>>())
+    }
+}
+
+fn runs_of<C: Copy + Into<char>>(text: &[C]) -> Vec<DigitRun> {
+    let at = |i: usize| -> char { text[i].into() };
     let mut runs = Vec::new();
     let mut i = 0;
-    while i < chars.len() {
-        if !chars[i].is_ascii_digit() {
+    while i < text.len() {
+        if !at(i).is_ascii_digit() {
             i += 1;
             continue;
         }
@@ -93,26 +102,25 @@ pub fn digit_runs(text: &str) -> Vec<DigitRun> {
         };
         loop {
             let group_start = i;
-            while i < chars.len() && chars[i].is_ascii_digit() {
-                run.digits.push(chars[i]);
+            while i < text.len() && at(i).is_ascii_digit() {
+                run.digits.push(at(i));
                 i += 1;
             }
             run.groups.push(i - group_start);
             let separator_start = i;
-            while i < chars.len() && i - separator_start < 4 && is_separator(chars[i]) {
+            while i < text.len() && i - separator_start < 4 && is_separator(at(i)) {
                 i += 1;
             }
             let separator_len = i - separator_start;
-            if (1..=3).contains(&separator_len) && i < chars.len() && chars[i].is_ascii_digit() {
-                run.separators
-                    .push(chars[separator_start..i].iter().collect());
+            if (1..=3).contains(&separator_len) && i < text.len() && at(i).is_ascii_digit() {
+                run.separators.push((separator_start..i).map(at).collect());
                 continue;
             }
             i = separator_start;
             break;
         }
-        let before_is_clean = chars[..run_start].iter().all(|c| is_separator(*c));
-        let after_is_clean = chars[i..].iter().all(|c| is_separator(*c));
+        let before_is_clean = (0..run_start).all(|j| is_separator(at(j)));
+        let after_is_clean = (i..text.len()).all(|j| is_separator(at(j)));
         run.whole = before_is_clean && after_is_clean;
         runs.push(run);
     }
@@ -189,8 +197,45 @@ pub fn is_benign(run: &DigitRun) -> bool {
     false
 }
 
-fn hint_has(hint: &str, words: &[&str]) -> bool {
-    words.iter().any(|w| hint.contains(w))
+/// What the name of the field a value sits under says it may hold. Read once per field (a
+/// page reply names its columns once), not once per value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hint {
+    pub birth: bool,
+    pub routing: bool,
+    pub phone: bool,
+    /// An account *number*, not a key that points at an account (`account_id`) or its kind.
+    pub account: bool,
+}
+
+impl Hint {
+    /// No field name (a key, a value split over fields, a body read as text).
+    pub const NONE: Hint = Hint {
+        birth: false,
+        routing: false,
+        phone: false,
+        account: false,
+    };
+
+    /// The hint of a field name, in any case.
+    pub fn of(name: &str) -> Hint {
+        let lower = if name.bytes().any(|b| b.is_ascii_uppercase()) || !name.is_ascii() {
+            std::borrow::Cow::Owned(name.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
+        let name = lower.as_ref();
+        let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+        Hint {
+            birth: has(&["birth", "dob", "born", "bday"]),
+            routing: has(&["routing", "aba", "rtn"]),
+            phone: has(&["phone", "tel", "mobile", "fax"]),
+            account: has(&["account", "acct", "iban"])
+                && !name.ends_with("_id")
+                && !name.ends_with("id")
+                && !name.contains("type"),
+        }
+    }
 }
 
 /// A North American number: area code and exchange start with 2-9.
@@ -203,9 +248,8 @@ fn nanp_valid(digits: &str) -> bool {
     d.len() == 10 && (b'2'..=b'9').contains(&b[0]) && (b'2'..=b'9').contains(&b[3])
 }
 
-/// Every pattern finding in one normalized string. `hint` is the lowercased field name (or
-/// column name) the string sits under, empty when there is none.
-pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
+/// Every pattern finding in one normalized string, under a field whose name gave `hint`.
+pub fn detect(text: &str, hint: Hint, hits: &mut Vec<Hit>) {
     // A bytea as Postgres prints it (`\x` and hex): its bytes are not text, and hex digits
     // broken by letters only ever add up to noise.
     if let Some(hex) = text.strip_prefix("\\x") {
@@ -216,6 +260,25 @@ pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
     if is_uuid(text.trim()) {
         return;
     }
+    if plain_number_may_be_pii(text, hint) == Some(false) {
+        if hint.birth {
+            detect_birth_date(text, hits);
+        }
+        return;
+    }
+    detect_tokenised(text, hint, hits);
+}
+
+/// For a plain number (an id, a count, an amount), whether the digit detectors could fire on
+/// it, decided without tokenising; `None` for any other text. A number is one run, or two
+/// joined by a point (benign); only the lengths below can be anything but a number.
+pub fn plain_number_may_be_pii(text: &str, hint: Hint) -> Option<bool> {
+    let may_be_pii = |n: usize| matches!(n, 9..=11 | 13..=19) || (n >= 6 && hint.account);
+    plain_number_digits(text).map(|digits| digits.is_some_and(may_be_pii))
+}
+
+/// [`detect`] without its shortcuts: every digit run, every `@`.
+fn detect_tokenised(text: &str, hint: Hint, hits: &mut Vec<Hit>) {
     for run in digit_runs(text) {
         if is_benign(&run) {
             continue;
@@ -230,8 +293,27 @@ pub fn detect(text: &str, hint: &str, hits: &mut Vec<Hit>) {
         }
     }
     detect_email(text, hits);
-    if hint_has(hint, &["birth", "dob", "born", "bday"]) {
+    if hint.birth {
         detect_birth_date(text, hits);
+    }
+}
+
+/// A plain ASCII number: `Some(Some(n))` for an optionally signed integer of `n` digits,
+/// `Some(None)` for one with a fraction (`-12.50`, two groups joined by a point, which
+/// [`is_benign`] passes), `None` for anything else.
+fn plain_number_digits(text: &str) -> Option<Option<usize>> {
+    let b = text.as_bytes();
+    let b = b.strip_prefix(b"-").unwrap_or(b);
+    let point = b.iter().position(|c| *c == b'.');
+    let (whole, fraction) = match point {
+        Some(p) => (&b[..p], Some(&b[p + 1..])),
+        None => (b, None),
+    };
+    let digits = |part: &[u8]| !part.is_empty() && part.iter().all(u8::is_ascii_digit);
+    match fraction {
+        None if digits(whole) => Some(Some(whole.len())),
+        Some(fraction) if digits(whole) && digits(fraction) => Some(None),
+        _ => None,
     }
 }
 
@@ -285,7 +367,7 @@ fn is_uuid(text: &str) -> bool {
 }
 
 /// The detectors that look at digits only (also used on digits joined across fields).
-pub fn detect_run(run: &DigitRun, hint: &str, hits: &mut Vec<Hit>) {
+pub fn detect_run(run: &DigitRun, hint: Hint, hits: &mut Vec<Hit>) {
     let d = run.digits.as_str();
     let n = d.len();
     if n == 9 && is_issuable_ssn_text(d) {
@@ -298,9 +380,7 @@ pub fn detect_run(run: &DigitRun, hint: &str, hits: &mut Vec<Hit>) {
         }
         let federal_prefix =
             matches!(d[..2].parse::<u8>().unwrap_or(99), 0..=12 | 21..=32 | 61..=72 | 80);
-        if aba_checksum_ok(&digits)
-            && (federal_prefix || hint_has(hint, &["routing", "aba", "rtn"]))
-        {
+        if aba_checksum_ok(&digits) && (federal_prefix || hint.routing) {
             hits.push(Hit::new(Detector::RoutingNumber, d));
         }
     }
@@ -308,18 +388,10 @@ pub fn detect_run(run: &DigitRun, hint: &str, hits: &mut Vec<Hit>) {
         hits.push(Hit::new(Detector::Card, d));
     }
     let phone_shape = matches!(run.groups.as_slice(), [3, 3, 4] | [1, 3, 3, 4]);
-    if (n == 10 || n == 11)
-        && nanp_valid(d)
-        && (phone_shape || hint_has(hint, &["phone", "tel", "mobile", "fax"]))
-    {
+    if (n == 10 || n == 11) && nanp_valid(d) && (phone_shape || hint.phone) {
         hits.push(Hit::new(Detector::Phone, d));
     }
-    // An account *number*, not a key that points at an account (`account_id`) or its kind.
-    let account_field = hint_has(hint, &["account", "acct", "iban"])
-        && !hint.ends_with("_id")
-        && !hint.ends_with("id")
-        && !hint.contains("type");
-    if n >= 6 && account_field {
+    if n >= 6 && hint.account {
         hits.push(Hit::new(Detector::AccountNumber, d));
     }
 }
@@ -407,8 +479,22 @@ mod tests {
 
     fn detectors(text: &str, hint: &str) -> Vec<Detector> {
         let mut hits = Vec::new();
-        detect(text, hint, &mut hits);
+        detect(text, Hint::of(hint), &mut hits);
         hits.into_iter().map(|h| h.detector).collect()
+    }
+
+    proptest::proptest! {
+        /// The plain-number shortcut decides exactly as tokenising does.
+        #[test]
+        fn plain_numbers_are_decided_as_tokenising_decides(
+            number in "-?[0-9]{1,20}(\\.[0-9]{1,4})?",
+            hint in proptest::sample::select(vec!["", "account_no", "birth_date", "phone", "routing"]),
+        ) {
+            let (mut quick, mut full) = (Vec::new(), Vec::new());
+            detect(&number, Hint::of(hint), &mut quick);
+            detect_tokenised(&number, Hint::of(hint), &mut full);
+            proptest::prop_assert_eq!(quick, full);
+        }
     }
 
     #[test]

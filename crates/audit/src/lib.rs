@@ -18,13 +18,15 @@
 pub mod detect;
 pub mod exact;
 pub mod normalize;
+pub mod tree;
 
-pub use detect::{Detector, Hit};
+pub use detect::{Detector, Hint, Hit};
 pub use exact::ExactMatcher;
+pub use tree::Tape;
 
 use detect::{detect, detect_run, digit_runs, is_benign};
-use serde_json::Value;
 use std::collections::HashSet;
+use tree::Node;
 
 /// What a scan looks for beyond the patterns.
 #[derive(Clone, Copy, Default)]
@@ -45,11 +47,31 @@ pub struct Finding {
     pub hit: Hit,
 }
 
-/// Everything suspicious in one message body.
-pub fn scan(body: &Value, context: Context<'_>) -> Vec<Finding> {
+/// Everything suspicious in one parsed message body.
+pub fn scan(body: &serde_json::Value, context: Context<'_>) -> Vec<Finding> {
+    scan_tape(&Tape::from_value(body), context)
+}
+
+/// Everything suspicious in one message body, parsed here into a tree that borrows from the
+/// text (the audit's fast path). Fails when the text is not JSON the parser accepts (nested past
+/// its limit, say): the caller then reads it with [`scan_text_in_windows`].
+pub fn scan_text(body: &str, context: Context<'_>) -> Result<Vec<Finding>, serde_json::Error> {
+    Ok(scan_tape(&Tape::parse(body)?, context))
+}
+
+/// Everything suspicious in one parsed body.
+pub fn scan_tape(tape: &Tape<'_>, context: Context<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
     let mut path = Vec::new();
-    walk(body, "", context.exact, context, &mut path, &mut findings);
+    walk(
+        tape,
+        0,
+        Hint::NONE,
+        context.exact,
+        context,
+        &mut path,
+        &mut findings,
+    );
     findings
 }
 
@@ -72,8 +94,7 @@ pub fn scan_text_in_windows(
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        let piece = Value::String(text[start..end].to_string());
-        for mut finding in scan(&piece, context) {
+        for mut finding in scan_tape(&Tape::of_string(&text[start..end]), context) {
             finding.path = format!("$ (as text, bytes {start}..{end})");
             findings.push(finding);
         }
@@ -112,19 +133,50 @@ fn render_path(path: &[Step<'_>]) -> String {
 }
 
 /// Whether the pattern detectors could find anything at all: they need six digits (an account
-/// number is the shortest), an `@`, or a birth-date field. Most strings stop here.
-fn worth_detecting(text: &str, hint: &str) -> bool {
-    let bytes = text.as_bytes();
-    if !text.is_ascii() {
+/// number is the shortest), an `@`, or a birth-date field. Most strings stop here, after one
+/// pass over their bytes.
+fn worth_detecting(text: &str, hint: Hint) -> bool {
+    if hint.birth {
         return true;
     }
-    if is_plain_timestamp(bytes) {
-        return false;
+    let bytes = text.as_bytes();
+    let Some(digits) = ascii_digits_without_at(bytes) else {
+        return true;
+    };
+    digits >= 6
+        && !is_plain_timestamp(bytes)
+        && detect::plain_number_may_be_pii(text, hint) != Some(false)
+}
+
+/// The number of ASCII digits in `bytes`, or `None` when they hold an `@` or a non-ASCII byte.
+/// Eight bytes at a time (this is the audit's innermost loop): with every byte below 0x80,
+/// adding 0x50 sets a byte's high bit when it is at least `0`, adding 0x46 when it is past `9`,
+/// and no addition carries into the next byte.
+fn ascii_digits_without_at(bytes: &[u8]) -> Option<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut digits = 0u32;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        let w = u64::from_le_bytes(eight);
+        let at = w ^ (ONES * u64::from(b'@'));
+        let has_at = at.wrapping_sub(ONES) & !at & HIGH != 0;
+        if w & HIGH != 0 || has_at {
+            return None;
+        }
+        let from_zero = w + ONES * 0x50;
+        let past_nine = w + ONES * 0x46;
+        digits += (from_zero & !past_nine & HIGH).count_ones();
     }
-    bytes.iter().filter(|b| b.is_ascii_digit()).count() >= 6
-        || bytes.contains(&b'@')
-        || hint.contains("birth")
-        || hint.contains("dob")
+    for &b in words.remainder() {
+        if b == b'@' || b >= 0x80 {
+            return None;
+        }
+        digits += u32::from(b.is_ascii_digit());
+    }
+    Some(digits)
 }
 
 /// `YYYY-MM-DD HH:MM:SS` with optional fraction and zone, as Postgres prints timestamps: the
@@ -156,7 +208,7 @@ fn is_plain_timestamp(b: &[u8]) -> bool {
 
 fn check_string(
     text: &str,
-    hint: &str,
+    hint: Hint,
     exact: Option<&ExactMatcher>,
     path: &[Step<'_>],
     findings: &mut Vec<Finding>,
@@ -198,90 +250,105 @@ fn key_segment(key: &str) -> String {
 }
 
 fn walk<'a>(
-    value: &'a Value,
-    hint: &str,
+    tape: &'a Tape<'a>,
+    at: usize,
+    hint: Hint,
     exact: Option<&ExactMatcher>,
     context: Context<'_>,
     path: &mut Vec<Step<'a>>,
     findings: &mut Vec<Finding>,
 ) {
-    match value {
-        Value::String(text) => {
+    match tape.node(at) {
+        Node::String(text) | Node::Key(text) => {
             check_string(text, hint, exact, path, findings);
         }
         // Numbers are scanned too: an SSN sent as 224308280 is still an SSN.
-        Value::Number(n) => {
+        Node::Number(n) => {
             check_string(&n.to_string(), hint, exact, path, findings);
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
+        Node::Array { .. } => {
+            for (i, item) in tape.items(at).enumerate() {
                 path.push(Step::Index(i));
-                walk(item, hint, exact, context, path, findings);
+                walk(tape, item, hint, exact, context, path, findings);
                 path.pop();
             }
         }
-        Value::Object(map) => {
-            // A page reply: the hint for rows[r][c] is columns[c].
-            let columns: Option<Vec<String>> =
-                map.get("columns").and_then(Value::as_array).map(|cs| {
-                    cs.iter()
-                        .map(|c| c.as_str().unwrap_or_default().to_lowercase())
-                        .collect()
-                });
-            let entity = map
-                .get("entity")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let kept = |column: &str| {
-                context
-                    .kept
-                    .is_some_and(|k| k.contains(&(entity.to_string(), column.to_string())))
-            };
-            let kept_cells: Vec<bool> = columns
-                .as_ref()
-                .map(|cs| cs.iter().map(|c| kept(c)).collect())
-                .unwrap_or_default();
-            for (index, (key, item)) in map.iter().enumerate() {
-                // Keys are data too. A key that is itself a finding is named by its position.
-                path.push(Step::KeyAt(index));
-                let key_is_finding = check_string(key, "", exact, path, findings);
-                path.pop();
-                path.push(if key_is_finding {
-                    Step::KeyAt(index)
-                } else {
-                    Step::Key(key)
-                });
-                match (key.as_str(), &columns, item) {
-                    ("rows", Some(columns), Value::Array(rows)) => {
-                        for (r, row) in rows.iter().enumerate() {
-                            path.push(Step::Index(r));
-                            match row {
-                                Value::Array(cells) => {
-                                    for (c, cell) in cells.iter().enumerate() {
-                                        path.push(Step::Index(c));
-                                        let column = columns.get(c).map_or("", String::as_str);
-                                        let exact = if kept_cells.get(c).copied().unwrap_or(false) {
-                                            None
-                                        } else {
-                                            exact
-                                        };
-                                        walk(cell, column, exact, context, path, findings);
-                                        path.pop();
-                                    }
-                                }
-                                other => walk(other, "", exact, context, path, findings),
+        Node::Object { .. } => walk_object(tape, at, exact, context, path, findings),
+        Node::Bool(_) | Node::Null => {}
+    }
+}
+
+fn walk_object<'a>(
+    tape: &'a Tape<'a>,
+    at: usize,
+    exact: Option<&ExactMatcher>,
+    context: Context<'_>,
+    path: &mut Vec<Step<'a>>,
+    findings: &mut Vec<Finding>,
+) {
+    // A page reply: the hint for rows[r][c] is columns[c], and kept columns are not searched
+    // for real values.
+    let columns: Option<Vec<&str>> = tape
+        .member(at, "columns")
+        .filter(|c| matches!(tape.node(*c), Node::Array { .. }))
+        .map(|c| {
+            tape.items(c)
+                .map(|i| tape.str_at(i).unwrap_or_default())
+                .collect()
+        });
+    let entity = tape
+        .member(at, "entity")
+        .and_then(|e| tape.str_at(e))
+        .unwrap_or_default();
+    let cells: Vec<(Hint, bool)> = columns
+        .iter()
+        .flatten()
+        .map(|column| {
+            let column = column.to_lowercase();
+            let kept = context
+                .kept
+                .is_some_and(|k| k.contains(&(entity.to_string(), column.clone())));
+            (Hint::of(&column), kept)
+        })
+        .collect();
+    for (index, (key, item)) in tape.members(at).enumerate() {
+        // Keys are data too. A key that is itself a finding is named by its position.
+        path.push(Step::KeyAt(index));
+        let key_is_finding = check_string(key, Hint::NONE, exact, path, findings);
+        path.pop();
+        path.push(if key_is_finding {
+            Step::KeyAt(index)
+        } else {
+            Step::Key(key)
+        });
+        if key == "rows" && columns.is_some() && matches!(tape.node(item), Node::Array { .. }) {
+            for (r, row) in tape.items(item).enumerate() {
+                path.push(Step::Index(r));
+                if let Node::Array { .. } = tape.node(row) {
+                    for (c, cell) in tape.items(row).enumerate() {
+                        let (hint, kept) = cells.get(c).copied().unwrap_or((Hint::NONE, false));
+                        let exact = if kept { None } else { exact };
+                        // Most cells are strings with nothing to find: decided without a path.
+                        if let Node::String(text) = tape.node(cell) {
+                            if exact.is_none() && !worth_detecting(text, hint) {
+                                continue;
                             }
-                            path.pop();
                         }
+                        path.push(Step::Index(c));
+                        walk(tape, cell, hint, exact, context, path, findings);
+                        path.pop();
                     }
-                    _ => walk(item, &key.to_lowercase(), exact, context, path, findings),
+                } else {
+                    walk(tape, row, Hint::NONE, exact, context, path, findings);
                 }
                 path.pop();
             }
-            split_values(map, path, findings);
+        } else {
+            walk(tape, item, Hint::of(key), exact, context, path, findings);
         }
-        Value::Bool(_) | Value::Null => {}
+        path.pop();
     }
+    split_values(tape, at, path, findings);
 }
 
 /// The most digit-only values of one object (with its nested objects) combined when looking for
@@ -289,9 +356,9 @@ fn walk<'a>(
 const SPLIT_PIECES: usize = 10;
 
 /// A string value that is nothing but one run of 2 to 8 digits: a piece of a split number.
-fn digit_piece(value: &Value) -> Option<String> {
+fn digit_piece(value: &Node<'_>) -> Option<String> {
     match value {
-        Value::String(text) if text.len() <= 64 => {
+        Node::String(text) if text.len() <= 64 => {
             let normalized = normalize::normalize(text);
             let runs = digit_runs(&normalized);
             match runs.as_slice() {
@@ -308,18 +375,24 @@ fn digit_piece(value: &Value) -> Option<String> {
 /// The digit pieces of an object and of the objects nested in it (two levels), in document
 /// order, each with its path relative to the object.
 fn pieces_of(
-    map: &serde_json::Map<String, Value>,
+    tape: &Tape<'_>,
+    object: usize,
     prefix: &str,
     depth: u8,
     out: &mut Vec<(String, String)>,
 ) {
-    for (key, value) in map {
-        let at = format!("{prefix}{}", key_segment(key));
-        match value {
-            Value::Object(inner) if depth > 0 => pieces_of(inner, &at, depth - 1, out),
+    for (key, value) in tape.members(object) {
+        if out.len() >= SPLIT_PIECES {
+            return;
+        }
+        match tape.node(value) {
+            Node::Object { .. } if depth > 0 => {
+                let at = format!("{prefix}{}", key_segment(key));
+                pieces_of(tape, value, &at, depth - 1, out)
+            }
             _ => {
-                if let Some(digits) = digit_piece(value) {
-                    out.push((at, digits));
+                if let Some(digits) = digit_piece(tape.node(value)) {
+                    out.push((format!("{prefix}{}", key_segment(key)), digits));
                 }
             }
         }
@@ -330,13 +403,9 @@ fn pieces_of(
 /// included (a card in four fields of a `payment` object, an SSN split around a name): each
 /// combination in document order is read as one number, and only a card or an SSN that passes
 /// its own checks (Luhn, issuance) counts.
-fn split_values(
-    map: &serde_json::Map<String, Value>,
-    path: &[Step<'_>],
-    findings: &mut Vec<Finding>,
-) {
+fn split_values(tape: &Tape<'_>, object: usize, path: &[Step<'_>], findings: &mut Vec<Finding>) {
     let mut pieces = Vec::new();
-    pieces_of(map, "", 2, &mut pieces);
+    pieces_of(tape, object, "", 2, &mut pieces);
     pieces.truncate(SPLIT_PIECES);
     if pieces.len() < 2 {
         return;
@@ -371,7 +440,7 @@ fn split_values(
             whole: true,
         };
         let mut hits = Vec::new();
-        detect_run(&run, "", &mut hits);
+        detect_run(&run, Hint::NONE, &mut hits);
         for mut hit in hits
             .into_iter()
             .filter(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
@@ -400,4 +469,29 @@ pub fn evidence(hit: &Hit) -> String {
         "{} characters, ending {:?}{split}",
         hit.length, hit.last_two
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The eight-at-a-time count agrees with reading byte by byte.
+        #[test]
+        fn digits_are_counted_as_byte_by_byte(text in "[ -~]{0,40}|.{0,12}") {
+            let bytes = text.as_bytes();
+            let plain = (!bytes.iter().any(|b| *b == b'@' || *b >= 0x80))
+                .then(|| bytes.iter().filter(|b| b.is_ascii_digit()).count() as u32);
+            proptest::prop_assert_eq!(ascii_digits_without_at(bytes), plain);
+        }
+    }
+
+    #[test]
+    fn digits_an_at_and_other_scripts_in_every_position() {
+        assert_eq!(ascii_digits_without_at(b"id 1234567 / 89"), Some(9));
+        assert_eq!(ascii_digits_without_at(b"0123456789:;/"), Some(10));
+        assert_eq!(ascii_digits_without_at(b"abcdefg@"), None);
+        assert_eq!(ascii_digits_without_at(b"abcdefgh@"), None);
+        assert_eq!(ascii_digits_without_at("12345678\u{0664}".as_bytes()), None);
+    }
 }

@@ -147,9 +147,8 @@ async fn main() -> Result<()> {
     let mut scanned_bytes = 0usize;
     while scanned_bytes < 20_000_000 {
         for page in &pages {
-            let body: Value = serde_json::from_str(page)?;
             anyhow::ensure!(
-                maskbus_audit::scan(&body, maskbus_audit::Context::default()).is_empty()
+                maskbus_audit::scan_text(page, maskbus_audit::Context::default())?.is_empty()
             );
             scanned_bytes += page.len();
         }
@@ -183,7 +182,7 @@ async fn main() -> Result<()> {
         audit / sql
     );
     println!(
-        "{:<34} {:>10.2}  (goal >= 0.5)",
+        "{:<34} {:>10.2}  (goal >= 0.8)",
         "audit / reading",
         audit / raw
     );

@@ -1,0 +1,290 @@
+//! A JSON body as the audit reads it: a flat tape of nodes whose strings borrow from the
+//! message text.
+//!
+//! `serde_json::Value` copies every string and key into its own allocation and keeps arrays and
+//! objects in their own vectors and maps; on clean traffic the audit spent most of its time
+//! building and freeing that tree. The tape is parsed by the same parser (serde_json, so the
+//! same grammar, escapes and nesting limit) into one vector: a string without escapes is a slice
+//! of the body, an array or object is a node that knows where its subtree ends, and an object's
+//! members stay in document order, duplicates included (a hostile body that repeats a key has
+//! every copy read).
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+
+/// One node of the tape.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node<'a> {
+    Null,
+    Bool(bool),
+    /// A number, as serde_json prints it.
+    Number(serde_json::Number),
+    String(Cow<'a, str>),
+    /// An array: its items follow it; `end` is the index just past its subtree.
+    Array {
+        end: usize,
+    },
+    /// An object: its members follow it, each a `Key` node and then the value's subtree.
+    Object {
+        end: usize,
+    },
+    Key(Cow<'a, str>),
+}
+
+/// A parsed body: node 0 is the root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tape<'a> {
+    nodes: Vec<Node<'a>>,
+}
+
+impl<'a> Tape<'a> {
+    /// Parses a body. Fails on what serde_json refuses, nesting past 128 levels included.
+    pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
+        // About one node per eight bytes of a page reply: one allocation for most bodies.
+        let mut nodes = Vec::with_capacity(text.len() / 8 + 1);
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        Append(&mut nodes).deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        Ok(Tape { nodes })
+    }
+
+    /// The tape of a parsed `Value` (strings borrowed from it).
+    pub fn from_value(value: &'a serde_json::Value) -> Self {
+        let mut nodes = Vec::new();
+        // Reading a Value as a deserializer cannot fail: every node has a visitor arm.
+        let _ = Append(&mut nodes).deserialize(value);
+        Tape { nodes }
+    }
+
+    /// A tape of one string.
+    pub fn of_string(text: &'a str) -> Self {
+        Tape {
+            nodes: vec![Node::String(Cow::Borrowed(text))],
+        }
+    }
+
+    pub fn node(&self, at: usize) -> &Node<'a> {
+        &self.nodes[at]
+    }
+
+    /// The index just past the subtree at `at`.
+    pub fn skip(&self, at: usize) -> usize {
+        match self.nodes[at] {
+            Node::Array { end } | Node::Object { end } => end,
+            _ => at + 1,
+        }
+    }
+
+    /// The items of the array at `at` (none if it is not an array).
+    pub fn items(&self, at: usize) -> impl Iterator<Item = usize> + '_ {
+        let (mut next, end) = match self.nodes[at] {
+            Node::Array { end } => (at + 1, end),
+            _ => (0, 0),
+        };
+        std::iter::from_fn(move || {
+            (next < end).then(|| {
+                let item = next;
+                next = self.skip(item);
+                item
+            })
+        })
+    }
+
+    /// The members of the object at `at`, as (key, index of the value), in document order.
+    pub fn members(&self, at: usize) -> impl Iterator<Item = (&str, usize)> + '_ {
+        let (mut next, end) = match self.nodes[at] {
+            Node::Object { end } => (at + 1, end),
+            _ => (0, 0),
+        };
+        std::iter::from_fn(move || {
+            (next < end).then(|| {
+                let key = match &self.nodes[next] {
+                    Node::Key(key) => key.as_ref(),
+                    _ => "",
+                };
+                let value = next + 1;
+                next = self.skip(value);
+                (key, value)
+            })
+        })
+    }
+
+    /// The value of the last member named `key` of the object at `at` (the one a reader that
+    /// keeps one value per key keeps).
+    pub fn member(&self, at: usize, key: &str) -> Option<usize> {
+        self.members(at)
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+            .last()
+    }
+
+    /// The string at `at`, if it is one.
+    pub fn str_at(&self, at: usize) -> Option<&str> {
+        match &self.nodes[at] {
+            Node::String(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Appends the nodes of one value to the tape.
+struct Append<'t, 'a>(&'t mut Vec<Node<'a>>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Append<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// A key, borrowed from the text when it can be.
+struct Key<'t, 'a>(&'t mut Vec<Node<'a>>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Key<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Key<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<(), E> {
+        self.0.push(Node::Key(Cow::Borrowed(v)));
+        Ok(())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        self.0.push(Node::Key(Cow::Owned(v.to_owned())));
+        Ok(())
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Append<'_, 'a> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.0.push(Node::Null);
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        self.0.push(Node::Null);
+        Ok(())
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<(), E> {
+        self.0.push(Node::Bool(v));
+        Ok(())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
+        self.0.push(Node::Number(v.into()));
+        Ok(())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
+        self.0.push(Node::Number(v.into()));
+        Ok(())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        // serde_json never yields a non-finite float; null keeps the tape total if it did.
+        self.0
+            .push(serde_json::Number::from_f64(v).map_or(Node::Null, Node::Number));
+        Ok(())
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<(), E> {
+        self.0.push(Node::String(Cow::Borrowed(v)));
+        Ok(())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        self.0.push(Node::String(Cow::Owned(v.to_owned())));
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let at = self.0.len();
+        self.0.push(Node::Array { end: 0 });
+        while seq.next_element_seed(Append(&mut *self.0))?.is_some() {}
+        let end = self.0.len();
+        self.0[at] = Node::Array { end };
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let at = self.0.len();
+        self.0.push(Node::Object { end: 0 });
+        while map.next_key_seed(Key(&mut *self.0))?.is_some() {
+            map.next_value_seed(Append(&mut *self.0))?;
+        }
+        let end = self.0.len();
+        self.0[at] = Node::Object { end };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_without_escapes_borrow_and_escapes_are_decoded() {
+        let text = r#"{"a":"plain","b":"\u0034\n","c":[1,-2,2.5,true,null],"d":{}}"#;
+        let tape = Tape::parse(text).unwrap();
+        let members: Vec<_> = tape.members(0).collect();
+        assert_eq!(
+            members.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            ["a", "b", "c", "d"]
+        );
+        assert!(matches!(
+            tape.node(members[0].1),
+            Node::String(Cow::Borrowed("plain"))
+        ));
+        assert_eq!(tape.str_at(members[1].1), Some("4\n"));
+        let items: Vec<_> = tape.items(members[2].1).map(|i| tape.node(i)).collect();
+        assert_eq!(
+            items,
+            [
+                &Node::Number(1.into()),
+                &Node::Number((-2).into()),
+                &Node::Number(serde_json::Number::from_f64(2.5).unwrap()),
+                &Node::Bool(true),
+                &Node::Null
+            ]
+        );
+        assert_eq!(tape.members(members[3].1).count(), 0);
+    }
+
+    #[test]
+    fn nested_subtrees_are_skipped_whole() {
+        let tape = Tape::parse(r#"[[1,[2,{"x":[3]}]],"after",{"k":{"j":1}},"last"]"#).unwrap();
+        let items: Vec<_> = tape.items(0).collect();
+        assert_eq!(items.len(), 4);
+        assert_eq!(tape.str_at(items[1]), Some("after"));
+        assert_eq!(tape.str_at(items[3]), Some("last"));
+    }
+
+    #[test]
+    fn repeated_keys_are_all_kept_and_the_last_one_is_the_member() {
+        let tape = Tape::parse(r#"{"k":"first","k":"second"}"#).unwrap();
+        assert_eq!(tape.members(0).count(), 2);
+        assert_eq!(
+            tape.member(0, "k").and_then(|v| tape.str_at(v)),
+            Some("second")
+        );
+    }
+
+    #[test]
+    fn nesting_past_the_parsers_limit_and_trailing_text_are_refused() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert!(Tape::parse(&deep).is_err());
+        assert!(Tape::parse(r#"{"a":1} {"b":2}"#).is_err());
+    }
+
+    #[test]
+    fn a_value_reads_as_the_same_tape() {
+        let text = r#"{"x":["a",{"y":7}],"z":null}"#;
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(Tape::from_value(&value), Tape::parse(text).unwrap());
+    }
+}
