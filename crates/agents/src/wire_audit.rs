@@ -8,7 +8,7 @@
 
 use crate::source::READ_ONLY_CANONICAL;
 use maskbus_audit::exact::{matchable, Matchable};
-use maskbus_audit::{scan_text, scan_text_in_windows, Context, ExactMatcher, Finding, Hit};
+use maskbus_audit::{scan_text_in_windows, Context, ExactMatcher, Finding, Hit, Scanner};
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::{quote_ident, PgError, Target};
@@ -133,14 +133,15 @@ pub async fn run(
 }
 
 /// The findings in one body.
-fn scan_body(text: &str, context: Context<'_>) -> Vec<Finding> {
+fn scan_body(scanner: &mut Scanner, text: &str, context: Context<'_>) -> Vec<Finding> {
     if text.len() > LARGE_BODY {
         // A parsed tree takes many times its text: read a huge body as text, a window at a
         // time, so memory stays flat whatever one message weighs.
         return scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP);
     }
     // A body that does not parse (nested past the parser's limit) is scanned as text.
-    scan_text(text, context)
+    scanner
+        .scan_text(text, context)
         .unwrap_or_else(|_| scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP))
 }
 
@@ -150,7 +151,11 @@ fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>>
         .map_or(1, |n| n.get())
         .min(page.len());
     if threads <= 1 {
-        return page.iter().map(|m| scan_body(&m.body, context)).collect();
+        let mut scanner = Scanner::default();
+        return page
+            .iter()
+            .map(|m| scan_body(&mut scanner, &m.body, context))
+            .collect();
     }
     let share = page.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -158,8 +163,9 @@ fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>>
             .chunks(share)
             .map(|part| {
                 scope.spawn(move || {
+                    let mut scanner = Scanner::default();
                     part.iter()
-                        .map(|m| scan_body(&m.body, context))
+                        .map(|m| scan_body(&mut scanner, &m.body, context))
                         .collect::<Vec<_>>()
                 })
             })

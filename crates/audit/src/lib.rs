@@ -56,7 +56,34 @@ pub fn scan(body: &serde_json::Value, context: Context<'_>) -> Vec<Finding> {
 /// text (the audit's fast path). Fails when the text is not JSON the parser accepts (nested past
 /// its limit, say): the caller then reads it with [`scan_text_in_windows`].
 pub fn scan_text(body: &str, context: Context<'_>) -> Result<Vec<Finding>, serde_json::Error> {
-    Ok(scan_tape(&Tape::parse(body)?, context))
+    Scanner::default().scan_text(body, context)
+}
+
+/// Scans bodies one after another, each parsed into the memory of the one before.
+#[derive(Default)]
+pub struct Scanner {
+    spare: Vec<tree::Node<'static>>,
+}
+
+impl Scanner {
+    /// The most nodes a spare tape keeps (8 MB).
+    const SPARE_NODES: usize = 1 << 18;
+
+    /// As [`scan_text`].
+    pub fn scan_text(
+        &mut self,
+        body: &str,
+        context: Context<'_>,
+    ) -> Result<Vec<Finding>, serde_json::Error> {
+        let tape = Tape::parse_reusing(body, std::mem::take(&mut self.spare))?;
+        let findings = scan_tape(&tape, context);
+        self.spare = tape.recycle();
+        // One huge body should not pin its tape's memory for the rest of the scan.
+        if self.spare.capacity() > Self::SPARE_NODES {
+            self.spare = Vec::new();
+        }
+        Ok(findings)
+    }
 }
 
 /// Everything suspicious in one parsed body.

@@ -41,12 +41,32 @@ pub struct Tape<'a> {
 impl<'a> Tape<'a> {
     /// Parses a body. Fails on what serde_json refuses, nesting past 128 levels included.
     pub fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
-        // About one node per eight bytes of a page reply: one allocation for most bodies.
-        let mut nodes = Vec::with_capacity(text.len() / 8 + 1);
+        Self::parse_reusing(text, Vec::new())
+    }
+
+    /// Parses a body into the memory of a tape that is done with (see [`Tape::recycle`]): a
+    /// scan of many bodies writes its nodes into memory that is already in the cache, instead
+    /// of touching fresh pages for every body.
+    pub fn parse_reusing(
+        text: &'a str,
+        spare: Vec<Node<'static>>,
+    ) -> Result<Self, serde_json::Error> {
+        let mut nodes: Vec<Node<'a>> = spare;
+        nodes.clear();
+        // About one node per eight bytes of a page reply.
+        nodes.reserve(text.len() / 8 + 1);
         let mut deserializer = serde_json::Deserializer::from_str(text);
         Append(&mut nodes).deserialize(&mut deserializer)?;
         deserializer.end()?;
         Ok(Tape { nodes })
+    }
+
+    /// The tape's memory, emptied, for the next [`Tape::parse_reusing`]. (Collecting an
+    /// emptied vector into one of the same layout keeps its allocation.)
+    pub fn recycle(self) -> Vec<Node<'static>> {
+        let mut nodes = self.nodes;
+        nodes.clear();
+        nodes.into_iter().filter_map(|_| None).collect()
     }
 
     /// The tape of a parsed `Value` (strings borrowed from it).
@@ -253,6 +273,18 @@ mod tests {
             ]
         );
         assert_eq!(tape.members(members[3].1).count(), 0);
+    }
+
+    #[test]
+    fn a_recycled_tape_keeps_its_memory_and_parses_the_next_body_alike() {
+        let first = Tape::parse(r#"{"a":["b","c"]}"#).unwrap();
+        let spare = first.recycle();
+        assert!(spare.is_empty());
+        let capacity = spare.capacity();
+        let text = r#"[1,"x",{"y":null}]"#;
+        let second = Tape::parse_reusing(text, spare).unwrap();
+        assert_eq!(second, Tape::parse(text).unwrap());
+        assert!(second.recycle().capacity() >= capacity);
     }
 
     #[test]
