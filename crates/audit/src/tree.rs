@@ -66,7 +66,7 @@ impl<'a> Tape<'a> {
     pub fn recycle(self) -> Vec<Node<'static>> {
         let mut nodes = self.nodes;
         nodes.clear();
-        nodes.into_iter().filter_map(|_| None).collect()
+        nodes.into_iter().map(|_| Node::Null).collect()
     }
 
     /// The tape of a parsed `Value` (strings borrowed from it).
