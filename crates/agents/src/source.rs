@@ -194,10 +194,13 @@ impl Source {
 
     /// Masks fetched rows; a value a rule refuses fails the whole page. Returns the rows and the
     /// key of the last one.
+    /// Masks `rows`, and returns with them the key cursor of every `limit`-th row and of the
+    /// last: the `next_after` of each page the rows are cut into.
     fn mask_rows(
         &self,
         shape: &Shape,
         rows: Vec<tokio_postgres::Row>,
+        limit: usize,
     ) -> Result<(Vec<MaskedRow>, Vec<KeyCursor>), Refusal> {
         let entity = shape.table.to_string();
         let masker = self
@@ -205,19 +208,23 @@ impl Source {
             .masker(&entity, &shape.columns)
             .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?
             .with_widths(shape.widths.clone());
-        let mut keys = Vec::with_capacity(rows.len());
-        let mut masked = Vec::with_capacity(rows.len());
-        for row in rows {
+        let count = rows.len();
+        let limit = limit.max(1);
+        let mut keys = Vec::with_capacity(count.div_ceil(limit));
+        let mut masked = Vec::with_capacity(count);
+        for (n, row) in rows.into_iter().enumerate() {
             let values: Vec<Option<String>> =
                 (0..shape.columns.len()).map(|i| row.get(i)).collect();
             // Key columns are `keep` (checked in `shape`), so the cursor is what the consumer sees.
-            keys.push(
-                shape
-                    .key_positions
-                    .iter()
-                    .map(|&i| values[i].clone().unwrap_or_default())
-                    .collect(),
-            );
+            if (n + 1) % limit == 0 || n + 1 == count {
+                keys.push(
+                    shape
+                        .key_positions
+                        .iter()
+                        .map(|&i| values[i].clone().unwrap_or_default())
+                        .collect(),
+                );
+            }
             masked.push(
                 masker
                     .mask(values)
@@ -301,35 +308,36 @@ impl Source {
             })?;
         let more_after_all = rows.len() > wanted;
         rows.truncate(wanted);
-        let (masked, keys) = self.mask_rows(&shape, rows)?;
-        let chunks: Vec<Vec<MaskedRow>> = if masked.is_empty() {
-            vec![Vec::new()]
-        } else {
-            let mut masked = masked;
-            let mut chunks = Vec::new();
-            while !masked.is_empty() {
-                let rest = masked.split_off(masked.len().min(limit as usize));
-                chunks.push(std::mem::replace(&mut masked, rest));
+        let (masked, keys) = self.mask_rows(&shape, rows, limit as usize)?;
+        // Cut into pages of `limit` rows, each moved once (keys[i] is page i's last key).
+        let mut rows = masked.into_iter();
+        let mut chunks: Vec<Vec<MaskedRow>> = Vec::with_capacity(keys.len().max(1));
+        loop {
+            let chunk: Vec<MaskedRow> = rows.by_ref().take(limit as usize).collect();
+            if chunk.is_empty() && !chunks.is_empty() {
+                break;
             }
-            chunks
-        };
+            let empty = chunk.is_empty();
+            chunks.push(chunk);
+            if empty {
+                break;
+            }
+        }
         let parts = chunks.len() as u32;
-        let mut taken = 0usize;
         Ok(chunks
             .into_iter()
             .enumerate()
             .map(|(part, rows)| {
-                taken += rows.len();
                 let last = part as u32 + 1 == parts;
                 PageReply {
                     v: VERSION,
                     entity: shape.table.to_string(),
                     key: shape.key.names(),
                     columns: shape.columns.clone(),
-                    next_after: if taken > 0 {
-                        Some(keys[taken - 1].clone())
-                    } else {
+                    next_after: if rows.is_empty() {
                         after.clone()
+                    } else {
+                        keys.get(part).cloned()
                     },
                     rows,
                     more: !last || more_after_all,
@@ -384,7 +392,8 @@ impl Source {
                         .query_error(format!("reading rows of {entity} by key"), &e),
                 )
             })?;
-            let (masked, keys) = self.mask_rows(&shape, rows)?;
+            // One page: only its last key is its cursor.
+            let (masked, keys) = self.mask_rows(&shape, rows, usize::MAX)?;
             Ok::<_, Refusal>(PageReply {
                 v: VERSION,
                 entity,

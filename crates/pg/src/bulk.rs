@@ -14,6 +14,9 @@ use crate::model::{ForeignKey, TableRef};
 use crate::{quote_ident, PgError, Target};
 use tokio_postgres::GenericClient;
 
+/// The `work_mem` a foreign key's validation gets at least (see [`Lifted::restore_settings`]).
+pub const VALIDATION_WORK_MEM: &str = "64MB";
+
 /// What kind of object a [`Lifted`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LiftedKind {
@@ -81,6 +84,18 @@ impl Lifted {
                 self.definition
             ),
         }
+    }
+
+    /// What the transaction that puts it back sets first: a foreign key's validation joins the
+    /// whole child with its parent, which spills to disk in a small `work_mem`, so it is
+    /// raised (never lowered) to [`VALIDATION_WORK_MEM`] for that transaction only.
+    pub fn restore_settings(&self) -> Option<String> {
+        (self.kind == LiftedKind::ForeignKey).then(|| {
+            format!(
+                "SELECT set_config('work_mem', '{VALIDATION_WORK_MEM}', true) \
+                  WHERE pg_size_bytes(current_setting('work_mem')) < pg_size_bytes('{VALIDATION_WORK_MEM}')"
+            )
+        })
     }
 
     /// Indexes first: a foreign key's validation reads them.

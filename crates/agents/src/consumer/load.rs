@@ -216,58 +216,120 @@ impl Writer {
             .collect())
     }
 
-    /// Rebuilds every lifted object (of the entities in `only`, if given), each in its own transaction together with the deletion
-    /// of its record. Returns how many were rebuilt, and the entities whose objects could not
-    /// be (they stay recorded, and the next pass tries again). A transient failure (the target
-    /// restarting) is returned as an error.
+    /// Rebuilds every lifted object (of the entities in `only`, if given), each in its own
+    /// transaction together with the deletion of its record: the indexes first (a foreign key's
+    /// validation reads them), then the foreign keys, [`REBUILDERS`] at a time on their own
+    /// connections, as `pg_restore -j` does. Returns how many were rebuilt, and the entities
+    /// whose objects could not be (they stay recorded, and the next pass tries again). A
+    /// transient failure (the target restarting) is returned as an error.
     pub async fn restore_lifted(
         &self,
         only: Option<&BTreeSet<String>>,
     ) -> Result<(usize, Vec<Skipped>), PgError> {
+        use futures_util::StreamExt;
+        let mut objects: Vec<(String, Lifted)> = self
+            .lifted()
+            .await?
+            .into_iter()
+            .filter(|(entity, _)| only.is_none_or(|only| only.contains(entity)))
+            .collect();
+        objects.sort_by_key(|(_, object)| object.restore_order());
         let mut restored = 0;
         let mut failed = Vec::new();
-        for (entity, object) in self.lifted().await? {
-            if only.is_some_and(|only| !only.contains(&entity)) {
-                continue;
-            }
-            let started = std::time::Instant::now();
-            let mut client = self.client().await?;
-            let what = format!(
-                "rebuilding {} {} of {entity}",
-                object.kind.as_str(),
-                object.name
-            );
-            let result: Result<(), tokio_postgres::Error> = async {
-                let tx = client.transaction().await?;
-                tx.batch_execute(&object.restore_sql()).await?;
-                tx.execute(
-                    "DELETE FROM maskbus.lifted WHERE entity = $1 AND kind = $2 AND name = $3",
-                    &[&entity, &object.kind.as_str(), &object.name],
-                )
-                .await?;
-                tx.commit().await
-            }
-            .await;
-            match result.map_err(|e| self.target.query_error(what.clone(), &e)) {
-                Ok(()) => {
-                    restored += 1;
-                    tracing::info!(%entity, kind = object.kind.as_str(), name = %object.name,
-                        ms = started.elapsed().as_millis() as u64, "rebuilt after the load");
+        for order in [0, 1] {
+            let phase = objects
+                .iter()
+                .filter(|(_, object)| object.restore_order() == order);
+            let outcomes: Vec<_> = futures_util::stream::iter(phase)
+                .map(|(entity, object)| async move {
+                    (entity, object, self.restore_one(entity, object).await)
+                })
+                .buffer_unordered(REBUILDERS)
+                .collect()
+                .await;
+            let mut collided = Vec::new();
+            for (entity, object, outcome) in outcomes {
+                match outcome {
+                    Ok(()) => restored += 1,
+                    // Two rebuilds that lock the same tables in turn can deadlock, and Postgres
+                    // cancels one of them: it is done again below, alone.
+                    Err(Rebuild::Deadlock(_)) => collided.push((entity, object)),
+                    Err(Rebuild::Failed(e)) if e.is_transient() => return Err(e),
+                    Err(Rebuild::Failed(e)) => failed.push(not_rebuilt(entity, object, &e)),
                 }
-                Err(e) if e.is_transient() => return Err(e),
-                Err(e) => {
-                    tracing::error!(%entity, error = %e, "cannot rebuild what the load lifted");
-                    failed.push(Skipped {
-                        entity,
-                        reason: format!(
-                            "{e}; the rows are in but {} {} is not: fix the cause and run again (maskbus.lifted keeps its definition)",
-                            object.kind.as_str(),
-                            object.name
-                        ),
-                    });
+            }
+            for (entity, object) in collided {
+                match self.restore_one(entity, object).await {
+                    Ok(()) => restored += 1,
+                    // Alone it deadlocked with another session: transient, the next pass retries.
+                    Err(Rebuild::Deadlock(e)) => return Err(e),
+                    Err(Rebuild::Failed(e)) if e.is_transient() => return Err(e),
+                    Err(Rebuild::Failed(e)) => failed.push(not_rebuilt(entity, object, &e)),
                 }
             }
         }
         Ok((restored, failed))
+    }
+
+    /// Rebuilds one lifted object and deletes its record, in one transaction.
+    async fn restore_one(&self, entity: &str, object: &Lifted) -> Result<(), Rebuild> {
+        let started = std::time::Instant::now();
+        let mut client = self.client().await.map_err(Rebuild::Failed)?;
+        let result: Result<(), tokio_postgres::Error> = async {
+            let tx = client.transaction().await?;
+            if let Some(settings) = object.restore_settings() {
+                tx.batch_execute(&settings).await?;
+            }
+            tx.batch_execute(&object.restore_sql()).await?;
+            tx.execute(
+                "DELETE FROM maskbus.lifted WHERE entity = $1 AND kind = $2 AND name = $3",
+                &[&entity, &object.kind.as_str(), &object.name],
+            )
+            .await?;
+            tx.commit().await
+        }
+        .await;
+        let Err(e) = result else {
+            tracing::info!(%entity, kind = object.kind.as_str(), name = %object.name,
+                ms = started.elapsed().as_millis() as u64, "rebuilt after the load");
+            return Ok(());
+        };
+        let deadlock = e.code() == Some(&tokio_postgres::error::SqlState::T_R_DEADLOCK_DETECTED);
+        let e = self.target.query_error(
+            format!(
+                "rebuilding {} {} of {entity}",
+                object.kind.as_str(),
+                object.name
+            ),
+            &e,
+        );
+        if deadlock {
+            tracing::info!(%entity, name = %object.name, "rebuild deadlocked with another; retrying it alone");
+            return Err(Rebuild::Deadlock(e));
+        }
+        Err(Rebuild::Failed(e))
+    }
+}
+
+/// How many lifted objects are rebuilt at once, each on its own connection.
+pub const REBUILDERS: usize = 2;
+
+/// Why one rebuild did not happen.
+enum Rebuild {
+    /// Postgres cancelled it to break a deadlock with another rebuild.
+    Deadlock(PgError),
+    Failed(PgError),
+}
+
+/// The report of an object that cannot be rebuilt.
+fn not_rebuilt(entity: &str, object: &Lifted, e: &PgError) -> Skipped {
+    tracing::error!(%entity, error = %e, "cannot rebuild what the load lifted");
+    Skipped {
+        entity: entity.to_string(),
+        reason: format!(
+            "{e}; the rows are in but {} {} is not: fix the cause and run again (maskbus.lifted keeps its definition)",
+            object.kind.as_str(),
+            object.name
+        ),
     }
 }
