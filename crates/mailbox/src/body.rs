@@ -9,19 +9,25 @@ pub const MAX_NESTING: usize = 128;
 /// The deepest nesting of arrays and objects in JSON text (brackets inside strings do not
 /// count). Reading a body as raw text does not check depth, so this does.
 pub fn nesting_depth(text: &str) -> usize {
-    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for b in text.bytes() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
+    let bytes = text.as_bytes();
+    let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                // Jump through the string: to its closing quote, past every escaped character.
+                at += 1;
+                loop {
+                    let rest = bytes.get(at..).unwrap_or_default();
+                    match memchr::memchr2(b'"', b'\\', rest) {
+                        Some(found) if bytes[at + found] == b'\\' => at += found + 2,
+                        Some(found) => {
+                            at += found;
+                            break;
+                        }
+                        None => return deepest,
+                    }
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
@@ -29,6 +35,7 @@ pub fn nesting_depth(text: &str) -> usize {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        at += 1;
     }
     deepest
 }
@@ -53,5 +60,13 @@ mod tests {
         assert_eq!(nesting_depth(r#"["\\", [[]]]"#), 3);
         let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
         assert_eq!(nesting_depth(&deep), 200);
+    }
+
+    #[test]
+    fn text_cut_inside_a_string_or_an_escape_ends_the_count() {
+        assert_eq!(nesting_depth(r#"[["abc"#), 2);
+        assert_eq!(nesting_depth(r#"[["abc"#), 2);
+        assert_eq!(nesting_depth(r#"[[""#), 2);
+        assert_eq!(nesting_depth(r#"[[""]]"#), 2);
     }
 }

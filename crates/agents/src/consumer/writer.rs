@@ -141,7 +141,9 @@ async fn copy_page(
         .iter()
         .map(|c| plan.deferred.contains(c))
         .collect();
-    let mut data = Vec::with_capacity(page.rows.len() * 64 * page.columns.len().max(1));
+    // Room for cells of about sixteen bytes: most are shorter, and a longer page grows once or
+    // twice instead of every page taking megabytes from the system.
+    let mut data = Vec::with_capacity(page.rows.len() * 16 * page.columns.len().max(1));
     let mut fields: Vec<Option<&str>> = Vec::with_capacity(page.columns.len());
     for row in &page.rows {
         fields.clear();
