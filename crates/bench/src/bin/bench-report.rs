@@ -28,8 +28,10 @@ fn main() -> anyhow::Result<()> {
     if let Some(largest) = syncs.last() {
         for sync in &syncs {
             let profile = sync["profile"].as_str().unwrap_or("");
+            // Each a median of runs taken in turn (sync-bench --repeats).
+            let runs = sync["sync_runs"].as_array().map_or(1, Vec::len);
             rows.push(Row {
-                name: format!("1. sync vs pg_dump|pg_restore, {profile}"),
+                name: format!("1. sync vs pg_dump|pg_restore, {profile}, median of {runs}"),
                 figure: format!("{:.0} rows/s", f(&sync["sync_rows_per_s"])),
                 baseline: format!("{:.0} rows/s", f(&sync["dump_restore_rows_per_s"])),
                 ratio: Some(f(&sync["sync_rows_per_s"]) / f(&sync["dump_restore_rows_per_s"])),

@@ -7,6 +7,10 @@
 //! baseline); then run the real `maskbus` binary, producer in the background and consumer
 //! `--once`, into an empty target through an empty bus. Peak RSS (VmHWM) of both processes is
 //! read from /proc while they run. Prints one JSON object per line.
+//!
+//! The full copy and its baseline (`pg_dump | pg_restore`) are run `--repeats` times, one after
+//! the other, and compared by their medians: these machines' speed drifts by a third within
+//! minutes, and a ratio of two single runs taken a minute apart says more about the drift.
 
 use anyhow::Result;
 use bytes::Bytes;
@@ -31,6 +35,15 @@ struct Args {
     /// Where to write the agents' configs.
     #[arg(long, default_value = "target/bench")]
     work: String,
+    /// How many times the full copy and pg_dump | pg_restore run, in turn (medians are kept).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+}
+
+/// The middle value (the upper one of an even count).
+fn median(mut runs: Vec<Duration>) -> Duration {
+    runs.sort();
+    runs.get(runs.len() / 2).copied().unwrap_or_default()
 }
 
 async fn copy_tables(source: &Target, copy: &Target) -> Result<u64> {
@@ -161,12 +174,6 @@ async fn main() -> Result<()> {
         let copy_time = started.elapsed();
         anyhow::ensure!(copied == rows, "copied {copied} of {rows} rows");
 
-        // What users compare a full copy with: pg_dump | pg_restore into an empty database.
-        let dumped = fresh_database(&args.url, "mbb_dump").await?;
-        drop(dumped);
-        let dump_time = dump_restore(&args.url, "mbb_source", "mbb_dump")?;
-        maskbus_bench::drop_database(&args.url, "mbb_dump").await?;
-
         let bus_name = format!("mbb_bus_{name}");
         let agent_config = |file: &str, text: String| -> Result<String> {
             let path = format!("{}/{file}", args.work);
@@ -187,11 +194,33 @@ async fn main() -> Result<()> {
             )
         };
         let one = consumer_config("mbb_target", 1, 1)?;
-        let (sync_time, producer_peak, consumer_peak) = run_agents(
-            &args.maskbus,
-            std::slice::from_ref(&producer_config),
-            std::slice::from_ref(&one),
-        )?;
+        // In turn: what users compare a full copy with (pg_dump | pg_restore into an empty
+        // database), then the sync into an empty target through an empty bus.
+        let (mut dumps, mut syncs) = (Vec::new(), Vec::new());
+        let (mut producer_peak, mut consumer_peak) = (0, 0);
+        for repeat in 0..args.repeats.max(1) {
+            let dumped = fresh_database(&args.url, "mbb_dump").await?;
+            drop(dumped);
+            dumps.push(dump_restore(&args.url, "mbb_source", "mbb_dump")?);
+            maskbus_bench::drop_database(&args.url, "mbb_dump").await?;
+            if repeat > 0 {
+                let target = fresh_database(&args.url, "mbb_target").await?;
+                apply_migrations(&target, maskbus_bank::MIGRATIONS).await?;
+                let bus = fresh_database(&args.url, &bus_name).await?;
+                apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+            }
+            let (took, producer, consumer) = run_agents(
+                &args.maskbus,
+                std::slice::from_ref(&producer_config),
+                std::slice::from_ref(&one),
+            )?;
+            syncs.push(took);
+            producer_peak = producer_peak.max(producer);
+            consumer_peak = consumer_peak.max(consumer);
+        }
+        let runs = |d: &[Duration]| d.iter().map(Duration::as_secs_f64).collect::<Vec<_>>();
+        let (dump_runs, sync_runs) = (runs(&dumps), runs(&syncs));
+        let (dump_time, sync_time) = (median(dumps), median(syncs));
         let synced: i64 = maskbus_bank::row_counts(&target)
             .await?
             .iter()
@@ -234,6 +263,7 @@ async fn main() -> Result<()> {
                 "bench": "sync", "profile": name, "rows": rows,
                 "copy_seconds": copy_time.as_secs_f64(), "sync_seconds": sync_time.as_secs_f64(),
                 "dump_restore_seconds": dump_time.as_secs_f64(),
+                "sync_runs": sync_runs, "dump_restore_runs": dump_runs,
                 "dump_restore_rows_per_s": rows as f64 / dump_time.as_secs_f64(),
                 "delta_seconds": delta_time.as_secs_f64(),
                 "two_workers_seconds": scaled_time.as_secs_f64(),
