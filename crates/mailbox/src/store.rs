@@ -256,13 +256,15 @@ impl Mailbox {
         let (correlation_ids, bodies): (Vec<Option<String>>, Vec<Json<Body>>) =
             messages.into_iter().map(|(c, b)| (c, Json(b))).unzip();
         let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT mq.send($1, $2, $3, $4, $5)",
-                &[&to, &kind, &correlation_ids, &reply_to, &bodies],
-            )
+        let action = || format!("sending to mailbox {to}");
+        let send = client
+            .prepare_cached("SELECT mq.send($1, $2, $3, $4, $5)")
             .await
-            .map_err(|e| self.error(&format!("sending to mailbox {to}"), &e))?;
+            .map_err(|e| self.error(&action(), &e))?;
+        let rows = client
+            .query(&send, &[&to, &kind, &correlation_ids, &reply_to, &bodies])
+            .await
+            .map_err(|e| self.error(&action(), &e))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
@@ -273,10 +275,17 @@ impl Mailbox {
     pub async fn claim(&self, mailbox: &str, limit: u32) -> Result<Vec<Message>, MailboxError> {
         check_mailbox_name(mailbox)?;
         let client = self.client().await?;
-        let rows = client
-            .query(
+        let action = || format!("claiming from mailbox {mailbox}");
+        let claim = client
+            .prepare_cached(
                 "SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, body_bytes, attempts, lease
                    FROM mq.claim($1, $2, $3, $4)",
+            )
+            .await
+            .map_err(|e| self.error(&action(), &e))?;
+        let rows = client
+            .query(
+                &claim,
                 &[
                     &mailbox,
                     &(limit.min(i32::MAX as u32) as i32),
@@ -285,7 +294,7 @@ impl Mailbox {
                 ],
             )
             .await
-            .map_err(|e| self.error(&format!("claiming from mailbox {mailbox}"), &e))?;
+            .map_err(|e| self.error(&action(), &e))?;
         drop(client);
         let mut messages = Vec::with_capacity(rows.len());
         for row in &rows {
@@ -415,8 +424,12 @@ impl Mailbox {
         let ids: Vec<i64> = leases.iter().map(|l| l.message_id).collect();
         let tokens: Vec<i64> = leases.iter().map(|l| l.token).collect();
         let client = self.client().await?;
+        let ack = client
+            .prepare_cached("SELECT mq.ack($1, $2)")
+            .await
+            .map_err(|e| self.error("acking messages", &e))?;
         let rows = client
-            .query("SELECT mq.ack($1, $2)", &[&ids, &tokens])
+            .query(&ack, &[&ids, &tokens])
             .await
             .map_err(|e| self.error("acking messages", &e))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
