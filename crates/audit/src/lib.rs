@@ -513,6 +513,19 @@ mod tests {
         }
     }
 
+    /// A hostile body that says a key twice: a reader keeping one value per key sees only the
+    /// last; the audit reads every copy.
+    #[test]
+    fn a_leak_hidden_under_a_repeated_key_is_found() {
+        let body = r#"{"note":"card 4111 1111 1111 1111","note":"nothing here"}"#;
+        let findings = scan_text(body, Context::default()).unwrap();
+        assert_eq!(
+            findings.iter().map(|f| f.hit.detector).collect::<Vec<_>>(),
+            [Detector::Card]
+        );
+        assert_eq!(findings[0].path, "$.note");
+    }
+
     #[test]
     fn digits_an_at_and_other_scripts_in_every_position() {
         assert_eq!(ascii_digits_without_at(b"id 1234567 / 89"), Some(9));
