@@ -310,18 +310,14 @@ impl Source {
         rows.truncate(wanted);
         let (masked, keys) = self.mask_rows(&shape, rows, limit as usize)?;
         // Cut into pages of `limit` rows, each moved once (keys[i] is page i's last key).
-        let mut rows = masked.into_iter();
+        let mut rows = masked.into_iter().peekable();
         let mut chunks: Vec<Vec<MaskedRow>> = Vec::with_capacity(keys.len().max(1));
-        loop {
-            let chunk: Vec<MaskedRow> = rows.by_ref().take(limit as usize).collect();
-            if chunk.is_empty() && !chunks.is_empty() {
-                break;
-            }
-            let empty = chunk.is_empty();
-            chunks.push(chunk);
-            if empty {
-                break;
-            }
+        while rows.peek().is_some() {
+            chunks.push(rows.by_ref().take(limit.max(1) as usize).collect());
+        }
+        if chunks.is_empty() {
+            // No rows: one empty page still says where the window stands.
+            chunks.push(Vec::new());
         }
         let parts = chunks.len() as u32;
         Ok(chunks

@@ -355,14 +355,14 @@ fn walk_object<'a>(
                     for (c, cell) in tape.items(row).enumerate() {
                         let (hint, kept) = cells.get(c).copied().unwrap_or((Hint::NONE, false));
                         let exact = if kept { None } else { exact };
-                        // Most cells are strings with nothing to find: decided without a path.
-                        if let Node::String(text) = tape.node(cell) {
-                            if exact.is_none() && !worth_detecting(text, hint) {
-                                continue;
-                            }
-                        }
                         path.push(Step::Index(c));
-                        walk(tape, cell, hint, exact, context, path, findings);
+                        // Most cells are strings: checked here, without a walk.
+                        match tape.node(cell) {
+                            Node::String(text) => {
+                                check_string(text, hint, exact, path, findings);
+                            }
+                            _ => walk(tape, cell, hint, exact, context, path, findings),
+                        }
                         path.pop();
                     }
                 } else {

@@ -287,16 +287,14 @@ async fn restore_constraints(
     let mut lifted = lifted.to_vec();
     lifted.sort_by_key(Lifted::restore_order);
     for object in &lifted {
-        let sql = match object.restore_settings() {
-            Some(settings) => format!("{settings}; {}", object.restore_sql()),
-            None => object.restore_sql(),
-        };
-        tx.batch_execute(&sql).await.map_err(|e| {
-            source.query_error(
-                format!("restoring {} {}", object.kind.as_str(), object.name),
-                &e,
-            )
-        })?;
+        tx.batch_execute(&object.restore_batch())
+            .await
+            .map_err(|e| {
+                source.query_error(
+                    format!("restoring {} {}", object.kind.as_str(), object.name),
+                    &e,
+                )
+            })?;
     }
     Ok(())
 }

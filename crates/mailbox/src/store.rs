@@ -217,6 +217,25 @@ impl Mailbox {
         self.pool.get().await
     }
 
+    /// Runs one of the hot statements (send, claim, ack), prepared once per pooled connection:
+    /// one round trip a call instead of two, and no planning per call.
+    async fn query_prepared(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        action: &str,
+    ) -> Result<Vec<tokio_postgres::Row>, MailboxError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| self.error(action, &e))?;
+        client
+            .query(&statement, params)
+            .await
+            .map_err(|e| self.error(action, &e))
+    }
+
     fn error(&self, action: &str, e: &tokio_postgres::Error) -> MailboxError {
         self.target.query_error(action, e).into()
     }
@@ -255,16 +274,13 @@ impl Mailbox {
         }
         let (correlation_ids, bodies): (Vec<Option<String>>, Vec<Json<Body>>) =
             messages.into_iter().map(|(c, b)| (c, Json(b))).unzip();
-        let client = self.client().await?;
-        let action = || format!("sending to mailbox {to}");
-        let send = client
-            .prepare_cached("SELECT mq.send($1, $2, $3, $4, $5)")
-            .await
-            .map_err(|e| self.error(&action(), &e))?;
-        let rows = client
-            .query(&send, &[&to, &kind, &correlation_ids, &reply_to, &bodies])
-            .await
-            .map_err(|e| self.error(&action(), &e))?;
+        let rows = self
+            .query_prepared(
+                "SELECT mq.send($1, $2, $3, $4, $5)",
+                &[&to, &kind, &correlation_ids, &reply_to, &bodies],
+                &format!("sending to mailbox {to}"),
+            )
+            .await?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
@@ -274,28 +290,19 @@ impl Mailbox {
     /// handler, and never stops one.
     pub async fn claim(&self, mailbox: &str, limit: u32) -> Result<Vec<Message>, MailboxError> {
         check_mailbox_name(mailbox)?;
-        let client = self.client().await?;
-        let action = || format!("claiming from mailbox {mailbox}");
-        let claim = client
-            .prepare_cached(
+        let rows = self
+            .query_prepared(
                 "SELECT id, mailbox, sender, kind, correlation_id, reply_to, body, body_bytes, attempts, lease
                    FROM mq.claim($1, $2, $3, $4)",
-            )
-            .await
-            .map_err(|e| self.error(&action(), &e))?;
-        let rows = client
-            .query(
-                &claim,
                 &[
                     &mailbox,
                     &(limit.min(i32::MAX as u32) as i32),
                     &self.settings.lease.as_secs_f64(),
                     &(self.settings.max_attempts.min(i32::MAX as u32) as i32),
                 ],
+                &format!("claiming from mailbox {mailbox}"),
             )
-            .await
-            .map_err(|e| self.error(&action(), &e))?;
-        drop(client);
+            .await?;
         let mut messages = Vec::with_capacity(rows.len());
         for row in &rows {
             match self.read_claimed(row) {
@@ -423,15 +430,9 @@ impl Mailbox {
     pub async fn ack_batch(&self, leases: &[Lease]) -> Result<Vec<i64>, MailboxError> {
         let ids: Vec<i64> = leases.iter().map(|l| l.message_id).collect();
         let tokens: Vec<i64> = leases.iter().map(|l| l.token).collect();
-        let client = self.client().await?;
-        let ack = client
-            .prepare_cached("SELECT mq.ack($1, $2)")
-            .await
-            .map_err(|e| self.error("acking messages", &e))?;
-        let rows = client
-            .query(&ack, &[&ids, &tokens])
-            .await
-            .map_err(|e| self.error("acking messages", &e))?;
+        let rows = self
+            .query_prepared("SELECT mq.ack($1, $2)", &[&ids, &tokens], "acking messages")
+            .await?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 

@@ -14,7 +14,7 @@ use crate::model::{ForeignKey, TableRef};
 use crate::{quote_ident, PgError, Target};
 use tokio_postgres::GenericClient;
 
-/// The `work_mem` a foreign key's validation gets at least (see [`Lifted::restore_settings`]).
+/// The `work_mem` a foreign key's validation gets at least (see [`Lifted::restore_batch`]).
 pub const VALIDATION_WORK_MEM: &str = "64MB";
 
 /// What kind of object a [`Lifted`] is.
@@ -86,16 +86,19 @@ impl Lifted {
         }
     }
 
-    /// What the transaction that puts it back sets first: a foreign key's validation joins the
-    /// whole child with its parent, which spills to disk in a small `work_mem`, so it is
-    /// raised (never lowered) to [`VALIDATION_WORK_MEM`] for that transaction only.
-    pub fn restore_settings(&self) -> Option<String> {
-        (self.kind == LiftedKind::ForeignKey).then(|| {
-            format!(
+    /// The statements to run, as one batch inside the transaction that puts it back: for a
+    /// foreign key, whose validation joins the whole child with its parent and spills to disk
+    /// in a small `work_mem`, `work_mem` is first raised (never lowered) to
+    /// [`VALIDATION_WORK_MEM`] for that transaction only.
+    pub fn restore_batch(&self) -> String {
+        match self.kind {
+            LiftedKind::Index => self.restore_sql(),
+            LiftedKind::ForeignKey => format!(
                 "SELECT set_config('work_mem', '{VALIDATION_WORK_MEM}', true) \
-                  WHERE pg_size_bytes(current_setting('work_mem')) < pg_size_bytes('{VALIDATION_WORK_MEM}')"
-            )
-        })
+                  WHERE pg_size_bytes(current_setting('work_mem')) < pg_size_bytes('{VALIDATION_WORK_MEM}'); {}",
+                self.restore_sql()
+            ),
+        }
     }
 
     /// Indexes first: a foreign key's validation reads them.

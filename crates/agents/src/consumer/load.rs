@@ -227,13 +227,12 @@ impl Writer {
         only: Option<&BTreeSet<String>>,
     ) -> Result<(usize, Vec<Skipped>), PgError> {
         use futures_util::StreamExt;
-        let mut objects: Vec<(String, Lifted)> = self
+        let objects: Vec<(String, Lifted)> = self
             .lifted()
             .await?
             .into_iter()
             .filter(|(entity, _)| only.is_none_or(|only| only.contains(entity)))
             .collect();
-        objects.sort_by_key(|(_, object)| object.restore_order());
         let mut restored = 0;
         let mut failed = Vec::new();
         for order in [0, 1] {
@@ -247,25 +246,19 @@ impl Writer {
                 .buffer_unordered(REBUILDERS)
                 .collect()
                 .await;
+            // Two rebuilds that lock the same tables in turn can deadlock, and Postgres cancels
+            // one of them: it is done again, alone. Alone it can only have deadlocked with
+            // another session: transient, the next pass retries.
             let mut collided = Vec::new();
             for (entity, object, outcome) in outcomes {
                 match outcome {
-                    Ok(()) => restored += 1,
-                    // Two rebuilds that lock the same tables in turn can deadlock, and Postgres
-                    // cancels one of them: it is done again below, alone.
                     Err(Rebuild::Deadlock(_)) => collided.push((entity, object)),
-                    Err(Rebuild::Failed(e)) if e.is_transient() => return Err(e),
-                    Err(Rebuild::Failed(e)) => failed.push(not_rebuilt(entity, object, &e)),
+                    outcome => settle(entity, object, outcome, &mut restored, &mut failed)?,
                 }
             }
             for (entity, object) in collided {
-                match self.restore_one(entity, object).await {
-                    Ok(()) => restored += 1,
-                    // Alone it deadlocked with another session: transient, the next pass retries.
-                    Err(Rebuild::Deadlock(e)) => return Err(e),
-                    Err(Rebuild::Failed(e)) if e.is_transient() => return Err(e),
-                    Err(Rebuild::Failed(e)) => failed.push(not_rebuilt(entity, object, &e)),
-                }
+                let outcome = self.restore_one(entity, object).await;
+                settle(entity, object, outcome, &mut restored, &mut failed)?;
             }
         }
         Ok((restored, failed))
@@ -277,10 +270,7 @@ impl Writer {
         let mut client = self.client().await.map_err(Rebuild::Failed)?;
         let result: Result<(), tokio_postgres::Error> = async {
             let tx = client.transaction().await?;
-            if let Some(settings) = object.restore_settings() {
-                tx.batch_execute(&settings).await?;
-            }
-            tx.batch_execute(&object.restore_sql()).await?;
+            tx.batch_execute(&object.restore_batch()).await?;
             tx.execute(
                 "DELETE FROM maskbus.lifted WHERE entity = $1 AND kind = $2 AND name = $3",
                 &[&entity, &object.kind.as_str(), &object.name],
@@ -321,15 +311,29 @@ enum Rebuild {
     Failed(PgError),
 }
 
-/// The report of an object that cannot be rebuilt.
-fn not_rebuilt(entity: &str, object: &Lifted, e: &PgError) -> Skipped {
-    tracing::error!(%entity, error = %e, "cannot rebuild what the load lifted");
-    Skipped {
-        entity: entity.to_string(),
-        reason: format!(
-            "{e}; the rows are in but {} {} is not: fix the cause and run again (maskbus.lifted keeps its definition)",
-            object.kind.as_str(),
-            object.name
-        ),
+/// Counts a rebuild, reports one that cannot be done, and passes on a transient failure.
+fn settle(
+    entity: &str,
+    object: &Lifted,
+    outcome: Result<(), Rebuild>,
+    restored: &mut usize,
+    failed: &mut Vec<Skipped>,
+) -> Result<(), PgError> {
+    match outcome {
+        Ok(()) => *restored += 1,
+        Err(Rebuild::Deadlock(e)) => return Err(e),
+        Err(Rebuild::Failed(e)) if e.is_transient() => return Err(e),
+        Err(Rebuild::Failed(e)) => {
+            tracing::error!(%entity, error = %e, "cannot rebuild what the load lifted");
+            failed.push(Skipped {
+                entity: entity.to_string(),
+                reason: format!(
+                    "{e}; the rows are in but {} {} is not: fix the cause and run again (maskbus.lifted keeps its definition)",
+                    object.kind.as_str(),
+                    object.name
+                ),
+            });
+        }
     }
+    Ok(())
 }
