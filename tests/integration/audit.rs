@@ -89,6 +89,16 @@ async fn planted_leaks_are_all_found_and_never_shown() {
         ])
         .success();
     }
+    // The bus keeps bodies as text, so a participant can send one that is not JSON at all: the
+    // audit reads it as text.
+    connect(&bus)
+        .await
+        .execute(
+            "SELECT mq.send('planted', 'request', ARRAY['x'], NULL, ARRAY[$1])",
+            &[&r#"{"cut": "ssn 224-30-8280, then"#],
+        )
+        .await
+        .unwrap();
     let run = maskbus(&[
         "wire-audit",
         "--bus",
@@ -112,16 +122,16 @@ async fn planted_leaks_are_all_found_and_never_shown() {
     messages.dedup();
     assert_eq!(
         messages.len(),
-        leaks.len(),
+        leaks.len() + 1,
         "every planted message is flagged: {findings:?}"
     );
     assert!(
         findings.iter().any(|f| f["detector"] == "source_value"),
         "the real surname is found"
     );
-    // The one-liner sees only the two dashed ASCII SSNs (jsonb decoded the escaped one on the
-    // way in); full-width, zero-width, split, keyed-in, email and surname leaks pass it.
-    assert_eq!(lines.last().unwrap()["sql_one_liner"], 2);
+    // The one-liner sees only the three dashed ASCII SSNs (`bus send` decoded the escaped one
+    // on the way in); full-width, zero-width, split, keyed-in, email and surname leaks pass it.
+    assert_eq!(lines.last().unwrap()["sql_one_liner"], 3);
     for secret in [
         "224-30-8280",
         "224308280",
@@ -133,7 +143,7 @@ async fn planted_leaks_are_all_found_and_never_shown() {
         assert!(!run.stderr.contains(secret), "the log reveals {secret}");
     }
 
-    // Without the source, the surname is not a pattern: seven of eight messages.
+    // Without the source, the surname is not a pattern: eight of nine messages.
     let run = maskbus(&["wire-audit", "--bus", &bus]);
     assert_eq!(run.code, 1);
     assert!(
@@ -141,7 +151,7 @@ async fn planted_leaks_are_all_found_and_never_shown() {
             .lines()
             .last()
             .unwrap()
-            .starts_with("scanned 8 messages"),
+            .starts_with("scanned 9 messages"),
         "{}",
         run.stdout
     );

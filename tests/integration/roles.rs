@@ -250,7 +250,7 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
         dbs,
         roles,
         "nobody",
-        "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'nobody.box', ARRAY['{}'::json])",
+        "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'nobody.box', ARRAY['{}'])",
     )
     .await;
     // As the operator tool, the consumer cannot purge either.
@@ -276,7 +276,7 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
     for n in 0..5 {
         intruder
             .execute(
-                "SELECT mq.send('maskbus.consumer', 'page', ARRAY[$1], NULL, ARRAY[$2::text::json])",
+                "SELECT mq.send('maskbus.consumer', 'page', ARRAY[$1], NULL, ARRAY[$2::text])",
                 &[&format!("guess-{n}"), &forged.to_string()],
             )
             .await
@@ -324,20 +324,23 @@ async fn poison_bodies_are_dead_lettered_and_the_agents_keep_working() {
     let bus = connect(&dbs.url("bus")).await;
     let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
     let huge = serde_json::json!({ "pad": "x".repeat(2 << 20) }).to_string();
+    // The bus keeps bodies as text: a body that is not JSON at all reaches the receivers.
+    let broken = r#"{"type": "request", "v": 2, "#.to_string();
     for (mailbox, body) in [
         ("maskbus.producer", &deep),
         ("maskbus.producer", &huge),
+        ("maskbus.producer", &broken),
         ("maskbus.consumer", &deep),
     ] {
         bus.execute(
-            "SELECT mq.send($1, 'request', ARRAY['poison'], 'test.replies', ARRAY[$2::text::json])",
+            "SELECT mq.send($1, 'request', ARRAY['poison'], 'test.replies', ARRAY[$2::text])",
             &[&mailbox, body],
         )
         .await
         .unwrap();
     }
     wait_until(
-        "the producer to dead-letter both poison requests",
+        "the producer to dead-letter the three poison requests",
         || async {
             let n: i64 = bus
                 .query_one(
@@ -347,7 +350,7 @@ async fn poison_bodies_are_dead_lettered_and_the_agents_keep_working() {
                 .await
                 .unwrap()
                 .get(0);
-            n == 2
+            n == 3
         },
     )
     .await;
@@ -364,6 +367,10 @@ async fn poison_bodies_are_dead_lettered_and_the_agents_keep_working() {
     );
     assert!(
         reasons[1].contains("over this receiver's limit"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[2].contains("not JSON this receiver can read"),
         "{reasons:?}"
     );
     assert!(

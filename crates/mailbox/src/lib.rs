@@ -66,4 +66,9 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0004_bodies_written_once.sql",
         sql: include_str!("../../../sql/bus/0004_bodies_written_once.sql"),
     },
+    Migration {
+        component: "bus",
+        name: "0005_bodies_as_text.sql",
+        sql: include_str!("../../../sql/bus/0005_bodies_as_text.sql"),
+    },
 ];

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
-use tokio_postgres::types::Json;
 
 /// How a mailbox behaves. The defaults suit the agents; tests shorten the lease.
 #[derive(Clone, Debug)]
@@ -272,8 +271,8 @@ impl Mailbox {
         if let Some(reply_to) = reply_to {
             check_mailbox_name(reply_to)?;
         }
-        let (correlation_ids, bodies): (Vec<Option<String>>, Vec<Json<Body>>) =
-            messages.into_iter().map(|(c, b)| (c, Json(b))).unzip();
+        let (correlation_ids, bodies): (Vec<Option<String>>, Vec<&str>) =
+            messages.iter().map(|(c, b)| (c.clone(), b.get())).unzip();
         let rows = self
             .query_prepared(
                 "SELECT mq.send($1, $2, $3, $4, $5)",
