@@ -74,10 +74,34 @@ impl From<PgError> for Refusal {
     }
 }
 
-/// The row's 32-bit xmin widened to the 64-bit xid8 that snapshots speak, against the server's
-/// next xid (so a row's xid must be less than 2^31 transactions old: see ARCHITECTURE.md).
-const XMIN8: &str =
-    "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))::text::xid8";
+/// The row's 32-bit xmin widened to the 64-bit xid that snapshots speak (as a bigint), against
+/// the server's next xid (so a row's xid must be less than 2^31 transactions old: see
+/// ARCHITECTURE.md).
+const XMIN64: &str =
+    "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))";
+
+/// Once per query: the server's next xid, the two snapshots of the window (`$2` since, `$3`
+/// until) parsed, and the xmin of each, below which every xid is visible in it. `OFFSET 0`
+/// keeps the planner from pulling the subquery up into the row filter, where each of these
+/// would be computed again for every row (the current snapshot taken, the snapshots parsed).
+const WINDOW_HORIZON: &str =
+    ", (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid,
+            $3::text::pg_snapshot AS until_snap,
+            pg_snapshot_xmin($3::text::pg_snapshot)::text::bigint AS until_xmin,
+            $2::text::pg_snapshot AS since_snap,
+            pg_snapshot_xmin($2::text::pg_snapshot)::text::bigint AS since_xmin
+          OFFSET 0) h";
+
+/// The rows committed in the window: visible in `until` and not in `since`. Most rows are older
+/// than both snapshots' xmin, and are decided by comparing two numbers (visible in `until`,
+/// visible in `since`); only the rest are looked up in the snapshots' lists of running xids.
+fn window_filter() -> String {
+    format!(
+        "({XMIN64} < h.until_xmin OR pg_visible_in_snapshot({XMIN64}::text::xid8, h.until_snap))
+         AND (h.since_snap IS NULL OR ({XMIN64} >= h.since_xmin
+              AND NOT pg_visible_in_snapshot({XMIN64}::text::xid8, h.since_snap)))"
+    )
+}
 
 /// Session settings for every connection that reads production: no way to write, and values
 /// printed in canonical forms (ISO dates, UTC) that the masking rules read and the target parses.
@@ -156,14 +180,17 @@ impl Source {
             .iter()
             .filter_map(|k| columns.iter().position(|c| *c == k.name))
             .collect();
-        let window = format!(
-            "pg_visible_in_snapshot({XMIN8}, $3::text::pg_snapshot)
-             AND ($2::text IS NULL OR NOT pg_visible_in_snapshot({XMIN8}, $2::text::pg_snapshot))"
-        );
-        let horizon =
-            ", (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid) h";
+        let window = window_filter();
         let page = |with_cursor| {
-            statements::page(&table, &key, &columns, horizon, &window, 4, with_cursor)
+            statements::page(
+                &table,
+                &key,
+                &columns,
+                WINDOW_HORIZON,
+                &window,
+                4,
+                with_cursor,
+            )
         };
         let shape = Shape {
             page_first: page(false),
