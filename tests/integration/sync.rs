@@ -268,7 +268,7 @@ async fn bad_requests_on_the_bus_get_error_replies_and_nothing_crashes() {
     for (n, (_, code)) in requests.iter().enumerate() {
         let body: serde_json::Value = bus_db
             .query_one(
-                "SELECT body FROM mq.messages WHERE mailbox = 'test.replies' AND correlation_id = $1",
+                "SELECT body::json FROM mq.messages WHERE mailbox = 'test.replies' AND correlation_id = $1",
                 &[&n.to_string()],
             )
             .await
