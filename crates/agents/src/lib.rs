@@ -14,6 +14,7 @@
 
 pub mod config;
 pub mod consumer;
+pub mod page_rows;
 pub mod plan;
 pub mod policy;
 pub mod policy_init;

@@ -244,6 +244,11 @@ impl ReceivedReply {
             kind: String,
         }
         let text = body.get();
+        // The producer writes the tag first: such a page is read in one pass. Any other body
+        // has its tag found first (a pass over the whole document), then is read.
+        if text.starts_with(r#"{"type":"page","#) {
+            return serde_json::from_str(text).map(ReceivedReply::Page);
+        }
         if serde_json::from_str::<Tag>(text)?.kind == "page" {
             return serde_json::from_str(text).map(ReceivedReply::Page);
         }
@@ -257,7 +262,7 @@ pub struct ReceivedPage {
     pub entity: String,
     pub key: Vec<String>,
     pub columns: Vec<String>,
-    pub rows: Vec<Vec<Option<String>>>,
+    pub rows: crate::page_rows::Rows,
     pub next_after: Option<KeyCursor>,
     pub more: bool,
     pub since: Option<Snapshot>,
@@ -445,5 +450,29 @@ mod tests {
         for (body, code) in cases {
             assert_eq!(parse_request(&body).unwrap_err().code, code, "{body}");
         }
+    }
+
+    #[test]
+    fn a_page_reads_the_same_whatever_the_order_of_its_fields() {
+        let raw = |text: &str| serde_json::value::RawValue::from_string(text.to_string()).unwrap();
+        let fields = r#""v":2,"entity":"public.t","key":["id"],"columns":["id","name"],"rows":[["1",null],["2","b\"c"]],"next_after":["2"],"more":false,"since":null,"until":"5:9:""#;
+        let first = ReceivedReply::from_body(&raw(&format!(r#"{{"type":"page",{fields}}}"#)));
+        let last = ReceivedReply::from_body(&raw(&format!(r#"{{{fields},"type":"page"}}"#)));
+        let (Ok(ReceivedReply::Page(first)), Ok(ReceivedReply::Page(last))) = (first, last) else {
+            panic!("both are pages");
+        };
+        assert_eq!(first, last);
+        assert_eq!(first.rows.len(), 2);
+        assert_eq!(first.rows.row(1).get(1), Some("b\"c"));
+        let error = raw(r#"{"type":"error","v":2,"error":{"code":"malformed","message":"m"}}"#);
+        assert!(matches!(
+            ReceivedReply::from_body(&error),
+            Ok(ReceivedReply::Error { .. })
+        ));
+        let number_cell = format!(
+            r#"{{"type":"page",{}}}"#,
+            fields.replace(r#"["1",null]"#, "[1,null]")
+        );
+        assert!(ReceivedReply::from_body(&raw(&number_cell)).is_err());
     }
 }

@@ -41,7 +41,7 @@ impl Consumer {
             entity: entity.clone(),
             key: plan.key.names(),
             columns,
-            rows,
+            rows: rows.into_iter().collect(),
             next_after: None,
             more: false,
             since: None,

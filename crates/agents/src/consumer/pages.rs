@@ -202,14 +202,17 @@ pub fn staged_links(
         .filter_map(|row| {
             let vals: Vec<Option<String>> = values
                 .iter()
-                .map(|i| i.and_then(|i| row[i].clone()))
+                .map(|i| i.and_then(|i| row.get(i).map(String::from)))
                 .collect();
             if vals.iter().all(Option::is_none) {
                 return None;
             }
             let key = keys
                 .iter()
-                .map(|i| i.and_then(|i| row[i].clone()).unwrap_or_default())
+                .map(|i| {
+                    i.and_then(|i| row.get(i).map(String::from))
+                        .unwrap_or_default()
+                })
                 .collect();
             Some((key, vals))
         })
@@ -332,10 +335,7 @@ mod tests {
             entity: "zoo.staff".into(),
             key: s(&["region", "id"]),
             columns: s(&["region", "id", "boss", "name"]),
-            rows: rows
-                .into_iter()
-                .map(|r| r.into_iter().map(|v| v.map(String::from)).collect())
-                .collect(),
+            rows: rows.into_iter().collect(),
             next_after: Some(s(&["eu", "7"])),
             more,
             since: None,
@@ -365,7 +365,7 @@ mod tests {
             .to_string()
             .contains("keyed by"));
         let mut bad = p.clone();
-        bad.rows[0].pop();
+        bad.rows.pop_cell();
         assert!(page_columns(&plan(), &bad)
             .unwrap_err()
             .to_string()

@@ -87,7 +87,12 @@ impl Consumer {
                     let tuples: Vec<Vec<String>> = page
                         .rows
                         .iter()
-                        .filter_map(|r| positions.iter().map(|&i| r[i].clone()).collect())
+                        .filter_map(|r| {
+                            positions
+                                .iter()
+                                .map(|&i| r.get(i).map(String::from))
+                                .collect()
+                        })
                         .collect();
                     let lookup: Vec<(String, String)> = fk
                         .parent_columns

@@ -145,12 +145,12 @@ async fn copy_page(
     // twice instead of every page taking megabytes from the system.
     let mut data = Vec::with_capacity(page.rows.len() * 16 * page.columns.len().max(1));
     let mut fields: Vec<Option<&str>> = Vec::with_capacity(page.columns.len());
-    for row in &page.rows {
+    for row in page.rows.iter() {
         fields.clear();
         fields.extend(
             row.iter()
                 .zip(&deferred)
-                .map(|(v, &later)| if later { None } else { v.as_deref() }),
+                .map(|(v, &later)| if later { None } else { v }),
         );
         bulk::copy_row(&mut data, &fields);
     }
@@ -396,7 +396,7 @@ impl Writer {
                 identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
             });
             let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
-                .map(|i| page.rows.iter().map(|row| row[i].as_deref()).collect())
+                .map(|i| page.rows.iter().map(|row| row.get(i)).collect())
                 .collect();
             tx.execute(&statement, &params(&values)).await
         };
