@@ -14,7 +14,7 @@ async fn a_load_cut_short_is_rebuilt_by_the_next_run_and_an_unrebuildable_key_is
              CREATE TABLE shop.parent (id int PRIMARY KEY, label text);
              CREATE INDEX parent_label_idx ON shop.parent (label);
              CREATE TABLE shop.child (id int PRIMARY KEY, parent_id int NOT NULL REFERENCES shop.parent);
-             CREATE TABLE shop.bad (id int PRIMARY KEY, n {n_type});"
+             CREATE TABLE shop.bad (id int PRIMARY KEY, n {n_type}, child_id int REFERENCES shop.child);"
         )
     };
     let src = connect(&dbs.url("src")).await;
@@ -34,7 +34,7 @@ async fn a_load_cut_short_is_rebuilt_by_the_next_run_and_an_unrebuildable_key_is
     let policy = files.write(
         "policy.toml",
         "[shop.parent]\nid = \"keep\"\nlabel = \"keep\"\n[shop.child]\nid = \"keep\"\nparent_id = \"keep\"\n\
-         [shop.bad]\nid = \"keep\"\nn = \"keep\"\n",
+         [shop.bad]\nid = \"keep\"\nn = \"keep\"\nchild_id = \"keep\"\n",
     );
     let urls = AgentUrls {
         producer_bus: dbs.url("bus"),
@@ -50,8 +50,8 @@ async fn a_load_cut_short_is_rebuilt_by_the_next_run_and_an_unrebuildable_key_is
     );
     let _producer = Background::spawn(&["run", "--config", &producer]);
 
-    // A load cut short (here by the first permanent error, with all_or_nothing) leaves what it
-    // lifted recorded, not forgotten.
+    // A load cut short (here by the first permanent error, with all_or_nothing: shop.bad, the
+    // leaf, loads first) leaves what it lifted recorded, not forgotten.
     let run = maskbus(&["run", "--config", &strict, "--once"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(lifted_count(&dbs.url("dst")).await >= 2);

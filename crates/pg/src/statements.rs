@@ -167,6 +167,12 @@ pub fn orphans(fk: &ForeignKey) -> String {
 
 /// One row if two rows of `table` share a key value (a key no constraint backs must still be
 /// unique, or paging by it would skip rows), none otherwise.
+/// `TRUNCATE a, b`: empties tables together (so foreign keys among them do not refuse it).
+pub fn truncate(tables: &[&TableRef]) -> String {
+    let names: Vec<String> = tables.iter().map(|t| t.sql()).collect();
+    format!("TRUNCATE {}", names.join(", "))
+}
+
 pub fn duplicate_key(table: &TableRef, key: &KeyDef) -> String {
     format!(
         "SELECT 1 FROM {} t GROUP BY {} HAVING count(*) > 1 LIMIT 1",

@@ -9,7 +9,7 @@
 //! when it is through: at the end of every pass, whatever it was, nothing stays lifted unless it
 //! cannot be rebuilt, and then the pass says which object, on which table, and why.
 
-use super::pages::{EntityPlan, Skipped, SyncState};
+use super::pages::{EntityPlan, SyncState};
 use super::writer::Writer;
 use maskbus_pg::bulk::{self, Lifted, LiftedKind};
 use maskbus_pg::{ForeignKey, PgError, TableRef};
@@ -24,6 +24,44 @@ pub fn never_synced<'a>(
         .iter()
         .filter(|p| !states.contains_key(&p.entity))
         .collect()
+}
+
+/// Whether a pass fills its tables children first. Parents go first, so that a row's parent is
+/// there when the row lands; but when one consumer loads every table of the pass in bulk (the
+/// foreign keys among them lifted, no table of a cycle or with links to set later), order does
+/// not matter for correctness, and children go first: the largest tables are usually the leaves
+/// (transactions, events, lines), and their indexes are then built while the tables they
+/// reference load, not at the end. A table whose parent then fails is emptied again
+/// ([`Writer::unload`]), so it ends as it would have parents first: not synced.
+pub fn children_first(plans: &[EntityPlan], in_bulk: &BTreeSet<String>, workers: u32) -> bool {
+    workers <= 1
+        && !plans.is_empty()
+        && plans
+            .iter()
+            .all(|p| in_bulk.contains(&p.entity) && p.together.is_none() && p.deferred.is_empty())
+}
+
+/// The tables of `plans` that reference one of `failed` through their foreign keys, directly or
+/// through each other.
+pub fn dependants<'a>(plans: &'a [EntityPlan], failed: &BTreeSet<String>) -> Vec<&'a EntityPlan> {
+    let mut reached: BTreeSet<&str> = failed.iter().map(String::as_str).collect();
+    let mut out: Vec<&EntityPlan> = Vec::new();
+    loop {
+        let before = out.len();
+        for plan in plans {
+            let references_reached = plan
+                .parents
+                .iter()
+                .any(|fk| reached.contains(fk.parent.to_string().as_str()));
+            if references_reached && !reached.contains(plan.entity.as_str()) {
+                reached.insert(&plan.entity);
+                out.push(plan);
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 /// How far another worker's table is, as seen in the shared target.
@@ -60,14 +98,15 @@ impl Writer {
     /// Lifts the secondary indexes and foreign keys of the tables in `candidates` that hold no
     /// row, recording them, in one transaction. Only foreign keys to tables of this sync
     /// (`synced`) are lifted: the rows of any other parent must already be there, and the
-    /// check as rows land is what says so. Returns how many objects were lifted.
+    /// check as rows land is what says so. Returns the entities loaded in bulk: those that
+    /// were empty.
     pub async fn lift_for_load(
         &self,
         candidates: &[&EntityPlan],
         synced: &[&TableRef],
-    ) -> Result<usize, PgError> {
+    ) -> Result<BTreeSet<String>, PgError> {
         if candidates.is_empty() {
-            return Ok(0);
+            return Ok(BTreeSet::new());
         }
         let mut client = self.client().await?;
         let q =
@@ -145,7 +184,34 @@ impl Writer {
                 "loading empty tables in bulk: secondary indexes and foreign keys are rebuilt at the end"
             );
         }
-        Ok(lifted.len())
+        Ok(entity_of.into_values().map(str::to_string).collect())
+    }
+
+    /// Empties tables this pass loaded in bulk (they were empty before it) and forgets their
+    /// watermarks, in one transaction: their parent could not be synced, so they are left as
+    /// they were, and the next pass loads them again.
+    pub async fn unload(&self, plans: &[&EntityPlan]) -> Result<(), PgError> {
+        if plans.is_empty() {
+            return Ok(());
+        }
+        let tables: Vec<&TableRef> = plans.iter().map(|p| &p.table).collect();
+        let entities: Vec<&str> = plans.iter().map(|p| p.entity.as_str()).collect();
+        let mut client = self.client().await?;
+        let q = |e: tokio_postgres::Error| {
+            self.target
+                .query_error(format!("emptying {} again", entities.join(", ")), &e)
+        };
+        let tx = client.transaction().await.map_err(q)?;
+        tx.batch_execute(&maskbus_pg::statements::truncate(&tables))
+            .await
+            .map_err(q)?;
+        tx.execute(
+            "DELETE FROM maskbus.sync_state WHERE entity = ANY($1)",
+            &[&entities],
+        )
+        .await
+        .map_err(q)?;
+        tx.commit().await.map_err(q)
     }
 
     /// Up to `limit` values of `fk`'s columns that child rows hold and no parent row has.
@@ -168,172 +234,78 @@ impl Writer {
             .map(|r| (0..fk.columns.len()).map(|i| r.get(i)).collect())
             .collect())
     }
+}
 
-    /// Every object a load lifted and has not rebuilt yet, by entity, indexes first.
-    pub async fn lifted(&self) -> Result<Vec<(String, Lifted)>, PgError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT entity, table_schema, table_name, kind, name, definition,
-                        fk_columns, parent_schema, parent_table, parent_columns, fk_nullable, fk_deferrable
-                   FROM maskbus.lifted
-                  ORDER BY kind = 'foreign key', entity, name",
-                &[],
-            )
-            .await
-            .map_err(|e| self.target.query_error("reading maskbus.lifted", &e))?;
-        Ok(rows
-            .iter()
-            .filter_map(|r| {
-                let table = TableRef::new(r.get::<_, String>(1), r.get::<_, String>(2));
-                let name: String = r.get(4);
-                let parent: (Option<String>, Option<String>) = (r.get(7), r.get(8));
-                let foreign_key = match (r.get(6), parent, r.get(9)) {
-                    (Some(columns), (Some(schema), Some(parent)), Some(parent_columns)) => {
-                        Some(ForeignKey {
-                            name: name.clone(),
-                            table: table.clone(),
-                            columns,
-                            parent: TableRef::new(schema, parent),
-                            parent_columns,
-                            nullable: r.get::<_, Option<bool>>(10).unwrap_or(false),
-                            deferrable: r.get::<_, Option<bool>>(11).unwrap_or(false),
-                        })
-                    }
-                    _ => None,
-                };
-                Some((
-                    r.get(0),
-                    Lifted {
-                        table,
-                        kind: LiftedKind::parse(r.get(3))?,
-                        name,
-                        definition: r.get(5),
-                        foreign_key,
-                    },
-                ))
-            })
-            .collect())
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maskbus_pg::{KeyColumn, KeyDef, KeySource};
 
-    /// Rebuilds every lifted object (of the entities in `only`, if given), each in its own
-    /// transaction together with the deletion of its record: the indexes first (a foreign key's
-    /// validation reads them), then the foreign keys, [`REBUILDERS`] at a time on their own
-    /// connections, as `pg_restore -j` does. Returns how many were rebuilt, and the entities
-    /// whose objects could not be (they stay recorded, and the next pass tries again). A
-    /// transient failure (the target restarting) is returned as an error.
-    pub async fn restore_lifted(
-        &self,
-        only: Option<&BTreeSet<String>>,
-    ) -> Result<(usize, Vec<Skipped>), PgError> {
-        use futures_util::StreamExt;
-        let objects: Vec<(String, Lifted)> = self
-            .lifted()
-            .await?
-            .into_iter()
-            .filter(|(entity, _)| only.is_none_or(|only| only.contains(entity)))
-            .collect();
-        let mut restored = 0;
-        let mut failed = Vec::new();
-        for order in [0, 1] {
-            let phase = objects
+    fn plan(name: &str, parents: &[&str]) -> EntityPlan {
+        let table = TableRef::new("s", name);
+        EntityPlan {
+            entity: table.to_string(),
+            key: KeyDef {
+                columns: vec![KeyColumn {
+                    name: "id".into(),
+                    sql_type: "integer".into(),
+                }],
+                source: KeySource::PrimaryKey,
+            },
+            types: Default::default(),
+            identity: Default::default(),
+            parents: parents
                 .iter()
-                .filter(|(_, object)| object.restore_order() == order);
-            let outcomes: Vec<_> = futures_util::stream::iter(phase)
-                .map(|(entity, object)| async move {
-                    (entity, object, self.restore_one(entity, object).await)
+                .map(|p| ForeignKey {
+                    name: format!("{name}_{p}_fkey"),
+                    table: table.clone(),
+                    columns: vec![format!("{p}_id")],
+                    parent: TableRef::new("s", *p),
+                    parent_columns: vec!["id".into()],
+                    nullable: true,
+                    deferrable: false,
                 })
-                .buffer_unordered(REBUILDERS)
-                .collect()
-                .await;
-            // Two rebuilds that lock the same tables in turn can deadlock, and Postgres cancels
-            // one of them: it is done again, alone. Alone it can only have deadlocked with
-            // another session: transient, the next pass retries.
-            let mut collided = Vec::new();
-            for (entity, object, outcome) in outcomes {
-                match outcome {
-                    Err(Rebuild::Deadlock(_)) => collided.push((entity, object)),
-                    outcome => settle(entity, object, outcome, &mut restored, &mut failed)?,
-                }
-            }
-            for (entity, object) in collided {
-                let outcome = self.restore_one(entity, object).await;
-                settle(entity, object, outcome, &mut restored, &mut failed)?;
-            }
+                .collect(),
+            table,
+            outside: vec![],
+            deferred: vec![],
+            together: None,
         }
-        Ok((restored, failed))
     }
 
-    /// Rebuilds one lifted object and deletes its record, in one transaction.
-    async fn restore_one(&self, entity: &str, object: &Lifted) -> Result<(), Rebuild> {
-        let started = std::time::Instant::now();
-        let mut client = self.client().await.map_err(Rebuild::Failed)?;
-        let result: Result<(), tokio_postgres::Error> = async {
-            let tx = client.transaction().await?;
-            tx.batch_execute(&object.restore_batch()).await?;
-            tx.execute(
-                "DELETE FROM maskbus.lifted WHERE entity = $1 AND kind = $2 AND name = $3",
-                &[&entity, &object.kind.as_str(), &object.name],
-            )
-            .await?;
-            tx.commit().await
-        }
-        .await;
-        let Err(e) = result else {
-            tracing::info!(%entity, kind = object.kind.as_str(), name = %object.name,
-                ms = started.elapsed().as_millis() as u64, "rebuilt after the load");
-            return Ok(());
-        };
-        let deadlock = e.code() == Some(&tokio_postgres::error::SqlState::T_R_DEADLOCK_DETECTED);
-        let e = self.target.query_error(
-            format!(
-                "rebuilding {} {} of {entity}",
-                object.kind.as_str(),
-                object.name
-            ),
-            &e,
+    fn names(plans: &[&EntityPlan]) -> Vec<String> {
+        plans.iter().map(|p| p.entity.clone()).collect()
+    }
+
+    #[test]
+    fn dependants_are_found_through_each_other() {
+        let plans = vec![
+            plan("customers", &[]),
+            plan("accounts", &["customers"]),
+            plan("cards", &["accounts"]),
+            plan("transactions", &["accounts", "cards"]),
+            plan("branches", &[]),
+        ];
+        let failed = BTreeSet::from(["s.accounts".to_string()]);
+        assert_eq!(
+            names(&dependants(&plans, &failed)),
+            ["s.cards", "s.transactions"]
         );
-        if deadlock {
-            tracing::info!(%entity, name = %object.name, "rebuild deadlocked with another; retrying it alone");
-            return Err(Rebuild::Deadlock(e));
-        }
-        Err(Rebuild::Failed(e))
+        assert!(dependants(&plans, &BTreeSet::from(["s.branches".to_string()])).is_empty());
     }
-}
 
-/// How many lifted objects are rebuilt at once, each on its own connection.
-pub const REBUILDERS: usize = 2;
-
-/// Why one rebuild did not happen.
-enum Rebuild {
-    /// Postgres cancelled it to break a deadlock with another rebuild.
-    Deadlock(PgError),
-    Failed(PgError),
-}
-
-/// Counts a rebuild, reports one that cannot be done, and passes on a transient failure.
-fn settle(
-    entity: &str,
-    object: &Lifted,
-    outcome: Result<(), Rebuild>,
-    restored: &mut usize,
-    failed: &mut Vec<Skipped>,
-) -> Result<(), PgError> {
-    match outcome {
-        Ok(()) => *restored += 1,
-        Err(Rebuild::Deadlock(e)) => return Err(e),
-        Err(Rebuild::Failed(e)) if e.is_transient() => return Err(e),
-        Err(Rebuild::Failed(e)) => {
-            tracing::error!(%entity, error = %e, "cannot rebuild what the load lifted");
-            failed.push(Skipped {
-                entity: entity.to_string(),
-                reason: format!(
-                    "{e}; the rows are in but {} {} is not: fix the cause and run again (maskbus.lifted keeps its definition)",
-                    object.kind.as_str(),
-                    object.name
-                ),
-            });
-        }
+    #[test]
+    fn children_go_first_only_when_one_consumer_loads_every_table_in_bulk() {
+        let mut plans = vec![plan("customers", &[]), plan("accounts", &["customers"])];
+        let all: BTreeSet<String> = plans.iter().map(|p| p.entity.clone()).collect();
+        assert!(children_first(&plans, &all, 1));
+        assert!(!children_first(&plans, &all, 2), "workers share the tables");
+        let one = BTreeSet::from(["s.customers".to_string()]);
+        assert!(
+            !children_first(&plans, &one, 1),
+            "a table already holds rows"
+        );
+        plans[1].deferred = vec!["customers_id".into()];
+        assert!(!children_first(&plans, &all, 1), "links are set later");
     }
-    Ok(())
 }

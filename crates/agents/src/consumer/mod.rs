@@ -21,6 +21,7 @@ mod load;
 pub mod local;
 pub mod pages;
 mod pass;
+pub mod rebuild;
 mod share;
 pub mod writer;
 

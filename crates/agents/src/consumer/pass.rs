@@ -249,6 +249,34 @@ impl Consumer {
         }
     }
 
+    /// Children first (see `load::children_first`), the tables that reference `failed` are in
+    /// already: they are emptied again and their watermarks forgotten, so they end as they would
+    /// have parents first (not synced) and no foreign key is left that cannot be rebuilt.
+    /// Returns them, each with its reason.
+    async fn unload_children(
+        &self,
+        plans: &[EntityPlan],
+        failed: &EntityPlan,
+        report: &mut PassReport,
+    ) -> Result<Vec<Skipped>, ConsumerError> {
+        let loaded: Vec<&EntityPlan> =
+            super::load::dependants(plans, &BTreeSet::from([failed.entity.clone()]))
+                .into_iter()
+                .filter(|c| report.rows.iter().any(|(e, _)| *e == c.entity))
+                .collect();
+        self.writer.unload(&loaded).await?;
+        report
+            .rows
+            .retain(|(e, _)| !loaded.iter().any(|c| c.entity == *e));
+        Ok(loaded
+            .into_iter()
+            .map(|child| Skipped {
+                entity: child.entity.clone(),
+                reason: format!("its parent {} could not be synced", failed.entity),
+            })
+            .collect())
+    }
+
     /// One pass: every entity, parents first, up to one snapshot; then the deferred links and
     /// the sequences. A table that fails for good is reported and its dependants are skipped;
     /// the others go on, unless `all_or_nothing` is set. Between pages it checks `stop`.
@@ -270,6 +298,7 @@ impl Consumer {
         let owned: Vec<EntityPlan> = my_plans.iter().map(|p| (*p).clone()).collect();
         let skipped = if me == 0 { skipped } else { Vec::new() };
         let states = self.states().await?;
+        let mut in_bulk = BTreeSet::new();
         if self.config.bulk_load {
             let my_states = states
                 .iter()
@@ -279,10 +308,22 @@ impl Consumer {
             // Foreign keys to another worker's tables are lifted too: before they are rebuilt,
             // the parents the other worker's older snapshot lacks are fetched (see below).
             let synced: Vec<_> = plans.iter().map(|p| &p.table).collect();
-            self.writer
+            in_bulk = self
+                .writer
                 .lift_for_load(&super::load::never_synced(&owned, &my_states), &synced)
                 .await?;
         }
+        let children_first = super::load::children_first(&plans, &in_bulk, self.config.workers);
+        let order: Vec<usize> = if children_first {
+            (0..plans.len()).rev().collect()
+        } else {
+            (0..plans.len()).collect()
+        };
+        // Alone on the target, a table loaded in bulk gets its indexes (and its foreign keys, once
+        // their parent is loaded too) back while the next tables load; a table of a cycle, or
+        // with links to set, waits for the end of the pass.
+        let early = (self.config.workers <= 1 && !in_bulk.is_empty())
+            .then(|| super::rebuild::EarlyRebuild::start(self.writer.rebuilder()));
         // A pass cut short by a crash is resumed with its own closing snapshot, for every entity,
         // so parents and children stay within one window.
         let mut until: Option<Snapshot> = my_plans
@@ -314,7 +355,8 @@ impl Consumer {
             (members.first().copied(), members.last().copied())
         };
         let mut open_group: Option<(usize, usize, usize)> = None; // (group, first, last)
-        for (position, plan) in plans.iter().enumerate() {
+        for position in order {
+            let plan = &plans[position];
             if !mine[position] {
                 continue;
             }
@@ -349,6 +391,15 @@ impl Consumer {
                             || self.config.all_or_nothing =>
                     {
                         self.writer.abort_group().await;
+                        if children_first && !e.is_transient() && self.config.all_or_nothing {
+                            // All or nothing: the tables this pass loaded are emptied again
+                            // (children first, some may lack their parents for good).
+                            let loaded: Vec<&EntityPlan> = plans
+                                .iter()
+                                .filter(|p| report.rows.iter().any(|(e, _)| *e == p.entity))
+                                .collect();
+                            self.writer.unload(&loaded).await?;
+                        }
                         return Err(e);
                     }
                     Err(e) => Err(e.to_string()),
@@ -358,6 +409,13 @@ impl Consumer {
                 Ok(moved) => {
                     tracing::info!(entity = %plan.entity, rows = moved, "entity caught up");
                     report.rows.push((plan.entity.clone(), moved));
+                    if let Some(early) = early.as_ref().filter(|_| {
+                        in_bulk.contains(&plan.entity)
+                            && plan.together.is_none()
+                            && plan.deferred.is_empty()
+                    }) {
+                        early.table_loaded(&plan.table);
+                    }
                 }
                 Err(reason) => {
                     tracing::error!(entity = %plan.entity, %reason, "this table failed; syncing the others");
@@ -366,6 +424,12 @@ impl Consumer {
                         entity: plan.entity.clone(),
                         reason,
                     });
+                    if children_first {
+                        for child in self.unload_children(&plans, plan, &mut report).await? {
+                            failed.insert(child.entity.clone());
+                            report.failed.push(child);
+                        }
+                    }
                 }
             }
             let Some((group, first, last)) = open_group else {
@@ -411,11 +475,16 @@ impl Consumer {
         }
         // What a load lifted (in this pass, or in one cut short before it) is rebuilt now; with
         // several workers, each rebuilds what belongs to its tables.
+        let mut early_rebuilt = 0;
+        if let Some(early) = early {
+            early_rebuilt = early.finish().await;
+        }
         let (rebuilt, not_rebuilt) = self
             .writer
+            .rebuilder()
             .restore_lifted((self.config.workers > 1).then_some(&my_entities))
             .await?;
-        report.rebuilt = rebuilt;
+        report.rebuilt = early_rebuilt + rebuilt;
         report.failed.extend(not_rebuilt);
         if !report.failed.is_empty() {
             return Err(ConsumerError::Partial {

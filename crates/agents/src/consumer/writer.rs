@@ -212,6 +212,19 @@ impl Writer {
         self.pool.get().await
     }
 
+    /// Rebuilds what a bulk load lifted, on this writer's pool.
+    pub fn rebuilder(&self) -> super::rebuild::Rebuilder {
+        super::rebuild::Rebuilder {
+            target: self.target.clone(),
+            pool: self.pool.clone(),
+        }
+    }
+
+    /// Every object a load lifted and has not rebuilt yet, by entity, indexes first.
+    pub async fn lifted(&self) -> Result<Vec<(String, maskbus_pg::bulk::Lifted)>, PgError> {
+        self.rebuilder().lifted().await
+    }
+
     /// The target's tables and foreign keys in `schemas`, counting those a bulk load has lifted
     /// and not yet rebuilt (they are the target's all the same).
     pub async fn catalog(
