@@ -7,6 +7,8 @@
 //! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
 //! - [`local`]: the back-ends of the consumer's tools (`insert_rows`, `query_local`).
 //! - `load`: the first pass into empty tables, loaded in bulk as `pg_restore` does.
+//! - `copy`: pages into the target with `COPY` (the bulk load's first windows).
+//! - [`rebuild`]: rebuilding what a bulk load lifted, beside the pass and at its end.
 //! - `pass`: one sync pass, table by table, page by page, parents fetched when missing.
 //!
 //! Each page is upserted by key in one transaction together with the entity's watermark, so a
@@ -17,6 +19,7 @@
 //! sequences are moved past the synced values after each pass.
 
 pub mod client;
+mod copy;
 mod load;
 pub mod local;
 pub mod pages;

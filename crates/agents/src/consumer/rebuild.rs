@@ -15,6 +15,21 @@ use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{ForeignKey, PgError, PgPool, TableRef, Target};
 use std::collections::BTreeSet;
 
+impl super::writer::Writer {
+    /// Rebuilds what a bulk load lifted, on this writer's pool.
+    pub fn rebuilder(&self) -> Rebuilder {
+        Rebuilder {
+            target: self.target.clone(),
+            pool: self.pool().clone(),
+        }
+    }
+
+    /// Every object a load lifted and has not rebuilt yet, by entity, indexes first.
+    pub async fn lifted(&self) -> Result<Vec<(String, Lifted)>, PgError> {
+        self.rebuilder().lifted().await
+    }
+}
+
 /// Rebuilds lifted objects on its own connections.
 #[derive(Clone)]
 pub struct Rebuilder {

@@ -6,15 +6,12 @@
 use super::pages::{self, EntityPlan, SyncState};
 use super::ConsumerError;
 use crate::protocol::ReceivedPage;
-use bytes::Bytes;
-use futures_util::SinkExt;
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::deadpool_postgres::GenericClient;
-use maskbus_pg::{bulk, statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use maskbus_pg::{statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
 use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::CopyInSink;
 
 /// The consumer's own bookkeeping in the target database.
 pub const MIGRATIONS: &[Migration] = &[
@@ -111,57 +108,6 @@ async fn first_table_with_rows(
     Ok(None)
 }
 
-/// A connection a page can be written on, in or out of a transaction: COPY is not part of
-/// `GenericClient`.
-trait PageClient: GenericClient + Sync {
-    async fn copy_in(&self, sql: &str) -> Result<CopyInSink<Bytes>, tokio_postgres::Error>;
-}
-
-impl PageClient for deadpool_postgres::Client {
-    async fn copy_in(&self, sql: &str) -> Result<CopyInSink<Bytes>, tokio_postgres::Error> {
-        tokio_postgres::Client::copy_in(self, sql).await
-    }
-}
-
-impl PageClient for deadpool_postgres::Transaction<'_> {
-    async fn copy_in(&self, sql: &str) -> Result<CopyInSink<Bytes>, tokio_postgres::Error> {
-        tokio_postgres::Transaction::copy_in(self, sql).await
-    }
-}
-
-/// Writes a page's rows with `COPY ... FROM STDIN`, the columns of deferred links NULL (they are
-/// staged, as for an upsert). Returns the rows written.
-async fn copy_page(
-    tx: &impl PageClient,
-    plan: &EntityPlan,
-    page: &ReceivedPage,
-) -> Result<u64, tokio_postgres::Error> {
-    let deferred: Vec<bool> = page
-        .columns
-        .iter()
-        .map(|c| plan.deferred.contains(c))
-        .collect();
-    // Room for cells of about sixteen bytes: most are shorter, and a longer page grows once or
-    // twice instead of every page taking megabytes from the system.
-    let mut data = Vec::with_capacity(page.rows.len() * 16 * page.columns.len().max(1));
-    let mut fields: Vec<Option<&str>> = Vec::with_capacity(page.columns.len());
-    for row in page.rows.iter() {
-        fields.clear();
-        fields.extend(
-            row.iter()
-                .zip(&deferred)
-                .map(|(v, &later)| if later { None } else { v }),
-        );
-        bulk::copy_row(&mut data, &fields);
-    }
-    let sink = tx
-        .copy_in(&bulk::copy_in(&plan.table, &page.columns))
-        .await?;
-    futures_util::pin_mut!(sink);
-    sink.send(Bytes::from(data)).await?;
-    sink.finish().await
-}
-
 fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
 }
@@ -212,17 +158,9 @@ impl Writer {
         self.pool.get().await
     }
 
-    /// Rebuilds what a bulk load lifted, on this writer's pool.
-    pub fn rebuilder(&self) -> super::rebuild::Rebuilder {
-        super::rebuild::Rebuilder {
-            target: self.target.clone(),
-            pool: self.pool.clone(),
-        }
-    }
-
-    /// Every object a load lifted and has not rebuilt yet, by entity, indexes first.
-    pub async fn lifted(&self) -> Result<Vec<(String, maskbus_pg::bulk::Lifted)>, PgError> {
-        self.rebuilder().lifted().await
+    /// This writer's pool (the rebuilds after a bulk load run on it too).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     /// The target's tables and foreign keys in `schemas`, counting those a bulk load has lifted
@@ -386,7 +324,7 @@ impl Writer {
     /// The statements of one page, in the caller's transaction.
     async fn write_page(
         &self,
-        tx: &impl PageClient,
+        tx: &impl super::copy::PageClient,
         plan: &EntityPlan,
         page: &ReceivedPage,
         columns: &[(String, String)],
@@ -399,7 +337,7 @@ impl Writer {
         let wrote = if page.rows.is_empty() {
             Ok(0)
         } else if load == Load::Copy {
-            copy_page(tx, plan, page).await
+            super::copy::copy_page(tx, plan, page).await
         } else {
             let statement = statements::upsert(&statements::Write {
                 table: &plan.table,
