@@ -102,3 +102,60 @@ async fn a_load_cut_short_is_rebuilt_by_the_next_run_and_an_unrebuildable_key_is
         .get(0);
     assert_eq!(children, 2000);
 }
+
+/// One consumer loading every table in bulk goes children first and rebuilds beside the pass:
+/// killed with `kill -9` once the leaf table is in but its parents are not, it leaves child rows
+/// whose parents are missing and lifted keys behind, and the next run completes the target
+/// exactly, every constraint present and validated.
+#[tokio::test]
+async fn kill_9_after_the_children_are_in_then_a_restart_completes_every_constraint() {
+    let dbs = seeded("bulk_kill", "300").await;
+    let defined = schema_objects(&dbs.url("dst")).await;
+    let files = ConfigFiles::new("bulk_kill");
+    let (producer, consumer) = agent_configs(&files, &dbs, "page_size = 50\npages_per_request = 1");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let mut doomed = Background::spawn(&["run", "--config", &consumer, "--once"]);
+    let dst = connect(&dbs.url("dst")).await;
+    let count = |table: &'static str| {
+        let dst = &dst;
+        async move {
+            dst.query_one(&format!("SELECT count(*) FROM public.{table}"), &[])
+                .await
+                .unwrap()
+                .get::<_, i64>(0)
+        }
+    };
+    wait_until(
+        "the leaf table to be in and the next one loading",
+        || async {
+            let bookkept: bool = dst
+                .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+                .await
+                .unwrap()
+                .get(0);
+            bookkept
+                && dst
+                    .query_one(
+                        "SELECT EXISTS (SELECT 1 FROM maskbus.sync_state
+                      WHERE entity = 'public.transactions' AND synced_until IS NOT NULL)",
+                        &[],
+                    )
+                    .await
+                    .unwrap()
+                    .get::<_, bool>(0)
+                && count("cards").await + count("addresses").await > 0
+        },
+    )
+    .await;
+    doomed.kill9();
+    assert!(
+        count("customers").await < 300,
+        "the roots load last: killed before all of them were in"
+    );
+    assert!(count("transactions").await > 0);
+    assert!(lifted_count(&dbs.url("dst")).await > 0);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source(&dbs).await;
+    assert_eq!(lifted_count(&dbs.url("dst")).await, 0);
+    assert_eq!(schema_objects(&dbs.url("dst")).await, defined);
+}
