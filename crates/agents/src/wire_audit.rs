@@ -157,10 +157,19 @@ fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>>
             .map(|m| scan_body(&mut scanner, &m.body, context))
             .collect();
     }
-    let share = page.len().div_ceil(threads);
+    let sizes: Vec<usize> = page.iter().map(|m| m.body.len()).collect();
+    let mut start = 0;
+    let parts: Vec<&[AuditedMessage]> = byte_balanced_ends(&sizes, threads)
+        .into_iter()
+        .map(|end| {
+            let part = &page[start..end];
+            start = end;
+            part
+        })
+        .collect();
     std::thread::scope(|scope| {
-        let parts: Vec<_> = page
-            .chunks(share)
+        let parts: Vec<_> = parts
+            .into_iter()
             .map(|part| {
                 scope.spawn(move || {
                     let mut scanner = Scanner::default();
@@ -179,6 +188,29 @@ fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>>
             })
             .collect()
     })
+}
+
+/// Where to cut items of these sizes into `parts` consecutive runs of about the same total size
+/// (the scanning time follows the bytes, not the count of bodies): the end index of each
+/// non-empty run, the last one `sizes.len()`.
+fn byte_balanced_ends(sizes: &[usize], parts: usize) -> Vec<usize> {
+    let total: usize = sizes.iter().sum();
+    let parts = parts.max(1);
+    let mut ends = Vec::with_capacity(parts);
+    let (mut sum, mut next) = (0usize, 1usize);
+    for (i, size) in sizes.iter().enumerate() {
+        sum += size;
+        if next < parts && sum * parts >= total * next {
+            ends.push(i + 1);
+            next += 1;
+        }
+    }
+    if ends.last() != Some(&sizes.len()) {
+        ends.push(sizes.len());
+    }
+    ends.dedup();
+    ends.retain(|&e| e > 0);
+    ends
 }
 
 /// 32 random bytes for this run's hashing key, from the operating system.
@@ -277,4 +309,24 @@ pub async fn load_source_values(
         }
     }
     Ok((matcher, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_balanced_ends;
+
+    #[test]
+    fn bodies_are_shared_out_by_bytes() {
+        assert_eq!(byte_balanced_ends(&[10, 10, 10, 10], 2), [2, 4]);
+        // One large body and many small ones: the large one is a part of its own.
+        assert_eq!(byte_balanced_ends(&[100, 1, 1, 1, 1], 2), [1, 5]);
+        assert_eq!(byte_balanced_ends(&[1, 1, 1, 1, 100], 2), [5]);
+        assert_eq!(byte_balanced_ends(&[5], 4), [1]);
+        assert_eq!(byte_balanced_ends(&[0, 0, 0], 2), [1, 3]);
+        for (sizes, parts) in [(vec![3, 1, 4, 1, 5, 9, 2, 6], 3), (vec![7; 9], 4)] {
+            let ends = byte_balanced_ends(&sizes, parts);
+            assert_eq!(*ends.last().unwrap(), sizes.len());
+            assert!(ends.len() <= parts && ends.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
 }
