@@ -112,6 +112,14 @@ impl Writer {
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
         let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        // Workers sharing a target lift at the same moment, each dropping keys that lock two
+        // tables: one at a time, or two of them deadlock and one pass starts again.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('maskbus.lift'))",
+            &[],
+        )
+        .await
+        .map_err(q("waiting for other workers to finish lifting".into()))?;
         let mut empty: Vec<TableRef> = Vec::new();
         let mut entity_of: BTreeMap<TableRef, &str> = BTreeMap::new();
         for plan in candidates {
