@@ -24,6 +24,9 @@ struct Args {
     megabytes: u64,
     #[arg(long)]
     json: bool,
+    /// Leave the bus database (maskbus_bench_audit) in place afterwards, to profile against it.
+    #[arg(long)]
+    keep: bool,
 }
 
 /// Masked page replies of customers and transactions, as the producer sends them.
@@ -192,8 +195,10 @@ async fn main() -> Result<()> {
             json!({"bench": "wire_audit", "megabytes": mb, "read_mb_s": raw, "sql_mb_s": sql, "audit_mb_s": audit})
         );
     }
-    admin
-        .batch_execute("DROP DATABASE IF EXISTS maskbus_bench_audit WITH (FORCE)")
-        .await?;
+    if !args.keep {
+        admin
+            .batch_execute("DROP DATABASE IF EXISTS maskbus_bench_audit WITH (FORCE)")
+            .await?;
+    }
     Ok(())
 }
