@@ -7,7 +7,8 @@
 //! same grammar, escapes and nesting limit) into one vector: a string without escapes is a slice
 //! of the body, an array or object is a node that knows where its subtree ends, and an object's
 //! members stay in document order, duplicates included (a hostile body that repeats a key has
-//! every copy read).
+//! every copy read). An [`Intercept`] may read chosen members of the root object as they are
+//! parsed instead (the audit checks a page's rows so), leaving [`Node::Taken`] in their place.
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
@@ -30,6 +31,9 @@ pub enum Node<'a> {
         end: usize,
     },
     Key(Cow<'a, str>),
+    /// A member of the root object whose value an [`Intercept`] read while it was parsed; the
+    /// tape keeps only its place.
+    Taken,
 }
 
 /// A parsed body: node 0 is the root.
@@ -51,14 +55,33 @@ impl<'a> Tape<'a> {
         text: &'a str,
         spare: Vec<Node<'static>>,
     ) -> Result<Self, serde_json::Error> {
+        Self::parse_intercepting(text, spare, &mut NoIntercept)
+    }
+
+    /// As [`Tape::parse_reusing`], with `intercept` offered each member of the root object: the
+    /// values it takes are read by it as they are parsed and stand in the tape as
+    /// [`Node::Taken`].
+    pub fn parse_intercepting(
+        text: &'a str,
+        spare: Vec<Node<'static>>,
+        intercept: &mut impl Intercept<'a>,
+    ) -> Result<Self, serde_json::Error> {
         let mut nodes: Vec<Node<'a>> = spare;
         nodes.clear();
         // About one node per eight bytes of a page reply.
         nodes.reserve(text.len() / 8 + 1);
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        Append(&mut nodes).deserialize(&mut deserializer)?;
+        (&mut deserializer).deserialize_any(Root {
+            nodes: &mut nodes,
+            intercept,
+        })?;
         deserializer.end()?;
         Ok(Tape { nodes })
+    }
+
+    /// The tape of nodes appended by [`Append`].
+    pub(crate) fn from_nodes(nodes: Vec<Node<'a>>) -> Self {
+        Tape { nodes }
     }
 
     /// The tape's memory, emptied, for the next [`Tape::parse_reusing`]. (Collecting an
@@ -88,18 +111,55 @@ impl<'a> Tape<'a> {
         &self.nodes[at]
     }
 
+    /// The tape read through a [`View`].
+    pub fn view(&self) -> View<'_, 'a> {
+        View(&self.nodes)
+    }
+
     /// The index just past the subtree at `at`.
     pub fn skip(&self, at: usize) -> usize {
-        match self.nodes[at] {
-            Node::Array { end } | Node::Object { end } => end,
-            _ => at + 1,
-        }
+        self.view().skip(at)
     }
 
     /// The items of the array at `at` (none if it is not an array).
     pub fn items(&self, at: usize) -> impl Iterator<Item = usize> + '_ {
-        let (mut next, end) = match self.nodes[at] {
-            Node::Array { end } => (at + 1, end),
+        self.view().items(at)
+    }
+
+    /// The members of the object at `at`, as (key, index of the value), in document order.
+    pub fn members(&self, at: usize) -> impl Iterator<Item = (&str, usize)> + '_ {
+        self.view().members(at)
+    }
+
+    /// The value of the last member named `key` of the object at `at` (the one a reader that
+    /// keeps one value per key keeps).
+    pub fn member(&self, at: usize, key: &str) -> Option<usize> {
+        self.view().member(at, key)
+    }
+
+    /// The string at `at`, if it is one.
+    pub fn str_at(&self, at: usize) -> Option<&str> {
+        self.view().str_at(at)
+    }
+}
+
+/// Nodes read as a tape: a whole tape, or the part of one parsed so far (whose open arrays and
+/// objects end where the nodes do).
+#[derive(Clone, Copy)]
+pub struct View<'t, 'a>(&'t [Node<'a>]);
+
+impl<'t, 'a> View<'t, 'a> {
+    fn skip(self, at: usize) -> usize {
+        match self.0[at] {
+            Node::Array { end } | Node::Object { end } if end > at => end,
+            Node::Array { .. } | Node::Object { .. } => self.0.len(),
+            _ => at + 1,
+        }
+    }
+
+    fn items(self, at: usize) -> impl Iterator<Item = usize> + 't {
+        let (mut next, end) = match self.0[at] {
+            Node::Array { .. } => (at + 1, self.skip(at)),
             _ => (0, 0),
         };
         std::iter::from_fn(move || {
@@ -112,14 +172,15 @@ impl<'a> Tape<'a> {
     }
 
     /// The members of the object at `at`, as (key, index of the value), in document order.
-    pub fn members(&self, at: usize) -> impl Iterator<Item = (&str, usize)> + '_ {
-        let (mut next, end) = match self.nodes[at] {
-            Node::Object { end } => (at + 1, end),
+    pub fn members(self, at: usize) -> impl Iterator<Item = (&'t str, usize)> + 't {
+        let (mut next, end) = match self.0[at] {
+            Node::Object { .. } => (at + 1, self.skip(at)),
             _ => (0, 0),
         };
         std::iter::from_fn(move || {
-            (next < end).then(|| {
-                let key = match &self.nodes[next] {
+            // A member parsed up to its key only (the one being offered) is not one yet.
+            (next + 1 < end).then(|| {
+                let key = match &self.0[next] {
                     Node::Key(key) => key.as_ref(),
                     _ => "",
                 };
@@ -130,26 +191,110 @@ impl<'a> Tape<'a> {
         })
     }
 
-    /// The value of the last member named `key` of the object at `at` (the one a reader that
-    /// keeps one value per key keeps).
-    pub fn member(&self, at: usize, key: &str) -> Option<usize> {
+    /// The value of the last member named `key` of the object at `at`.
+    pub fn member(self, at: usize, key: &str) -> Option<usize> {
         self.members(at)
             .filter(|(k, _)| *k == key)
             .map(|(_, v)| v)
             .last()
     }
 
+    /// The items of the array at `at` (none if it is not an array).
+    pub fn array_items(self, at: usize) -> Option<impl Iterator<Item = usize> + 't> {
+        matches!(self.0[at], Node::Array { .. }).then(|| self.items(at))
+    }
+
     /// The string at `at`, if it is one.
-    pub fn str_at(&self, at: usize) -> Option<&str> {
-        match &self.nodes[at] {
+    pub fn str_at(self, at: usize) -> Option<&'t str> {
+        match &self.0[at] {
             Node::String(s) => Some(s),
             _ => None,
         }
     }
 }
 
+/// Reads chosen members of a body's root object while they are parsed, instead of the tape
+/// keeping their nodes (the audit checks a page's rows this way).
+pub trait Intercept<'de> {
+    /// Whether to read the value of the root member `key`; `so_far` is the root object as far
+    /// as it is parsed (node 0), this member's key included.
+    fn wants(&mut self, key: &str, so_far: View<'_, 'de>) -> bool;
+    /// Reads the value (call `map.next_value_seed` exactly once).
+    fn read<A: MapAccess<'de>>(&mut self, map: &mut A) -> Result<(), A::Error>;
+}
+
+/// Takes nothing.
+pub struct NoIntercept;
+
+impl<'de> Intercept<'de> for NoIntercept {
+    fn wants(&mut self, _: &str, _: View<'_, 'de>) -> bool {
+        false
+    }
+    fn read<A: MapAccess<'de>>(&mut self, map: &mut A) -> Result<(), A::Error> {
+        map.next_value::<serde::de::IgnoredAny>().map(|_| ())
+    }
+}
+
+/// The root value: as [`Append`], except that an object offers its members to the intercept.
+struct Root<'t, 'a, I> {
+    nodes: &'t mut Vec<Node<'a>>,
+    intercept: &'t mut I,
+}
+
+impl<'de, I: Intercept<'de>> Visitor<'de> for Root<'_, 'de, I> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let at = self.nodes.len();
+        self.nodes.push(Node::Object { end: 0 });
+        while map.next_key_seed(Key(&mut *self.nodes))?.is_some() {
+            let wanted = match self.nodes.last() {
+                Some(Node::Key(key)) => self.intercept.wants(key, View(&self.nodes[at..])),
+                _ => false,
+            };
+            if wanted {
+                self.intercept.read(&mut map)?;
+                self.nodes.push(Node::Taken);
+            } else {
+                map.next_value_seed(Append(&mut *self.nodes))?;
+            }
+        }
+        let end = self.nodes.len();
+        self.nodes[at] = Node::Object { end };
+        Ok(())
+    }
+    // Anything but an object is appended as it is.
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Append(self.nodes).visit_unit()
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
+        Append(self.nodes).visit_bool(v)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        Append(self.nodes).visit_u64(v)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        Append(self.nodes).visit_i64(v)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        Append(self.nodes).visit_f64(v)
+    }
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<(), E> {
+        Append(self.nodes).visit_borrowed_str(v)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        Append(self.nodes).visit_str(v)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Append(self.nodes).visit_seq(seq)
+    }
+}
+
 /// Appends the nodes of one value to the tape.
-struct Append<'t, 'a>(&'t mut Vec<Node<'a>>);
+pub(crate) struct Append<'t, 'a>(pub(crate) &'t mut Vec<Node<'a>>);
 
 impl<'de: 'a, 'a> DeserializeSeed<'de> for Append<'_, 'a> {
     type Value = ();

@@ -1,0 +1,476 @@
+//! The walk over a parsed body: every string, key and number is read by the detectors with the
+//! field-name hint of where it sits, page rows with their column's hint, and digits split over
+//! the fields of an object are read joined.
+
+use crate::detect::{self, detect, detect_run, digit_runs, is_benign, Detector, Hint};
+use crate::tree::{Node, Tape, View};
+use crate::{normalize, Context, ExactMatcher, Finding};
+
+/// One step of a JSON path. Kept as borrowed pieces and rendered only for a finding: most
+/// strings of clean traffic never need their path spelled out.
+#[derive(Clone, Copy)]
+pub(crate) enum Step<'a> {
+    Key(&'a str),
+    /// A key that is itself a finding, named by its position so the report never spells it out.
+    KeyAt(usize),
+    Index(usize),
+}
+
+pub(crate) fn render_path(path: &[Step<'_>]) -> String {
+    let mut out = String::from("$");
+    for step in path {
+        match step {
+            Step::Key(key) => out.push_str(&key_segment(key)),
+            Step::KeyAt(i) => out.push_str(&format!("{{key #{i}}}")),
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// Whether the pattern detectors could find anything at all: they need six digits (an account
+/// number is the shortest), an `@`, or a birth-date field. Most strings stop here, after one
+/// pass over their bytes.
+fn worth_detecting(text: &str, hint: Hint) -> bool {
+    if hint.birth {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    let Some(digits) = ascii_digits_without_at(bytes) else {
+        return true;
+    };
+    digits >= 6
+        && !is_plain_timestamp(bytes)
+        && detect::plain_number_may_be_pii(text, hint) != Some(false)
+}
+
+/// The number of ASCII digits in `bytes`, or `None` when they hold an `@` or a non-ASCII byte.
+/// Eight bytes at a time (this is the audit's innermost loop): with every byte below 0x80,
+/// adding 0x50 sets a byte's high bit when it is at least `0`, adding 0x46 when it is past `9`,
+/// and no addition carries into the next byte.
+pub(crate) fn ascii_digits_without_at(bytes: &[u8]) -> Option<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut digits = 0u32;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        let w = u64::from_le_bytes(eight);
+        let at = w ^ (ONES * u64::from(b'@'));
+        let has_at = at.wrapping_sub(ONES) & !at & HIGH != 0;
+        if w & HIGH != 0 || has_at {
+            return None;
+        }
+        let from_zero = w + ONES * 0x50;
+        let past_nine = w + ONES * 0x46;
+        digits += (from_zero & !past_nine & HIGH).count_ones();
+    }
+    for &b in words.remainder() {
+        if b == b'@' || b >= 0x80 {
+            return None;
+        }
+        digits += u32::from(b.is_ascii_digit());
+    }
+    Some(digits)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` with optional fraction and zone, as Postgres prints timestamps: the
+/// commonest digits on the bus, recognised without tokenising.
+fn is_plain_timestamp(b: &[u8]) -> bool {
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let date = b.len() >= 19
+        && (0..4).all(digit)
+        && b[4] == b'-'
+        && digit(5)
+        && digit(6)
+        && b[7] == b'-'
+        && digit(8)
+        && digit(9)
+        && (b[10] == b' ' || b[10] == b'T')
+        && digit(11)
+        && digit(12)
+        && b[13] == b':'
+        && digit(14)
+        && digit(15)
+        && b[16] == b':'
+        && digit(17)
+        && digit(18);
+    date && b[19..]
+        .iter()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'+' | b'-' | b':' | b'Z'))
+        && b[19..].iter().filter(|c| c.is_ascii_digit()).count() <= 10
+}
+
+pub(crate) fn check_string(
+    text: &str,
+    hint: Hint,
+    exact: Option<&ExactMatcher>,
+    path: &[Step<'_>],
+    findings: &mut Vec<Finding>,
+) -> bool {
+    let detect_patterns = worth_detecting(text, hint);
+    if !detect_patterns && exact.is_none() {
+        return false;
+    }
+    let normalized = normalize::normalize(text);
+    let mut hits = Vec::new();
+    if detect_patterns {
+        detect(&normalized, hint, &mut hits);
+    }
+    if let Some(hit) = exact.and_then(|m| m.find(&normalized)) {
+        hits.push(hit);
+    }
+    if hits.is_empty() {
+        return false;
+    }
+    let at = render_path(path);
+    findings.extend(hits.into_iter().map(|hit| Finding {
+        path: at.clone(),
+        hit,
+    }));
+    true
+}
+
+pub(crate) fn key_segment(key: &str) -> String {
+    if !key.is_empty()
+        && key.len() <= 64
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        format!(".{key}")
+    } else {
+        // Shown as a JSON string, shortened: a long or odd key is data, not a field name.
+        let short: String = key.chars().take(24).collect();
+        format!("[{}]", serde_json::to_string(&short).unwrap_or_default())
+    }
+}
+
+/// Walks a parsed body, checking every string, key and number, and collects the findings.
+pub(crate) struct Walker<'t, 'a, 'c> {
+    tape: &'t Tape<'a>,
+    context: Context<'c>,
+    path: Vec<Step<'t>>,
+    findings: Vec<Finding>,
+    /// The findings of each [`Node::Taken`] value, in document order, read while parsing.
+    taken: std::vec::IntoIter<Vec<Finding>>,
+}
+
+impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
+    pub(crate) fn new(tape: &'t Tape<'a>, context: Context<'c>, taken: Vec<Vec<Finding>>) -> Self {
+        Walker {
+            tape,
+            context,
+            path: Vec::new(),
+            findings: Vec::new(),
+            taken: taken.into_iter(),
+        }
+    }
+
+    /// The findings of the subtree at `at` read under `path`, the value's field named by `hint`.
+    pub(crate) fn findings_at(
+        mut self,
+        at: usize,
+        hint: Hint,
+        exact: Option<&ExactMatcher>,
+        path: &[Step<'t>],
+    ) -> Vec<Finding> {
+        self.path.extend_from_slice(path);
+        self.walk(at, hint, exact);
+        self.findings
+    }
+
+    fn walk(&mut self, at: usize, hint: Hint, exact: Option<&ExactMatcher>) {
+        let tape = self.tape;
+        match tape.node(at) {
+            Node::String(text) | Node::Key(text) => {
+                check_string(text, hint, exact, &self.path, &mut self.findings);
+            }
+            // Numbers are scanned too: an SSN sent as 224308280 is still an SSN.
+            Node::Number(n) => {
+                check_string(&n.to_string(), hint, exact, &self.path, &mut self.findings);
+            }
+            Node::Array { .. } => {
+                for (i, item) in tape.items(at).enumerate() {
+                    self.path.push(Step::Index(i));
+                    self.walk(item, hint, exact);
+                    self.path.pop();
+                }
+            }
+            Node::Object { .. } => self.walk_object(at, exact),
+            Node::Taken => {
+                if let Some(found) = self.taken.next() {
+                    self.findings.extend(found);
+                }
+            }
+            Node::Bool(_) | Node::Null => {}
+        }
+    }
+
+    fn walk_object(&mut self, at: usize, exact: Option<&ExactMatcher>) {
+        let tape = self.tape;
+        // A page reply: the hint for rows[r][c] is columns[c], and kept columns are not searched
+        // for real values.
+        let mut page: Option<Option<PageColumns>> = None;
+        for (index, (key, item)) in tape.members(at).enumerate() {
+            // Keys are data too. A key that is itself a finding is named by its position.
+            self.path.push(Step::KeyAt(index));
+            let key_is_finding =
+                check_string(key, Hint::NONE, exact, &self.path, &mut self.findings);
+            self.path.pop();
+            self.path.push(if key_is_finding {
+                Step::KeyAt(index)
+            } else {
+                Step::Key(key)
+            });
+            let rows = key == "rows" && matches!(tape.node(item), Node::Array { .. });
+            let page = match rows {
+                true => page.get_or_insert_with(|| PageColumns::of(tape.view(), at, self.context)),
+                false => &None,
+            };
+            match page {
+                Some(page) => {
+                    for (r, row) in tape.items(item).enumerate() {
+                        self.path.push(Step::Index(r));
+                        if let Node::Array { .. } = tape.node(row) {
+                            for (c, cell) in tape.items(row).enumerate() {
+                                let (hint, exact) = page.cell(c, exact);
+                                self.path.push(Step::Index(c));
+                                // Most cells are strings: checked here, without a walk.
+                                match tape.node(cell) {
+                                    Node::String(text) => {
+                                        check_string(
+                                            text,
+                                            hint,
+                                            exact,
+                                            &self.path,
+                                            &mut self.findings,
+                                        );
+                                    }
+                                    _ => self.walk(cell, hint, exact),
+                                }
+                                self.path.pop();
+                            }
+                        } else {
+                            self.walk(row, Hint::NONE, exact);
+                        }
+                        self.path.pop();
+                    }
+                }
+                _ => self.walk(item, Hint::of(key), exact),
+            }
+            self.path.pop();
+        }
+        split_values(tape, at, &self.path, &mut self.findings);
+    }
+}
+
+/// What a page reply's `columns` say about its cells: the field-name hint of each column, and
+/// whether the policy keeps it (its cells are then not searched for real values).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PageColumns {
+    cells: Vec<(Hint, bool)>,
+}
+
+impl PageColumns {
+    /// As [`PageColumns::of`], reusing the last page's reading when it named the same entity
+    /// and columns (a scan reads page after page of one table).
+    pub(crate) fn of_cached(
+        view: View<'_, '_>,
+        at: usize,
+        context: Context<'_>,
+        last: &mut Option<(String, Vec<String>, PageColumns)>,
+    ) -> Option<Self> {
+        let columns = view.member(at, "columns")?;
+        let entity = view
+            .member(at, "entity")
+            .and_then(|e| view.str_at(e))
+            .unwrap_or_default();
+        if let Some((last_entity, last_columns, page)) = last {
+            let mut items = view.array_items(columns)?;
+            let same = *last_entity == entity
+                && last_columns.iter().all(|c| {
+                    items
+                        .next()
+                        .is_some_and(|i| view.str_at(i).unwrap_or_default() == c)
+                })
+                && items.next().is_none();
+            if same {
+                return Some(page.clone());
+            }
+        }
+        let page = Self::of(view, at, context)?;
+        let names = view
+            .array_items(columns)?
+            .map(|i| view.str_at(i).unwrap_or_default().to_string())
+            .collect();
+        *last = Some((entity.to_string(), names, page.clone()));
+        Some(page)
+    }
+
+    /// The columns of the object at `at`, when it has a `columns` array (the last one, as a
+    /// reader keeping one value per key sees it); `entity` names the table.
+    pub(crate) fn of(view: View<'_, '_>, at: usize, context: Context<'_>) -> Option<Self> {
+        let columns = view.member(at, "columns")?;
+        let columns = view.array_items(columns)?;
+        let entity = view
+            .member(at, "entity")
+            .and_then(|e| view.str_at(e))
+            .unwrap_or_default();
+        let cells = columns
+            .map(|c| {
+                let column = view.str_at(c).unwrap_or_default().to_lowercase();
+                let kept = context
+                    .kept
+                    .is_some_and(|k| k.contains(&(entity.to_string(), column.clone())));
+                (Hint::of(&column), kept)
+            })
+            .collect();
+        Some(PageColumns { cells })
+    }
+
+    /// The hint of column `c`, and the exact matcher to use on its cells.
+    pub(crate) fn cell<'m>(
+        &self,
+        c: usize,
+        exact: Option<&'m ExactMatcher>,
+    ) -> (Hint, Option<&'m ExactMatcher>) {
+        let (hint, kept) = self.cells.get(c).copied().unwrap_or((Hint::NONE, false));
+        (hint, if kept { None } else { exact })
+    }
+}
+
+/// The most digit-only values of one object (with its nested objects) combined when looking for
+/// a value split over fields: enough for any real form, few enough to stay cheap.
+const SPLIT_PIECES: usize = 10;
+
+/// A string value that is nothing but one run of 2 to 8 digits: a piece of a split number.
+fn digit_piece(value: &Node<'_>) -> Option<String> {
+    match value {
+        Node::String(text) if text.len() <= 64 => {
+            let normalized = normalize::normalize(text);
+            let runs = digit_runs(&normalized);
+            match runs.as_slice() {
+                [run] if run.whole && !is_benign(run) && (2..=8).contains(&run.digits.len()) => {
+                    Some(run.digits.clone())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The digit pieces of an object and of the objects nested in it (two levels), in document
+/// order, each with its path relative to the object.
+fn pieces_of(
+    tape: &Tape<'_>,
+    object: usize,
+    prefix: &str,
+    depth: u8,
+    out: &mut Vec<(String, String)>,
+) {
+    for (key, value) in tape.members(object) {
+        if out.len() >= SPLIT_PIECES {
+            return;
+        }
+        match tape.node(value) {
+            Node::Object { .. } if depth > 0 => {
+                let at = format!("{prefix}{}", key_segment(key));
+                pieces_of(tape, value, &at, depth - 1, out)
+            }
+            _ => {
+                if let Some(digits) = digit_piece(tape.node(value)) {
+                    out.push((format!("{prefix}{}", key_segment(key)), digits));
+                }
+            }
+        }
+    }
+}
+
+/// Digits spread over 2 to 4 string values of one object, adjacent or not, its nested objects
+/// included (a card in four fields of a `payment` object, an SSN split around a name): each
+/// combination in document order is read as one number, and only a card or an SSN that passes
+/// its own checks (Luhn, issuance) counts.
+fn split_values(tape: &Tape<'_>, object: usize, path: &[Step<'_>], findings: &mut Vec<Finding>) {
+    let mut pieces = Vec::new();
+    pieces_of(tape, object, "", 2, &mut pieces);
+    pieces.truncate(SPLIT_PIECES);
+    if pieces.len() < 2 {
+        return;
+    }
+    let base = render_path(path);
+    let n = pieces.len();
+    let mut combination = Vec::with_capacity(4);
+    // Every combination of 2 to 4 pieces, in order (at most 385 for 10 pieces).
+    fn each(start: usize, n: usize, combination: &mut Vec<usize>, visit: &mut dyn FnMut(&[usize])) {
+        if combination.len() >= 2 {
+            visit(combination);
+        }
+        if combination.len() == 4 {
+            return;
+        }
+        for i in start..n {
+            combination.push(i);
+            each(i + 1, n, combination, visit);
+            combination.pop();
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    each(0, n, &mut combination, &mut |chosen: &[usize]| {
+        let digits: String = chosen.iter().map(|&i| pieces[i].1.as_str()).collect();
+        if !matches!(digits.len(), 9 | 13..=19) {
+            return;
+        }
+        let run = detect::DigitRun {
+            groups: vec![digits.len()],
+            digits,
+            separators: Vec::new(),
+            whole: true,
+        };
+        let mut hits = Vec::new();
+        detect_run(&run, Hint::NONE, &mut hits);
+        for mut hit in hits
+            .into_iter()
+            .filter(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
+        {
+            // One finding per split value, however many ways it can be read.
+            if !seen.insert(run.digits.clone()) {
+                continue;
+            }
+            hit.split = true;
+            findings.push(Finding {
+                path: chosen
+                    .iter()
+                    .map(|&i| format!("{base}{}", pieces[i].0))
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+                hit,
+            });
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The eight-at-a-time count agrees with reading byte by byte.
+        #[test]
+        fn digits_are_counted_as_byte_by_byte(text in "[ -~]{0,40}|.{0,12}") {
+            let bytes = text.as_bytes();
+            let plain = (!bytes.iter().any(|b| *b == b'@' || *b >= 0x80))
+                .then(|| bytes.iter().filter(|b| b.is_ascii_digit()).count() as u32);
+            proptest::prop_assert_eq!(ascii_digits_without_at(bytes), plain);
+        }
+    }
+
+    #[test]
+    fn digits_an_at_and_other_scripts_in_every_position() {
+        assert_eq!(ascii_digits_without_at(b"id 1234567 / 89"), Some(9));
+        assert_eq!(ascii_digits_without_at(b"0123456789:;/"), Some(10));
+        assert_eq!(ascii_digits_without_at(b"abcdefg@"), None);
+        assert_eq!(ascii_digits_without_at(b"abcdefgh@"), None);
+        assert_eq!(ascii_digits_without_at("12345678\u{0664}".as_bytes()), None);
+    }
+}
