@@ -83,31 +83,25 @@ pub async fn run(
         horizon,
         ..AuditReport::default()
     };
+    // One scanner per core, kept from batch to batch with its memory and the last page's columns.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut scanners: Vec<Scanner> = (0..threads).map(|_| Scanner::default()).collect();
     while let Some(page) = incoming.recv().await {
         let page = page?;
         // The detectors run on every core while the next page is read.
-        let scanned = scan_page(&page, context);
-        for (
-            AuditedMessage {
-                id,
-                table,
-                mailbox,
-                body: text,
-            },
-            findings,
-        ) in page.into_iter().zip(scanned)
-        {
+        let scanned = scan_page(&mut scanners, &page, context);
+        for (message, findings) in page.iter().zip(scanned) {
             report.scanned += 1;
-            report.bytes += text.len() as u64;
+            report.bytes += message.body.len() as u64;
             if !findings.is_empty() {
                 report.messages_with_findings += 1;
             }
             for finding in findings {
                 report.findings += 1;
                 on_finding(&MessageFinding {
-                    message_id: id,
-                    table: table.to_string(),
-                    mailbox: mailbox.clone(),
+                    message_id: message.id,
+                    table: message.table.to_string(),
+                    mailbox: message.mailbox.clone(),
                     path: finding.path,
                     hit: finding.hit,
                 });
@@ -145,16 +139,21 @@ fn scan_body(scanner: &mut Scanner, text: &str, context: Context<'_>) -> Vec<Fin
         .unwrap_or_else(|_| scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP))
 }
 
-/// The findings of each body of a page, in order, the page split between the machine's cores.
-fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(page.len());
+/// The findings of each body of a page, in order, the page split between the scanners (one per
+/// core, each on its own thread).
+fn scan_page(
+    scanners: &mut [Scanner],
+    page: &[AuditedMessage],
+    context: Context<'_>,
+) -> Vec<Vec<Finding>> {
+    let threads = scanners.len().min(page.len());
     if threads <= 1 {
-        let mut scanner = Scanner::default();
+        let Some(scanner) = scanners.first_mut() else {
+            return Vec::new();
+        };
         return page
             .iter()
-            .map(|m| scan_body(&mut scanner, &m.body, context))
+            .map(|m| scan_body(scanner, &m.body, context))
             .collect();
     }
     let sizes: Vec<usize> = page.iter().map(|m| m.body.len()).collect();
@@ -170,11 +169,11 @@ fn scan_page(page: &[AuditedMessage], context: Context<'_>) -> Vec<Vec<Finding>>
     std::thread::scope(|scope| {
         let parts: Vec<_> = parts
             .into_iter()
-            .map(|part| {
+            .zip(scanners.iter_mut())
+            .map(|(part, scanner)| {
                 scope.spawn(move || {
-                    let mut scanner = Scanner::default();
                     part.iter()
-                        .map(|m| scan_body(&mut scanner, &m.body, context))
+                        .map(|m| scan_body(scanner, &m.body, context))
                         .collect::<Vec<_>>()
                 })
             })
