@@ -246,40 +246,8 @@ impl Writer {
 
 #[cfg(test)]
 mod tests {
+    use super::super::pages::test_plan as plan;
     use super::*;
-    use maskbus_pg::{KeyColumn, KeyDef, KeySource};
-
-    fn plan(name: &str, parents: &[&str]) -> EntityPlan {
-        let table = TableRef::new("s", name);
-        EntityPlan {
-            entity: table.to_string(),
-            key: KeyDef {
-                columns: vec![KeyColumn {
-                    name: "id".into(),
-                    sql_type: "integer".into(),
-                }],
-                source: KeySource::PrimaryKey,
-            },
-            types: Default::default(),
-            identity: Default::default(),
-            parents: parents
-                .iter()
-                .map(|p| ForeignKey {
-                    name: format!("{name}_{p}_fkey"),
-                    table: table.clone(),
-                    columns: vec![format!("{p}_id")],
-                    parent: TableRef::new("s", *p),
-                    parent_columns: vec!["id".into()],
-                    nullable: true,
-                    deferrable: false,
-                })
-                .collect(),
-            table,
-            outside: vec![],
-            deferred: vec![],
-            together: None,
-        }
-    }
 
     fn names(plans: &[&EntityPlan]) -> Vec<String> {
         plans.iter().map(|p| p.entity.clone()).collect()

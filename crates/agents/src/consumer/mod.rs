@@ -101,6 +101,11 @@ pub struct PassReport {
 }
 
 impl PassReport {
+    /// Whether this pass synced `entity` (and still counts it as synced).
+    pub fn synced(&self, entity: &str) -> bool {
+        self.rows.iter().any(|(e, _)| e == entity)
+    }
+
     pub fn total_rows(&self) -> u64 {
         self.rows.iter().map(|(_, n)| n).sum()
     }

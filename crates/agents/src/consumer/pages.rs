@@ -285,6 +285,47 @@ pub fn next_request(request: &Request, page: &ReceivedPage) -> Option<Request> {
     request.continuation(page.more, page.until.clone(), page.next_after.clone())
 }
 
+/// A plan for unit tests: table `s.{name}` keyed by an integer `id`, with a nullable link
+/// `{parent}_id` to each of `parents`.
+#[cfg(test)]
+pub(crate) fn test_plan(name: &str, parents: &[&str]) -> EntityPlan {
+    let table = TableRef::new("s", name);
+    EntityPlan {
+        entity: table.to_string(),
+        key: KeyDef {
+            columns: vec![maskbus_pg::KeyColumn {
+                name: "id".into(),
+                sql_type: "integer".into(),
+            }],
+            source: maskbus_pg::KeySource::PrimaryKey,
+        },
+        types: Default::default(),
+        identity: Default::default(),
+        parents: parents
+            .iter()
+            .map(|parent| test_link(name, &format!("{parent}_id"), parent))
+            .collect(),
+        table,
+        outside: vec![],
+        deferred: vec![],
+        together: None,
+    }
+}
+
+/// A nullable link from `s.{child}.{column}` to `s.{parent}.id`, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_link(child: &str, column: &str, parent: &str) -> ForeignKey {
+    ForeignKey {
+        name: format!("{child}_{column}_fkey"),
+        table: TableRef::new("s", child),
+        columns: vec![column.into()],
+        parent: TableRef::new("s", parent),
+        parent_columns: vec!["id".into()],
+        nullable: true,
+        deferrable: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

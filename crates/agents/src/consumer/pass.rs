@@ -262,7 +262,7 @@ impl Consumer {
         let loaded: Vec<&EntityPlan> =
             super::load::dependants(plans, &BTreeSet::from([failed.entity.clone()]))
                 .into_iter()
-                .filter(|c| report.rows.iter().any(|(e, _)| *e == c.entity))
+                .filter(|c| report.synced(&c.entity))
                 .collect();
         self.writer.unload(&loaded).await?;
         report
@@ -394,10 +394,8 @@ impl Consumer {
                         if children_first && !e.is_transient() && self.config.all_or_nothing {
                             // All or nothing: the tables this pass loaded are emptied again
                             // (children first, some may lack their parents for good).
-                            let loaded: Vec<&EntityPlan> = plans
-                                .iter()
-                                .filter(|p| report.rows.iter().any(|(e, _)| *e == p.entity))
-                                .collect();
+                            let loaded: Vec<&EntityPlan> =
+                                plans.iter().filter(|p| report.synced(&p.entity)).collect();
                             self.writer.unload(&loaded).await?;
                         }
                         return Err(e);

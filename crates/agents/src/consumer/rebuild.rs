@@ -202,6 +202,8 @@ impl EarlyRebuild {
             let (mut rebuilt, mut loaded, mut tried) = (0, BTreeSet::new(), BTreeSet::new());
             while let Some(table) = incoming.recv().await {
                 loaded.insert(table);
+                // Read again for every table (one small query): workers sharing the target
+                // lift and rebuild too, and a record already rebuilt must not be built twice.
                 let objects = match rebuilder.lifted().await {
                     Ok(objects) => objects,
                     Err(e) => {

@@ -163,38 +163,10 @@ impl Consumer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use maskbus_pg::{ForeignKey, KeyColumn, KeyDef, KeySource, TableRef};
+    use crate::consumer::pages::{test_link as link, test_plan};
 
     fn plan(name: &str) -> EntityPlan {
-        EntityPlan {
-            table: TableRef::new("s", name),
-            entity: format!("s.{name}"),
-            key: KeyDef {
-                columns: vec![KeyColumn {
-                    name: "id".into(),
-                    sql_type: "integer".into(),
-                }],
-                source: KeySource::PrimaryKey,
-            },
-            types: Default::default(),
-            identity: Default::default(),
-            parents: vec![],
-            outside: vec![],
-            deferred: vec![],
-            together: None,
-        }
-    }
-
-    fn link(child: &str, column: &str, parent: &str) -> ForeignKey {
-        ForeignKey {
-            name: format!("{child}_{column}_fkey"),
-            table: TableRef::new("s", child),
-            columns: vec![column.into()],
-            parent: TableRef::new("s", parent),
-            parent_columns: vec!["id".into()],
-            nullable: true,
-            deferrable: false,
-        }
+        test_plan(name, &[])
     }
 
     #[test]
