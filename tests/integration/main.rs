@@ -7,6 +7,7 @@ mod support;
 mod architecture;
 mod audit;
 mod bulk;
+mod changes;
 mod dev_db;
 mod edges;
 mod foundation;

@@ -11,7 +11,9 @@ pub mod catalog;
 mod endpoint;
 mod migrate;
 pub mod model;
+pub mod pgoutput;
 mod pool;
+pub mod slot;
 pub mod statements;
 #[cfg(feature = "testing")]
 pub mod testing;
