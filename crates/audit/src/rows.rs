@@ -328,6 +328,19 @@ mod tests {
         }
     }
 
+    /// Rows nested past the parser's limit fail the parse (the caller then reads the body as
+    /// text in windows) instead of overflowing the stack, however deep they go.
+    #[test]
+    fn rows_nested_past_the_limit_are_refused_not_a_crash() {
+        for depth in [200, 100_000] {
+            let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let page = body(&[("columns", COLUMNS.into()), ("rows", format!("[[{deep}]]"))]);
+            assert!(Scanner::default()
+                .scan_text(&page, Context::default())
+                .is_err());
+        }
+    }
+
     /// A hostile body that names other columns, or another entity, after its rows: a reader
     /// keeping the last copy of each key reads the rows under those, and so does the audit.
     #[test]
