@@ -160,3 +160,75 @@ async fn a_slot_keeps_every_change_in_commit_order_until_it_is_advanced() {
     assert!(after_drop.is_empty());
     assert!(first.windows(2).all(|w| w[0].lsn <= w[1].lsn));
 }
+
+/// As a role that owns its tables but is no superuser: without REPLICATION the slot is refused
+/// by name and nothing is left behind (no publication); with it, the role reads its changes.
+#[tokio::test]
+async fn a_slot_needs_replication_and_nothing_more_and_a_refusal_leaves_nothing() {
+    use maskbus_pg::testing::TestRoles;
+    let roles = TestRoles::create("changes_role", &["reader"]).await;
+    let dbs = TestDatabases::create("changes_role", &["src"]).await;
+    let admin = connect(&dbs.url("src")).await;
+    let reader = roles.name("reader");
+    admin
+        .batch_execute(&format!(
+            "CREATE TABLE people (id int PRIMARY KEY, note text);
+             ALTER TABLE people OWNER TO {reader};
+             GRANT CREATE ON DATABASE \"{}\" TO {reader};",
+            dbs.names()[0]
+        ))
+        .await
+        .unwrap();
+    let url = roles.url_as(&dbs.url("src"), "reader");
+    let source = Target::parse("source", &url).unwrap();
+    let client = connect(&url).await;
+    client
+        .batch_execute("SET synchronous_commit = on")
+        .await
+        .unwrap();
+    let slot = ChangeSlot::new(&format!("maskbus_test_role_{}", std::process::id())).unwrap();
+    let tables = [TableRef::new("public", "people")];
+
+    let refused = slot
+        .create(&source, &client, &tables)
+        .await
+        .unwrap_err()
+        .to_string();
+    let publications: i64 = admin
+        .query_one("SELECT count(*) FROM pg_publication", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        refused.contains(slot.name()) && refused.contains("REPLICATION"),
+        "{refused}"
+    );
+    assert!(
+        !refused.contains("127.0.0.1"),
+        "no endpoint in the message: {refused}"
+    );
+    assert_eq!(
+        publications, 0,
+        "the refused slot left no publication behind"
+    );
+
+    admin
+        .batch_execute(&format!("ALTER ROLE {reader} REPLICATION"))
+        .await
+        .unwrap();
+    let steps = async {
+        slot.create(&source, &client, &tables).await?;
+        client
+            .batch_execute("INSERT INTO people VALUES (1, 'hello')")
+            .await
+            .map_err(|e| source.query_error("inserting", &e))?;
+        slot.peek(&source, &client, 100).await
+    }
+    .await;
+    slot.drop(&source, &admin).await.unwrap();
+    let changes = steps.unwrap();
+    assert!(changes.iter().any(|c| matches!(
+        &c.message,
+        Message::Insert { new, .. } if new == &[Cell::Text("1".into()), Cell::Text("hello".into())]
+    )));
+}

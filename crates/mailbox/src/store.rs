@@ -184,14 +184,12 @@ impl Mailbox {
                 .get(0)
         };
         if !mailbox_ready {
-            return Err(PgError::Query {
-                role: target.role,
-                endpoint: target.endpoint(),
-                action: "opening the mailbox".into(),
-                reason: "the bus schema is missing or out of date; run `maskbus bus init`".into(),
-                transient: false,
-            }
-            .into());
+            return Err(target
+                .refusal(
+                    "opening the mailbox",
+                    "the bus schema is missing or out of date; run `maskbus bus init`",
+                )
+                .into());
         }
         let (woken, mut ready, listener) = listener::spawn(target.clone());
         // A long poll that parks before LISTEN is in place would miss its first wake-up and wait

@@ -232,13 +232,10 @@ pub async fn first_rows(
     limit: i64,
 ) -> Result<(Vec<String>, Vec<Vec<Option<String>>>), PgError> {
     let Some(info) = self::table(target, client, table).await? else {
-        return Err(PgError::Query {
-            role: target.role,
-            endpoint: target.endpoint(),
-            action: format!("reading {table}"),
-            reason: format!("there is no table {table}"),
-            transient: false,
-        });
+        return Err(target.refusal(
+            format!("reading {table}"),
+            format!("there is no table {table}"),
+        ));
     };
     let columns: Vec<String> = info.columns.iter().map(|c| c.name.clone()).collect();
     let order: Vec<String> = info

@@ -188,6 +188,18 @@ impl Target {
             transient: is_transient(e),
         }
     }
+
+    /// An error found by maskbus itself, not by the server (a missing table, a message it
+    /// cannot read): permanent, with this target's role and endpoint.
+    pub fn refusal(&self, action: impl Into<String>, reason: impl Into<String>) -> PgError {
+        PgError::Query {
+            role: self.role,
+            endpoint: self.endpoint(),
+            action: action.into(),
+            reason: reason.into(),
+            transient: false,
+        }
+    }
 }
 
 /// One line that says what the server said: the SQLSTATE message for database errors, the I/O

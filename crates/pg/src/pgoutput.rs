@@ -344,6 +344,15 @@ mod tests {
         out
     }
 
+    /// An insert into relation 16384.
+    fn insert(cells: &[Option<&str>]) -> Vec<u8> {
+        let mut insert = vec![b'I'];
+        insert.extend(16384u32.to_be_bytes());
+        insert.push(b'N');
+        insert.extend(tuple(cells));
+        insert
+    }
+
     #[test]
     fn a_transaction_of_every_change_decodes() {
         let mut begin = vec![b'B'];
@@ -390,10 +399,7 @@ mod tests {
             }
         );
 
-        let mut insert = vec![b'I'];
-        insert.extend(16384u32.to_be_bytes());
-        insert.push(b'N');
-        insert.extend(tuple(&[Some("1"), Some("224-30-8280")]));
+        let insert = insert(&[Some("1"), Some("224-30-8280")]);
         assert_eq!(
             decode(&insert).unwrap(),
             Message::Insert {
@@ -462,10 +468,7 @@ mod tests {
 
     #[test]
     fn every_cut_and_every_stray_byte_is_an_error_not_a_panic() {
-        let mut insert = vec![b'I'];
-        insert.extend(16384u32.to_be_bytes());
-        insert.push(b'N');
-        insert.extend(tuple(&[Some("1"), None, Some("text")]));
+        let insert = insert(&[Some("1"), None, Some("text")]);
         for end in 0..insert.len() {
             assert!(decode(&insert[..end]).is_err(), "cut at {end}");
         }

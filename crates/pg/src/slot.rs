@@ -80,21 +80,28 @@ impl ChangeSlot {
             ))
             .await
             .map_err(|e| source.query_error(format!("creating publication {}", self.name), &e))?;
-        let row = client
+        let created = client
             .query_one(
                 "SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput')",
                 &[&self.name],
             )
-            .await
-            .map_err(|e| {
-                source.query_error(
+            .await;
+        let row = match created {
+            Ok(row) => row,
+            Err(e) => {
+                // Nothing is left half made: the publication goes with the slot that failed.
+                let _ = client
+                    .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.name))
+                    .await;
+                return Err(source.query_error(
                     format!(
                         "creating replication slot {} (the source needs wal_level = logical and a role with REPLICATION)",
                         self.name
                     ),
                     &e,
-                )
-            })?;
+                ));
+            }
+        };
         parse_lsn(source, row.get(0))
     }
 
@@ -120,12 +127,11 @@ impl ChangeSlot {
         rows.iter()
             .map(|row| {
                 let data: &[u8] = row.get(2);
-                let message = pgoutput::decode(data).map_err(|e| PgError::Query {
-                    role: source.role,
-                    endpoint: source.endpoint(),
-                    action: format!("decoding a change of replication slot {}", self.name),
-                    reason: e.to_string(),
-                    transient: false,
+                let message = pgoutput::decode(data).map_err(|e| {
+                    source.refusal(
+                        format!("decoding a change of replication slot {}", self.name),
+                        e.to_string(),
+                    )
                 })?;
                 Ok(SlotChange {
                     lsn: parse_lsn(source, row.get(0))?,
@@ -198,13 +204,7 @@ pub async fn slots(
 
 fn parse_lsn(source: &Target, text: &str) -> Result<Lsn, PgError> {
     text.parse()
-        .map_err(|e: pgoutput::DecodeError| PgError::Query {
-            role: source.role,
-            endpoint: source.endpoint(),
-            action: "reading a WAL position".into(),
-            reason: e.to_string(),
-            transient: false,
-        })
+        .map_err(|e: pgoutput::DecodeError| source.refusal("reading a WAL position", e.to_string()))
 }
 
 #[cfg(test)]
