@@ -72,9 +72,28 @@ impl ChangeSlot {
         tables: &[TableRef],
     ) -> Result<Lsn, PgError> {
         let tables: Vec<String> = tables.iter().map(TableRef::sql).collect();
+        // The slot and its publication are all maskbus ever makes on the source: a session
+        // kept read-only for everything else is opened up for them only.
+        client
+            .batch_execute("SET default_transaction_read_only = off")
+            .await
+            .map_err(|e| source.query_error("opening the session to make a slot", &e))?;
+        let created = self.create_both(source, client, &tables).await;
+        let _ = client
+            .batch_execute("RESET default_transaction_read_only")
+            .await;
+        created
+    }
+
+    async fn create_both(
+        &self,
+        source: &Target,
+        client: &Client,
+        tables: &[String],
+    ) -> Result<Lsn, PgError> {
         client
             .batch_execute(&format!(
-                "CREATE PUBLICATION {} FOR TABLE {}",
+                "CREATE PUBLICATION {} FOR TABLE {} WITH (publish_via_partition_root = true)",
                 self.name,
                 tables.join(", ")
             ))
@@ -142,12 +161,25 @@ impl ChangeSlot {
             .collect()
     }
 
+    /// How far the server has flushed WAL: every transaction that committed before it is what a
+    /// peek started after this sees.
+    pub async fn flushed(&self, source: &Target, client: &Client) -> Result<Lsn, PgError> {
+        let row = client
+            .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
+            .await
+            .map_err(|e| source.query_error("reading the WAL flush position", &e))?;
+        parse_lsn(source, row.get(0))
+    }
+
     /// Moves the slot past `lsn`: the changes up to it are applied and the server may drop
-    /// their WAL.
+    /// their WAL. A position the slot has passed already changes nothing (a consumer that
+    /// confirms the same position twice, after a restart of either side).
     pub async fn advance(&self, source: &Target, client: &Client, lsn: Lsn) -> Result<(), PgError> {
         client
-            .query_one(
-                "SELECT 1 FROM pg_replication_slot_advance($1, $2::text::pg_lsn)",
+            .query(
+                "SELECT pg_replication_slot_advance(slot_name, $2::text::pg_lsn)
+                   FROM pg_replication_slots
+                  WHERE slot_name = $1 AND confirmed_flush_lsn < $2::text::pg_lsn",
                 &[&self.name, &lsn.to_string()],
             )
             .await
@@ -157,8 +189,38 @@ impl ChangeSlot {
         Ok(())
     }
 
+    /// Where the slot stands (every change before it is confirmed), if the slot exists.
+    pub async fn position(&self, source: &Target, client: &Client) -> Result<Option<Lsn>, PgError> {
+        let row = client
+            .query_opt(
+                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots
+                  WHERE slot_name = $1 AND slot_type = 'logical'",
+                &[&self.name],
+            )
+            .await
+            .map_err(|e| {
+                source.query_error(format!("looking for replication slot {}", self.name), &e)
+            })?;
+        match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+            Some(text) => Ok(Some(parse_lsn(source, &text)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Drops the slot and its publication, whichever exist.
     pub async fn drop(&self, source: &Target, client: &Client) -> Result<(), PgError> {
+        client
+            .batch_execute("SET default_transaction_read_only = off")
+            .await
+            .map_err(|e| source.query_error("opening the session to drop a slot", &e))?;
+        let dropped = self.drop_both(source, client).await;
+        let _ = client
+            .batch_execute("RESET default_transaction_read_only")
+            .await;
+        dropped
+    }
+
+    async fn drop_both(&self, source: &Target, client: &Client) -> Result<(), PgError> {
         client
             .execute(
                 "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1",
@@ -174,7 +236,8 @@ impl ChangeSlot {
     }
 }
 
-/// The logical slots on the server whose names start with `prefix`, with the WAL each keeps.
+/// The logical slots of the connected database whose names start with `prefix`, with the WAL
+/// each keeps (slots of other databases belong to other sources).
 pub async fn slots(
     source: &Target,
     client: &Client,
@@ -186,6 +249,7 @@ pub async fn slots(
                     coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint
                FROM pg_replication_slots
               WHERE slot_type = 'logical' AND starts_with(slot_name::text, $1)
+                AND database = current_database()
               ORDER BY slot_name",
             &[&prefix],
         )
@@ -199,6 +263,40 @@ pub async fn slots(
             active: row.get(2),
             retained_bytes: row.get(3),
         })
+        .collect())
+}
+
+/// The tables among `tables` (and their partitions, where rows live) whose deletes and updates
+/// a publication cannot carry: no replica identity (`REPLICA IDENTITY NOTHING`, or the default with no primary key). Publishing such a
+/// table would make every DELETE on it fail on the source, so the change stream refuses them.
+pub async fn without_replica_identity(
+    source: &Target,
+    client: &Client,
+    tables: &[TableRef],
+) -> Result<Vec<TableRef>, PgError> {
+    let names: Vec<String> = tables.iter().map(TableRef::sql).collect();
+    let rows = client
+        .query(
+            "SELECT DISTINCT n.nspname::text, c.relname::text
+               FROM unnest($1::text[]) AS q(name)
+               CROSS JOIN LATERAL (SELECT q.name::regclass AS relid
+                                   UNION SELECT relid FROM pg_partition_tree(q.name::regclass)) p
+               JOIN pg_class c ON c.oid = p.relid
+               JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind = 'r'
+                AND (c.relreplident = 'n'
+                 OR (c.relreplident = 'd' AND NOT EXISTS
+                        (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+                 OR (c.relreplident = 'i' AND NOT EXISTS
+                        (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisreplident)))
+              ORDER BY 1, 2",
+            &[&names],
+        )
+        .await
+        .map_err(|e| source.query_error("reading the tables' replica identities", &e))?;
+    Ok(rows
+        .iter()
+        .map(|r| TableRef::new(r.get::<_, String>(0), r.get::<_, String>(1)))
         .collect())
 }
 

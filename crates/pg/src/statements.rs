@@ -165,6 +165,88 @@ pub fn orphans(fk: &ForeignKey) -> String {
     )
 }
 
+/// Deletes the rows of `table` whose key equals one of the tuples passed as parallel text
+/// arrays `$1..$n` (one per key column).
+pub fn delete_by_key(table: &TableRef, key: &KeyDef) -> String {
+    let lookup: Vec<(String, String)> = key
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.sql_type.clone()))
+        .collect();
+    format!(
+        "DELETE FROM {} t WHERE EXISTS (SELECT 1 FROM {} WHERE {})",
+        table.sql(),
+        unnest_text(lookup.len(), 1, "k"),
+        match_columns(&lookup, "t", "k"),
+    )
+}
+
+/// Sets `columns` to NULL in the rows of `table` whose key equals one of the tuples passed as
+/// parallel text arrays (one per key column): the links that close a cycle, cut before its rows
+/// are deleted.
+pub fn unlink_by_key(table: &TableRef, key: &KeyDef, columns: &[String]) -> String {
+    let lookup: Vec<(String, String)> = key
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.sql_type.clone()))
+        .collect();
+    let sets: Vec<String> = columns
+        .iter()
+        .map(|c| format!("{} = NULL", quote_ident(c)))
+        .collect();
+    format!(
+        "UPDATE {} t SET {} WHERE EXISTS (SELECT 1 FROM {} WHERE {})",
+        table.sql(),
+        sets.join(", "),
+        unnest_text(lookup.len(), 1, "k"),
+        match_columns(&lookup, "t", "k"),
+    )
+}
+
+/// The rows of `table` with key in (`$1`, `$2`], `columns` as text, in key order, at most `$3`.
+/// Without `lower` (`upper`) that end is open and its parameter only typed. A verify reads each
+/// side with it once, and narrows a differing range down with both bounds.
+pub fn key_range(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[String],
+    lower: bool,
+    upper: bool,
+) -> String {
+    let upper = if upper {
+        format!("({}) <= ({})", key_row(key, "t"), cursor_values(key, 2))
+    } else {
+        "$2::text[] IS NULL".to_string()
+    };
+    format!(
+        "SELECT {} FROM {} t WHERE {} AND {upper} ORDER BY {} LIMIT $3",
+        select_text(columns),
+        table.sql(),
+        after_cursor(key, 1, lower),
+        key_row(key, "t"),
+    )
+}
+
+/// Each text parameter `$1..$n` (text arrays of equal length) cast to its column's type and
+/// printed back, in order: how the target will print masked text once it has stored it.
+pub fn as_stored(types: &[&str]) -> String {
+    let cells: Vec<String> = types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| format!("k.c{i}::{ty}::text"))
+        .collect();
+    let arrays: Vec<String> = (0..types.len())
+        .map(|i| format!("${}::text[]", i + 1))
+        .collect();
+    let names: Vec<String> = (0..types.len()).map(|i| format!("c{i}")).collect();
+    format!(
+        "SELECT {} FROM unnest({}) WITH ORDINALITY AS k({}, n) ORDER BY k.n",
+        cells.join(", "),
+        arrays.join(", "),
+        names.join(", ")
+    )
+}
+
 /// One row if two rows of `table` share a key value (a key no constraint backs must still be
 /// unique, or paging by it would skip rows), none otherwise.
 /// `TRUNCATE a, b`: empties tables together (so foreign keys among them do not refuse it).
@@ -339,6 +421,44 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn deletes_and_ranges_match_the_whole_key() {
+        let k = key(&[("a", "integer"), ("b", "text")], KeySource::PrimaryKey);
+        let t = TableRef::new("zoo", "link");
+        assert_eq!(
+            delete_by_key(&t, &k),
+            "DELETE FROM \"zoo\".\"link\" t WHERE EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) \
+             AS k(c0, c1) WHERE (t.\"a\", t.\"b\") = (k.c0::integer, k.c1::text))"
+        );
+        assert_eq!(
+            unlink_by_key(&t, &k, &s(&["x"])),
+            "UPDATE \"zoo\".\"link\" t SET \"x\" = NULL WHERE EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) \
+             AS k(c0, c1) WHERE (t.\"a\", t.\"b\") = (k.c0::integer, k.c1::text))"
+        );
+        let open = key_range(&t, &k, &s(&["x"]), false, false);
+        assert!(
+            open.contains("$1::text[] IS NULL AND $2::text[] IS NULL"),
+            "{open}"
+        );
+        let closed = key_range(&t, &k, &s(&["x"]), true, true);
+        assert!(
+            closed.contains(
+                "(t.\"a\", t.\"b\") <= (($2::text[])[1]::integer, ($2::text[])[2]::text)"
+            ),
+            "{closed}"
+        );
+        assert!(closed.starts_with("SELECT t.\"x\"::text FROM"), "{closed}");
+        assert!(
+            closed.ends_with("ORDER BY t.\"a\", t.\"b\" LIMIT $3"),
+            "{closed}"
+        );
+        assert_eq!(
+            as_stored(&["numeric(10,2)", "jsonb"]),
+            "SELECT k.c0::numeric(10,2)::text, k.c1::jsonb::text FROM unnest($1::text[], $2::text[]) \
+             WITH ORDINALITY AS k(c0, c1, n) ORDER BY k.n"
+        );
     }
 
     #[test]

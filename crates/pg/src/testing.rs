@@ -76,8 +76,11 @@ fn drop_named(base: Target, names: Vec<String>, drop: &'static str) {
                 return;
             };
             for name in names {
-                let sql = drop.replace("{}", &quote_ident(&name));
-                let _ = admin.batch_execute(&sql).await;
+                // One statement at a time: DROP DATABASE cannot share a transaction.
+                for statement in drop.split(";\n") {
+                    let sql = statement.replace("{}", &quote_ident(&name));
+                    let _ = admin.batch_execute(&sql).await;
+                }
             }
         });
     });
@@ -179,7 +182,11 @@ impl Drop for TestDatabases {
         drop_named(
             self.base.clone(),
             std::mem::take(&mut self.names),
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            // A replication slot a failed test left on its source would keep the database
+            // (and WAL) forever: slots go first.
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+              WHERE '\"' || replace(database::text, '\"', '\"\"') || '\"' = '{}';
+             DROP DATABASE IF EXISTS {} WITH (FORCE)",
         );
     }
 }
