@@ -12,8 +12,11 @@
 //! - [`policy_init`]: the rule proposed for each column (pure).
 //! - [`wire_audit`]: the audit's shell: streams the bus through `maskbus_audit`.
 
+pub mod changes;
 pub mod config;
 pub mod consumer;
+pub mod digest;
+mod hashes;
 pub mod page_rows;
 pub mod plan;
 pub mod policy;

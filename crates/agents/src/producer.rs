@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 pub struct Producer {
     pub source: Arc<Source>,
+    /// The change stream, when the config names a slot.
+    pub feed: Option<Arc<crate::changes::ChangeFeed>>,
     pub mailbox: Arc<Mailbox>,
     pub inbox: String,
     /// The answer to the page request a consumer will send next, read and masked while the
@@ -68,6 +70,7 @@ impl Producer {
     pub fn new(source: Arc<Source>, mailbox: Arc<Mailbox>, inbox: String) -> Self {
         Self {
             source,
+            feed: None,
             mailbox,
             inbox,
             next: tokio::sync::Mutex::new(None),
@@ -134,6 +137,29 @@ impl Producer {
                 keys,
                 ..
             }) => vec![self.source.rows(&entity, &columns, &keys).await],
+            Ok(Request::Changes {
+                after,
+                join,
+                limit,
+                wait_ms,
+                ..
+            }) => match &self.feed {
+                Some(feed) => {
+                    let wait = std::time::Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
+                    feed.answer(after, join, limit, wait).await
+                }
+                None => vec![Reply::error(
+                    protocol::ErrorCode::PolicyRefused,
+                    "this producer serves no change stream: name a replication slot in its config (slot = \"maskbus_...\"), or sync in watermark mode",
+                )],
+            },
+            Ok(Request::Hashes {
+                entity,
+                after,
+                through,
+                rows,
+                ..
+            }) => self.source.hashes(&entity, after, through, rows).await,
         }
     }
 
@@ -200,6 +226,22 @@ impl Producer {
                 page.entity.clone(),
             ),
             Some(Reply::Entities { entities, .. }) => ("entities", entities.len(), String::new()),
+            Some(Reply::Changes(first)) => (
+                "changes",
+                replies
+                    .iter()
+                    .map(|r| match r {
+                        Reply::Changes(c) => c.rows.len(),
+                        _ => 0,
+                    })
+                    .sum(),
+                first.entity.clone(),
+            ),
+            Some(Reply::Hashes(first)) => (
+                "hashes",
+                first.buckets.len() + first.rows.len(),
+                first.entity.clone(),
+            ),
             Some(Reply::Error { error, .. }) => {
                 tracing::warn!(request = message.id, code = ?error.code, reason = %error.message, "request refused");
                 ("error", 0, String::new())

@@ -22,15 +22,15 @@ use tokio::sync::Mutex;
 
 /// How one entity is read: fixed at first use from the catalog.
 #[derive(Clone, Debug)]
-struct Shape {
-    table: TableRef,
-    key: KeyDef,
+pub(crate) struct Shape {
+    pub table: TableRef,
+    pub key: KeyDef,
     /// The columns read and sent, in table order (generated columns are left to the target).
-    columns: Vec<String>,
+    pub columns: Vec<String>,
     /// Column name → type, for lookups by column.
-    types: HashMap<String, String>,
+    pub types: HashMap<String, String>,
     /// Each column's length limit (`varchar(n)`), in column order: pseudonyms fit it.
-    widths: Vec<Option<usize>>,
+    pub widths: Vec<Option<usize>>,
     /// Where each key column sits in `columns`.
     key_positions: Vec<usize>,
     page_first: String,
@@ -46,7 +46,7 @@ pub struct Source {
 }
 
 /// A failure that becomes an error reply.
-struct Refusal(ErrorCode, String);
+pub(crate) struct Refusal(pub ErrorCode, pub String);
 
 impl From<PgError> for Refusal {
     /// Says what failed without the source's endpoint (the reply crosses the bus), and whether
@@ -126,7 +126,7 @@ impl Source {
         &self.policy
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
         self.pool.get().await
     }
 
@@ -140,7 +140,14 @@ impl Source {
         Ok(())
     }
 
-    async fn shape(&self, entity: &str) -> Result<Shape, Refusal> {
+    /// The source as this producer reaches it (canonical text, read-only).
+    pub(crate) fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// How `entity` is read and masked, fixed at first use from the catalog; refused when the
+    /// policy does not serve it or cannot mask every column.
+    pub(crate) async fn shape(&self, entity: &str) -> Result<Shape, Refusal> {
         let entity = maskbus_mask::qualify(entity);
         if let Some(shape) = self.shapes.lock().await.get(&entity) {
             return Ok(shape.clone());
@@ -223,7 +230,7 @@ impl Source {
     /// key of the last one.
     /// Masks `rows`, and returns with them the key cursor of every `limit`-th row and of the
     /// last: the `next_after` of each page the rows are cut into.
-    fn mask_rows(
+    pub(crate) fn mask_rows(
         &self,
         shape: &Shape,
         rows: Vec<tokio_postgres::Row>,

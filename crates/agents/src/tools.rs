@@ -462,8 +462,20 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
             errors.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
         )));
     }
-    let source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
+    let source = Arc::new(Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?);
     source.ping().await.map_err(|e| fail(&e))?;
+    let feed = match &config.slot {
+        Some(name) => Some(Arc::new(
+            crate::changes::ChangeFeed::new(name, Arc::clone(&source))
+                .map_err(|e| StartError(format!("config: {e}")))?,
+        )),
+        None => None,
+    };
+    // Slots hold WAL on production for as long as they exist: say so loudly at every start.
+    match crate::changes::slot_report(source.target(), config.slot.as_deref()).await {
+        Ok(report) => crate::changes::log_slot_report(&report),
+        Err(e) => tracing::warn!(error = %e, "could not list the source's replication slots"),
+    }
     // Requests are small: anything larger is refused by size before it is parsed.
     let settings = Settings {
         max_body_bytes: MAX_REQUEST_BYTES,
@@ -472,11 +484,9 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     let mailbox = Mailbox::connect(bus, settings)
         .await
         .map_err(|e| fail(&e))?;
-    Ok(Producer::new(
-        Arc::new(source),
-        Arc::new(mailbox),
-        config.mailbox.clone(),
-    ))
+    let mut producer = Producer::new(source, Arc::new(mailbox), config.mailbox.clone());
+    producer.feed = feed;
+    Ok(producer)
 }
 
 #[cfg(test)]

@@ -33,6 +33,32 @@ pub struct ProducerConfig {
     pub pseudonym_key: Option<Secret>,
     /// The mailbox the producer serves.
     pub mailbox: String,
+    /// The logical replication slot (and publication) this producer streams changes from; no
+    /// change stream without it.
+    pub slot: Option<String>,
+}
+
+/// How a consumer follows the source after its first copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Passes that read every table for rows written since the last pass (no slot needed on the
+    /// source; deletes need `maskbus verify --repair`).
+    Watermark,
+    /// The producer's change stream: inserts, updates and deletes in commit order, at the cost
+    /// of the change.
+    Stream,
+}
+
+impl SyncMode {
+    pub const NAMES: &'static str = "\"watermark\" or \"stream\"";
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "watermark" => Some(SyncMode::Watermark),
+            "stream" => Some(SyncMode::Stream),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +92,7 @@ pub struct ConsumerConfig {
     /// and has its own reply mailbox (`maskbus.consumer.N` unless `mailbox` says otherwise).
     pub workers: u32,
     pub worker: u32,
+    pub mode: SyncMode,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -188,6 +215,8 @@ pub const KEYS: &[Key] = &[
         "the producer reads production and must not know where the test database is",
     ),
     key("mailbox", "MASKBUS_MAILBOX", Takes::Both, Kind::Text),
+    key("slot", "MASKBUS_SLOT", Takes::Producer, Kind::Text),
+    key("mode", "MASKBUS_MODE", Takes::Consumer, Kind::Text),
     key(
         "producer_mailbox",
         "MASKBUS_PRODUCER_MAILBOX",
@@ -441,7 +470,22 @@ pub fn resolve(
                 .map_or("MASKBUS_*", |k| k.env),
         })
     };
+    let mode = match raw.text("mode") {
+        None => SyncMode::Watermark,
+        Some(text) => SyncMode::parse(&text).ok_or_else(|| {
+            invalid(format!(
+                "mode = {:?}: use {}",
+                maskbus_pg::excerpt(&text, 64),
+                SyncMode::NAMES
+            ))
+        })?,
+    };
     let workers = raw.count("workers").unwrap_or(1);
+    if mode == SyncMode::Stream && workers > 1 {
+        return Err(invalid(format!(
+            "mode = \"stream\" with workers = {workers}: one consumer applies a change stream, in commit order"
+        )));
+    }
     let worker = raw.count("worker").unwrap_or(1);
     if worker > workers {
         return Err(invalid(format!(
@@ -460,6 +504,7 @@ pub fn resolve(
             mailbox: raw
                 .text("mailbox")
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
+            slot: raw.text("slot"),
         }),
         _ => AgentConfig::Consumer(ConsumerConfig {
             bus_url: Secret(required("bus_url")?),
@@ -489,6 +534,7 @@ pub fn resolve(
             bulk_load: raw.flag("bulk_load").unwrap_or(true),
             workers,
             worker,
+            mode,
             init_target: false,
         }),
     })

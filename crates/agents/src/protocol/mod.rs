@@ -9,10 +9,16 @@
 //! Nothing here touches a database. The producer builds its page replies only from
 //! `maskbus_mask::MaskedRow`s ([`PageReply`] holds nothing else).
 
+mod stream;
+
 use maskbus_mask::MaskedRow;
 pub use maskbus_pg::KeyCursor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+pub use stream::{
+    Bucket, ChangeOp, ChangeReply, HashReply, Lsn, Position, ReceivedChanges, RowHash,
+    BUCKETS_PER_REPLY, BUCKET_ROWS,
+};
 
 /// The protocol version this build speaks. Version 2 names entities `schema.table` and carries
 /// keys as tuples of text (any key type, composite keys); version 1 (single bigint keys) is
@@ -30,6 +36,13 @@ pub const MAX_PAGE_ROWS: u32 = 200;
 /// consecutive pages at once to save round trips; each reply still carries at most
 /// [`MAX_PAGE_ROWS`] rows.
 pub const MAX_PAGES_PER_REQUEST: u32 = 64;
+
+/// The most changed rows one change request may ask for (replies of at most [`MAX_PAGE_ROWS`]
+/// rows each; a transaction is never cut, so one larger than this still comes whole).
+pub const MAX_CHANGE_ROWS: u32 = MAX_PAGE_ROWS * MAX_PAGES_PER_REQUEST;
+
+/// The longest a change request may ask the producer to wait for a change.
+pub const MAX_CHANGE_WAIT_MS: u32 = 10_000;
 
 /// A source snapshot, `xmin:xmax:xip,...` as `pg_current_snapshot()` prints it. A window of
 /// source transactions is the set committed in one snapshot and not in an earlier one.
@@ -99,6 +112,35 @@ pub enum Request {
         columns: Vec<String>,
         keys: Vec<Vec<String>>,
     },
+    /// The source's changes after `after` (a position whose changes the consumer has committed:
+    /// the producer's slot moves up to it), in commit order, masked, at most about `limit` rows
+    /// (whole transactions). Without `after` the stream starts: the producer makes its slot and
+    /// answers with the position it starts from. Transactions visible in snapshot `join` (the
+    /// one the consumer's copy reached) are in the copy already and are passed over.
+    Changes {
+        v: u32,
+        #[serde(default)]
+        after: Option<Position>,
+        #[serde(default)]
+        join: Option<Snapshot>,
+        limit: u32,
+        /// With nothing to send yet, wait up to this long for a change before answering (a
+        /// follower's long poll; at most [`MAX_CHANGE_WAIT_MS`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_ms: Option<u32>,
+    },
+    /// Hashes of an entity's masked rows with key above `after` and, with `through`, up to it:
+    /// per bucket of [`BUCKET_ROWS`] rows, or per row with `rows`.
+    Hashes {
+        v: u32,
+        entity: String,
+        #[serde(default)]
+        after: Option<KeyCursor>,
+        #[serde(default)]
+        through: Option<KeyCursor>,
+        #[serde(default)]
+        rows: bool,
+    },
 }
 
 impl Request {
@@ -156,6 +198,9 @@ pub enum ErrorCode {
     SourceFailed,
     /// The producer failed for now (database down, connection lost): retry later.
     Unavailable,
+    /// The change stream cannot go on from the consumer's position (the slot is gone or has
+    /// moved past it): start it again.
+    StreamLost,
 }
 
 /// What the producer answers. Page replies are built from masked rows only.
@@ -169,6 +214,8 @@ pub enum Reply {
         keys: BTreeMap<String, Vec<String>>,
     },
     Page(PageReply),
+    Changes(ChangeReply),
+    Hashes(HashReply),
     Error {
         v: u32,
         error: ErrorReply,
@@ -212,6 +259,8 @@ impl Reply {
         match self {
             Reply::Entities { .. } => "entities",
             Reply::Page(_) => "page",
+            Reply::Changes(_) => "changes",
+            Reply::Hashes(_) => "hashes",
             Reply::Error { .. } => "error",
         }
     }
@@ -228,6 +277,8 @@ pub enum ReceivedReply {
         keys: BTreeMap<String, Vec<String>>,
     },
     Page(ReceivedPage),
+    Changes(ReceivedChanges),
+    Hashes(HashReply),
     Error {
         v: u32,
         error: ErrorReply,
@@ -235,6 +286,17 @@ pub enum ReceivedReply {
 }
 
 impl ReceivedReply {
+    /// How many replies answer the request this one answers (pages, changes and hashes may
+    /// come in several parts), and which of them this is.
+    pub fn part_of(&self) -> (u32, u32) {
+        match self {
+            ReceivedReply::Page(p) => (p.part, p.parts.max(1)),
+            ReceivedReply::Changes(c) => (c.part, c.parts.max(1)),
+            ReceivedReply::Hashes(h) => (h.part, h.parts.max(1)),
+            _ => (0, 1),
+        }
+    }
+
     /// Reads a reply body. Pages, nearly every byte on the bus, are read straight into their
     /// struct: an internally tagged enum would first buffer the whole document.
     pub fn from_body(body: &serde_json::value::RawValue) -> Result<Self, serde_json::Error> {
@@ -303,7 +365,10 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
     })?;
     let (v, entity) = match &request {
         Request::Entities { v } => (*v, None),
-        Request::Page { v, entity, .. } | Request::Rows { v, entity, .. } => (*v, Some(entity)),
+        Request::Changes { v, .. } => (*v, None),
+        Request::Page { v, entity, .. }
+        | Request::Rows { v, entity, .. }
+        | Request::Hashes { v, entity, .. } => (*v, Some(entity)),
     };
     if v != VERSION {
         return Err(fail(
@@ -335,6 +400,22 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
             ErrorCode::Malformed,
             format!("a key cursor holds 1 to {MAX_KEY_COLUMNS} values of at most {MAX_KEY_VALUE_BYTES} bytes"),
         )),
+        Request::Changes { limit, .. } if *limit == 0 || *limit > MAX_CHANGE_ROWS => Err(fail(
+            ErrorCode::LimitTooLarge,
+            format!("limit {limit} is outside 1..={MAX_CHANGE_ROWS} changed rows per request"),
+        )),
+        Request::Changes { wait_ms: Some(wait), .. } if *wait > MAX_CHANGE_WAIT_MS => Err(fail(
+            ErrorCode::LimitTooLarge,
+            format!("wait_ms {wait} is over {MAX_CHANGE_WAIT_MS}"),
+        )),
+        Request::Hashes { after, through, .. }
+            if after.iter().chain(through).any(|k| !key_fits(k)) =>
+        {
+            Err(fail(
+                ErrorCode::Malformed,
+                format!("a key cursor holds 1 to {MAX_KEY_COLUMNS} values of at most {MAX_KEY_VALUE_BYTES} bytes"),
+            ))
+        }
         Request::Rows { keys, .. } if keys.is_empty() || keys.len() > MAX_PAGE_ROWS as usize => Err(fail(
             ErrorCode::LimitTooLarge,
             format!("{} keys requested; ask for 1 to {MAX_PAGE_ROWS}", keys.len()),
@@ -354,125 +435,4 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn snapshots_are_checked_for_shape() {
-        for good in ["10:14:", "10:14:10,12", "1:1:"] {
-            assert!(Snapshot::is_well_formed(good), "{good}");
-        }
-        for bad in ["", "10", "10:14", "a:b:", "10:14:x", "10:14:1,,2", "-1:2:"] {
-            assert!(!Snapshot::is_well_formed(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_page_request_round_trips() {
-        let request = Request::Page {
-            v: VERSION,
-            entity: "sales.orders".into(),
-            since: Some(Snapshot("10:14:10,12".into())),
-            until: None,
-            after: Some(vec!["41".into(), "2024-01-01".into()]),
-            limit: 200,
-            pages: None,
-        };
-        let body = serde_json::to_value(&request).unwrap();
-        assert_eq!(body["since"], json!("10:14:10,12"));
-        assert_eq!(body["after"], json!(["41", "2024-01-01"]));
-        assert_eq!(parse_request(&body), Ok(request));
-    }
-
-    #[test]
-    fn bad_requests_get_error_codes_not_panics() {
-        let cases = [
-            (json!("SELECT * FROM customers"), ErrorCode::Malformed),
-            (json!([1, 2]), ErrorCode::Malformed),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 100000}),
-                ErrorCode::LimitTooLarge,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 0}),
-                ErrorCode::LimitTooLarge,
-            ),
-            (
-                json!({"type": "page", "v": 1, "entity": "customers", "limit": 10}),
-                ErrorCode::UnsupportedVersion,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers; DROP TABLE customers", "limit": 10}),
-                ErrorCode::UnknownEntity,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "where": "1=1"}),
-                ErrorCode::Malformed,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "since": "-1"}),
-                ErrorCode::Malformed,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": "0 OR 1=1"}),
-                ErrorCode::Malformed,
-            ),
-            (
-                json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id"], "keys": []}),
-                ErrorCode::LimitTooLarge,
-            ),
-            (
-                json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id"], "keys": [["1", "2"]]}),
-                ErrorCode::Malformed,
-            ),
-            (
-                json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id; --"], "keys": [["1"]]}),
-                ErrorCode::Malformed,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "a.b.c", "limit": 10}),
-                ErrorCode::UnknownEntity,
-            ),
-            (
-                json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": []}),
-                ErrorCode::Malformed,
-            ),
-            (json!({"type": "drop", "v": 1}), ErrorCode::Malformed),
-        ];
-        // An attacker's 1 MB field name comes back as a short excerpt, not whole.
-        let huge = format!("f{}", "x".repeat(1 << 20));
-        let error =
-            parse_request(&json!({"type": "page", "v": 2, "entity": "t", "limit": 1, huge: 1}))
-                .unwrap_err();
-        assert_eq!(error.code, ErrorCode::Malformed);
-        assert!(error.message.len() < 300, "{} bytes", error.message.len());
-        for (body, code) in cases {
-            assert_eq!(parse_request(&body).unwrap_err().code, code, "{body}");
-        }
-    }
-
-    #[test]
-    fn a_page_reads_the_same_whatever_the_order_of_its_fields() {
-        let raw = |text: &str| serde_json::value::RawValue::from_string(text.to_string()).unwrap();
-        let fields = r#""v":2,"entity":"public.t","key":["id"],"columns":["id","name"],"rows":[["1",null],["2","b\"c"]],"next_after":["2"],"more":false,"since":null,"until":"5:9:""#;
-        let first = ReceivedReply::from_body(&raw(&format!(r#"{{"type":"page",{fields}}}"#)));
-        let last = ReceivedReply::from_body(&raw(&format!(r#"{{{fields},"type":"page"}}"#)));
-        let (Ok(ReceivedReply::Page(first)), Ok(ReceivedReply::Page(last))) = (first, last) else {
-            panic!("both are pages");
-        };
-        assert_eq!(first, last);
-        assert_eq!(first.rows.len(), 2);
-        assert_eq!(first.rows.row(1).get(1), Some("b\"c"));
-        let error = raw(r#"{"type":"error","v":2,"error":{"code":"malformed","message":"m"}}"#);
-        assert!(matches!(
-            ReceivedReply::from_body(&error),
-            Ok(ReceivedReply::Error { .. })
-        ));
-        let number_cell = format!(
-            r#"{{"type":"page",{}}}"#,
-            fields.replace(r#"["1",null]"#, "[1,null]")
-        );
-        assert!(ReceivedReply::from_body(&raw(&number_cell)).is_err());
-    }
-}
+mod tests;

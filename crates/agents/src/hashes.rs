@@ -1,0 +1,237 @@
+//! The producer's half of `maskbus verify`: hashes of an entity's masked rows by key range.
+//!
+//! Rows are read in key order, masked by the same masker as pages, and each masked value is
+//! printed as the target will print it once stored (cast through its column type on the source,
+//! whose schema the target copies): `12.5` in a `numeric(10,2)` is `12.50` there. Then they are
+//! hashed ([`crate::digest`]). Only hashes and keys (which are `keep`) leave the producer.
+
+use crate::digest::{hex, RowHasher, Tally};
+use crate::protocol::{
+    ErrorCode, HashReply, KeyCursor, Reply, RowHash, BUCKETS_PER_REPLY, BUCKET_ROWS, MAX_PAGE_ROWS,
+    VERSION,
+};
+use crate::source::{Refusal, Shape, Source};
+use futures_util::StreamExt;
+use maskbus_mask::{MaskedRow, Rule};
+use maskbus_pg::statements;
+use tokio_postgres::types::ToSql;
+
+/// Types whose text output is exactly the text they were given (within their length limit,
+/// which masked values are fitted to): a masked value needs no cast to know how it is stored.
+fn prints_as_given(sql_type: &str) -> bool {
+    sql_type == "text" || sql_type.starts_with("character varying")
+}
+
+impl Source {
+    /// Hashes of `entity`'s masked rows with key above `after` (and up to `through`): buckets of
+    /// [`BUCKET_ROWS`] rows, or one hash per row with `per_row`.
+    pub async fn hashes(
+        &self,
+        entity: &str,
+        after: Option<KeyCursor>,
+        through: Option<KeyCursor>,
+        per_row: bool,
+    ) -> Vec<Reply> {
+        match self.try_hashes(entity, after, through, per_row).await {
+            Ok(reply) => vec![Reply::Hashes(reply)],
+            Err(Refusal(code, message)) => vec![Reply::error(code, message)],
+        }
+    }
+
+    async fn try_hashes(
+        &self,
+        entity: &str,
+        after: Option<KeyCursor>,
+        through: Option<KeyCursor>,
+        per_row: bool,
+    ) -> Result<HashReply, Refusal> {
+        let shape = self.shape(entity).await?;
+        let width = shape.key.columns.len();
+        if after.iter().chain(&through).any(|k| k.len() != width) {
+            return Err(Refusal(
+                ErrorCode::Malformed,
+                format!("a key cursor of {} has {width} values", shape.table),
+            ));
+        }
+        let client = self.client().await?;
+        let read = |lower: bool| {
+            statements::key_range(
+                &shape.table,
+                &shape.key,
+                &shape.columns,
+                lower,
+                through.is_some(),
+            )
+        };
+        let (first_sql, next_sql) = (read(false), read(true));
+        let fetch = |cursor: Option<KeyCursor>, limit: usize| {
+            let client = &client;
+            let sql = if cursor.is_some() {
+                &next_sql
+            } else {
+                &first_sql
+            };
+            let through = through.clone();
+            let table = shape.table.to_string();
+            async move {
+                client
+                    .query(sql, &[&cursor, &through, &(limit as i64)])
+                    .await
+                    .map_err(|e| {
+                        Refusal::from(
+                            self.target()
+                                .query_error(format!("reading {table} to hash it"), &e),
+                        )
+                    })
+            }
+        };
+        let mut reply = HashReply {
+            v: VERSION,
+            entity: shape.table.to_string(),
+            key: shape.key.names(),
+            columns: shape.columns.clone(),
+            buckets: Vec::new(),
+            rows: Vec::new(),
+            next_after: after.clone(),
+            more: false,
+            part: 0,
+            parts: 1,
+        };
+        if per_row {
+            let limit = MAX_PAGE_ROWS as usize;
+            let mut fetched = fetch(after, limit + 1).await?;
+            reply.more = fetched.len() > limit;
+            fetched.truncate(limit);
+            let (masked, keys) = self.mask_rows(&shape, fetched, 1)?;
+            let hashes = self.stored_hashes(&client, &shape, &masked).await?;
+            reply.rows = keys
+                .iter()
+                .zip(hashes)
+                .map(|(key, hash)| RowHash {
+                    key: key.clone(),
+                    hash: hex(hash),
+                })
+                .collect();
+            reply.next_after = keys.last().cloned().or(reply.next_after);
+            return Ok(reply);
+        }
+        // The buckets: one query for the whole reply, read as a stream and hashed a bucket at
+        // a time (the stored forms of a bucket asked on a second connection), so memory stays
+        // one bucket however large the reply.
+        let printer = self.client().await?;
+        let limit = (BUCKETS_PER_REPLY * BUCKET_ROWS) as i64;
+        let sql = if after.is_some() {
+            &next_sql
+        } else {
+            &first_sql
+        };
+        let params: [&(dyn ToSql + Sync); 3] = [&after, &through, &limit];
+        let stream = client
+            .query_raw(sql, params.iter().copied())
+            .await
+            .map_err(|e| {
+                Refusal::from(
+                    self.target()
+                        .query_error(format!("reading {} to hash it", shape.table), &e),
+                )
+            })?;
+        futures_util::pin_mut!(stream);
+        let mut bucket: Vec<tokio_postgres::Row> = Vec::with_capacity(BUCKET_ROWS);
+        let mut read = 0usize;
+        loop {
+            let next = stream.next().await.transpose().map_err(|e| {
+                Refusal::from(
+                    self.target()
+                        .query_error(format!("reading {} to hash it", shape.table), &e),
+                )
+            })?;
+            let end = next.is_none();
+            if let Some(row) = next {
+                read += 1;
+                bucket.push(row);
+            }
+            if bucket.len() == BUCKET_ROWS || (end && !bucket.is_empty()) {
+                let rows = std::mem::replace(&mut bucket, Vec::with_capacity(BUCKET_ROWS));
+                let (masked, keys) = self.mask_rows(&shape, rows, BUCKET_ROWS)?;
+                let mut tally = Tally::default();
+                for hash in self.stored_hashes(&printer, &shape, &masked).await? {
+                    tally.add(hash);
+                }
+                let last = keys.last().cloned().unwrap_or_default();
+                reply.buckets.push(tally.bucket(last.clone()));
+                reply.next_after = Some(last);
+            }
+            if end {
+                break;
+            }
+        }
+        reply.more = read as i64 == limit;
+        Ok(reply)
+    }
+
+    /// Each masked row's hash over its cells as the target prints them once stored: the values
+    /// of masked columns of types other than text are cast through their type on the source;
+    /// the rest are hashed as they are.
+    async fn stored_hashes(
+        &self,
+        client: &tokio_postgres::Client,
+        shape: &Shape,
+        rows: &[MaskedRow],
+    ) -> Result<Vec<u64>, Refusal> {
+        let entity = shape.table.to_string();
+        let rules = self.policy().entity(&entity);
+        // Text and varchar print what they were given: only other types are cast.
+        let cast: Vec<usize> = (0..shape.columns.len())
+            .filter(|&i| rules.and_then(|e| e.rule(&shape.columns[i])) != Some(&Rule::Keep))
+            .filter(|&i| {
+                !shape
+                    .types
+                    .get(&shape.columns[i])
+                    .is_some_and(|t| prints_as_given(t))
+            })
+            .collect();
+        let mut hasher = RowHasher::default();
+        if cast.is_empty() || rows.is_empty() {
+            return Ok(rows
+                .iter()
+                .map(|r| hasher.hash(r.values().iter().map(Option::as_deref)))
+                .collect());
+        }
+        let types: Vec<&str> = cast
+            .iter()
+            .map(|&i| {
+                shape
+                    .types
+                    .get(&shape.columns[i])
+                    .map_or("text", String::as_str)
+            })
+            .collect();
+        let arrays: Vec<Vec<Option<&str>>> = cast
+            .iter()
+            .map(|&i| rows.iter().map(|r| r.values()[i].as_deref()).collect())
+            .collect();
+        let params: Vec<&(dyn ToSql + Sync)> =
+            arrays.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
+        let printed = client
+            .query(&statements::as_stored(&types), &params)
+            .await
+            .map_err(|e| {
+                Refusal::from(
+                    self.target()
+                        .query_error(format!("printing masked values of {entity} as stored"), &e),
+                )
+            })?;
+        Ok(rows
+            .iter()
+            .zip(&printed)
+            .map(|(row, printed)| {
+                hasher.hash(row.values().iter().enumerate().map(|(i, cell)| {
+                    match cast.iter().position(|&c| c == i) {
+                        Some(n) => printed.get::<_, Option<&str>>(n),
+                        None => cell.as_deref(),
+                    }
+                }))
+            })
+            .collect())
+    }
+}

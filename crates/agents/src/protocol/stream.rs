@@ -1,0 +1,177 @@
+//! The messages of the change stream and of verify: masked changes in commit order, and hashes
+//! of masked rows by key range.
+//!
+//! A change reply carries one set of changes (one entity, one operation) of one source
+//! transaction, shaped like a page (`entity`, `columns`, `rows`) so the wire audit reads it
+//! with the same column hints. Deletes carry the key columns only. A hash reply carries, for
+//! consecutive key ranges, how many rows the producer's masked source holds and a hash of them,
+//! or one hash per row when a range is narrowed down: never a value other than a key.
+
+use maskbus_mask::MaskedRow;
+pub use maskbus_pg::pgoutput::Lsn;
+use maskbus_pg::KeyCursor;
+use serde::{Deserialize, Serialize};
+
+/// A WAL position on the wire, as Postgres prints it (`16/B374D848`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position(pub Lsn);
+
+impl Serialize for Position {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Position {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.len() > 17 {
+            return Err(serde::de::Error::custom(
+                "a WAL position looks like \"16/B374D848\"",
+            ));
+        }
+        text.parse()
+            .map(Position)
+            .map_err(|_| serde::de::Error::custom("a WAL position looks like \"16/B374D848\""))
+    }
+}
+
+/// What a set of changes does to its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeOp {
+    /// Insert the rows, or update the row with the same key.
+    Upsert,
+    /// Delete the rows with these keys (the rows hold the key columns only).
+    Delete,
+    /// Delete every row of the entity (a TRUNCATE on the source).
+    Truncate,
+    /// No change: the reply only says where the stream stands.
+    None,
+}
+
+/// One set of masked changes.
+#[derive(Debug, Serialize)]
+pub struct ChangeReply {
+    pub v: u32,
+    pub entity: String,
+    pub op: ChangeOp,
+    pub key: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<MaskedRow>,
+    /// The end of the source transaction these changes belong to.
+    pub lsn: Option<Position>,
+    /// This is the last set of its transaction: apply the transaction now.
+    pub commit: bool,
+    /// Where the stream stands once every change of this request is applied.
+    pub through: Position,
+    /// More changes may follow `through` already: ask again at once.
+    pub more: bool,
+    /// The stream was (re)started by this request: copy the source now, then follow from here.
+    pub started: bool,
+    pub part: u32,
+    pub parts: u32,
+}
+
+impl ChangeReply {
+    /// A reply with no change: it only says where the stream stands (`started` when the request
+    /// started the stream).
+    pub fn standing_at(through: Position, more: bool, started: bool) -> Self {
+        ChangeReply {
+            v: crate::protocol::VERSION,
+            entity: String::new(),
+            op: ChangeOp::None,
+            key: Vec::new(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            lsn: None,
+            commit: false,
+            through,
+            more,
+            started,
+            part: 0,
+            parts: 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ReceivedChanges {
+    pub v: u32,
+    pub entity: String,
+    pub op: ChangeOp,
+    pub key: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: crate::page_rows::Rows,
+    pub lsn: Option<Position>,
+    pub commit: bool,
+    pub through: Position,
+    #[serde(default)]
+    pub more: bool,
+    #[serde(default)]
+    pub started: bool,
+    pub part: u32,
+    pub parts: u32,
+}
+
+/// The rows of one key range: the last key in it, how many rows, and their combined hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bucket {
+    pub last: KeyCursor,
+    pub count: u64,
+    pub hash: String,
+}
+
+/// One row's key and the hash of its masked values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowHash {
+    pub key: KeyCursor,
+    pub hash: String,
+}
+
+/// Hashes of an entity's masked rows in key order: buckets, or rows when narrowing down.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashReply {
+    pub v: u32,
+    pub entity: String,
+    pub key: Vec<String>,
+    /// The columns hashed, in order (the key columns first among the row's values are not
+    /// repeated: a row's hash covers `columns`).
+    pub columns: Vec<String>,
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
+    #[serde(default)]
+    pub rows: Vec<RowHash>,
+    /// Where the next request starts (the last key covered).
+    pub next_after: Option<KeyCursor>,
+    /// Whether rows remain after `next_after` (within `through`, when given).
+    pub more: bool,
+    pub part: u32,
+    pub parts: u32,
+}
+
+/// Rows per bucket, and buckets per hash request: one request covers up to 100,000 rows.
+pub const BUCKET_ROWS: usize = 1000;
+pub const BUCKETS_PER_REPLY: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_travel_as_postgres_prints_them() {
+        let p = Position(Lsn(0x16_B374_D848));
+        let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(text, r#""16/B374D848""#);
+        assert_eq!(serde_json::from_str::<Position>(&text).unwrap(), p);
+        for bad in [
+            r#""16""#,
+            r#""x/1""#,
+            r#""1/2/3""#,
+            "12",
+            r#""123456789/123456789""#,
+        ] {
+            assert!(serde_json::from_str::<Position>(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The protocol's parsing and shapes, tested as an attacker would send them.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn snapshots_are_checked_for_shape() {
+    for good in ["10:14:", "10:14:10,12", "1:1:"] {
+        assert!(Snapshot::is_well_formed(good), "{good}");
+    }
+    for bad in ["", "10", "10:14", "a:b:", "10:14:x", "10:14:1,,2", "-1:2:"] {
+        assert!(!Snapshot::is_well_formed(bad), "{bad}");
+    }
+}
+
+#[test]
+fn a_page_request_round_trips() {
+    let request = Request::Page {
+        v: VERSION,
+        entity: "sales.orders".into(),
+        since: Some(Snapshot("10:14:10,12".into())),
+        until: None,
+        after: Some(vec!["41".into(), "2024-01-01".into()]),
+        limit: 200,
+        pages: None,
+    };
+    let body = serde_json::to_value(&request).unwrap();
+    assert_eq!(body["since"], json!("10:14:10,12"));
+    assert_eq!(body["after"], json!(["41", "2024-01-01"]));
+    assert_eq!(parse_request(&body), Ok(request));
+}
+
+#[test]
+fn bad_requests_get_error_codes_not_panics() {
+    let cases = [
+        (json!("SELECT * FROM customers"), ErrorCode::Malformed),
+        (json!([1, 2]), ErrorCode::Malformed),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 100000}),
+            ErrorCode::LimitTooLarge,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 0}),
+            ErrorCode::LimitTooLarge,
+        ),
+        (
+            json!({"type": "page", "v": 1, "entity": "customers", "limit": 10}),
+            ErrorCode::UnsupportedVersion,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers; DROP TABLE customers", "limit": 10}),
+            ErrorCode::UnknownEntity,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "where": "1=1"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "since": "-1"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": "0 OR 1=1"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id"], "keys": []}),
+            ErrorCode::LimitTooLarge,
+        ),
+        (
+            json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id"], "keys": [["1", "2"]]}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "rows", "v": 2, "entity": "customers", "columns": ["id; --"], "keys": [["1"]]}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "a.b.c", "limit": 10}),
+            ErrorCode::UnknownEntity,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": []}),
+            ErrorCode::Malformed,
+        ),
+        (json!({"type": "drop", "v": 1}), ErrorCode::Malformed),
+        (
+            json!({"type": "changes", "v": 2, "limit": 0}),
+            ErrorCode::LimitTooLarge,
+        ),
+        (
+            json!({"type": "changes", "v": 2, "limit": 10, "wait_ms": 3_600_000}),
+            ErrorCode::LimitTooLarge,
+        ),
+        (
+            json!({"type": "changes", "v": 2, "limit": 10, "after": "0/1; DROP TABLE t"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "changes", "v": 2, "limit": 10, "join": "all"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "hashes", "v": 2, "entity": "customers", "after": []}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "hashes", "v": 2, "entity": "customers", "through": ["x".repeat(9000)]}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "hashes", "v": 2, "entity": "customers; --"}),
+            ErrorCode::UnknownEntity,
+        ),
+    ];
+    // An attacker's 1 MB field name comes back as a short excerpt, not whole.
+    let huge = format!("f{}", "x".repeat(1 << 20));
+    let error = parse_request(&json!({"type": "page", "v": 2, "entity": "t", "limit": 1, huge: 1}))
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::Malformed);
+    assert!(error.message.len() < 300, "{} bytes", error.message.len());
+    for (body, code) in cases {
+        assert_eq!(parse_request(&body).unwrap_err().code, code, "{body}");
+    }
+}
+
+#[test]
+fn a_page_reads_the_same_whatever_the_order_of_its_fields() {
+    let raw = |text: &str| serde_json::value::RawValue::from_string(text.to_string()).unwrap();
+    let fields = r#""v":2,"entity":"public.t","key":["id"],"columns":["id","name"],"rows":[["1",null],["2","b\"c"]],"next_after":["2"],"more":false,"since":null,"until":"5:9:""#;
+    let first = ReceivedReply::from_body(&raw(&format!(r#"{{"type":"page",{fields}}}"#)));
+    let last = ReceivedReply::from_body(&raw(&format!(r#"{{{fields},"type":"page"}}"#)));
+    let (Ok(ReceivedReply::Page(first)), Ok(ReceivedReply::Page(last))) = (first, last) else {
+        panic!("both are pages");
+    };
+    assert_eq!(first, last);
+    assert_eq!(first.rows.len(), 2);
+    assert_eq!(first.rows.row(1).get(1), Some("b\"c"));
+    let error = raw(r#"{"type":"error","v":2,"error":{"code":"malformed","message":"m"}}"#);
+    assert!(matches!(
+        ReceivedReply::from_body(&error),
+        Ok(ReceivedReply::Error { .. })
+    ));
+    let number_cell = format!(
+        r#"{{"type":"page",{}}}"#,
+        fields.replace(r#"["1",null]"#, "[1,null]")
+    );
+    assert!(ReceivedReply::from_body(&raw(&number_cell)).is_err());
+}
