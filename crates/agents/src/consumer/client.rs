@@ -88,16 +88,11 @@ impl Asker {
                         .map(std::mem::take)
                         .unwrap_or_default(),
                 );
-                let complete = match answers.first() {
-                    None => false,
-                    Some(ReceivedReply::Page(page)) => answers.len() as u32 >= page.parts.max(1),
-                    Some(_) => true,
-                };
+                let complete = answers
+                    .first()
+                    .is_some_and(|a| answers.len() as u32 >= a.part_of().1);
                 if complete {
-                    answers.sort_by_key(|a| match a {
-                        ReceivedReply::Page(page) => page.part,
-                        _ => 0,
-                    });
+                    answers.sort_by_key(|a| a.part_of().0);
                     break Some(Ok(std::mem::take(&mut answers)));
                 }
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());

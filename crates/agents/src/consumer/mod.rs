@@ -18,6 +18,7 @@
 //! close a cycle are written NULL, staged, and set when the pass is through. The target's
 //! sequences are moved past the synced values after each pass.
 
+mod changes;
 pub mod client;
 mod copy;
 mod load;
@@ -26,6 +27,8 @@ pub mod pages;
 mod pass;
 pub mod rebuild;
 mod share;
+pub mod stream;
+pub mod verify;
 pub mod writer;
 
 pub use pages::{EntityPlan, Skipped, SyncState};
@@ -96,6 +99,8 @@ pub struct PassReport {
     pub links_set: u64,
     /// Indexes and foreign keys rebuilt after a bulk load.
     pub rebuilt: usize,
+    /// The source snapshot the pass reached (every table synced up to it).
+    pub until: Option<String>,
     /// Entities that could not be synced, and why (the rest were).
     pub failed: Vec<Skipped>,
 }
@@ -188,6 +193,15 @@ impl Consumer {
         once: bool,
         mut stop: watch::Receiver<bool>,
     ) -> Result<u64, ConsumerError> {
+        if self.config.mode == crate::config::SyncMode::Stream {
+            // A signal ends a wait for the producer too: what is not committed is asked again.
+            let mut signal = stop.clone();
+            return tokio::select! {
+                followed = self.follow_stream(once, &stop) => followed,
+                _ = signal.wait_for(|stopped| *stopped) => Ok(0),
+            };
+        }
+        tracing::info!("watermark mode: passes bring new and updated rows; rows deleted in the source stay until `maskbus verify --repair` (or `run --once --repair`) removes them. mode = \"stream\" follows deletes too");
         let mut total = 0;
         let mut transient_failures = 0;
         loop {

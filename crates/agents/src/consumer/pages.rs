@@ -143,27 +143,38 @@ pub fn page_columns(
     plan: &EntityPlan,
     page: &ReceivedPage,
 ) -> Result<Vec<(String, String)>, ConsumerError> {
+    reply_columns(plan, &page.entity, &page.key, &page.columns, &page.rows)
+}
+
+/// [`page_columns`] for any reply that carries rows of an entity (a page, a set of changes).
+pub fn reply_columns(
+    plan: &EntityPlan,
+    entity: &str,
+    key: &[String],
+    columns: &[String],
+    rows: &crate::page_rows::Rows,
+) -> Result<Vec<(String, String)>, ConsumerError> {
     let bad = |reason: String| ConsumerError::BadReply {
         entity: plan.entity.clone(),
         reason,
     };
-    if page.entity != plan.entity {
+    if entity != plan.entity {
         return Err(bad(format!(
             "a page of {} arrived for {}",
-            maskbus_mask::shorten(&page.entity),
+            maskbus_mask::shorten(entity),
             plan.entity
         )));
     }
-    if page.key != plan.key.names() || !page.key.iter().all(|k| page.columns.contains(k)) {
+    if key != plan.key.names() || !key.iter().all(|k| columns.contains(k)) {
         return Err(bad(format!(
             "the page is keyed by ({}), the target by ({})",
-            maskbus_mask::shorten(&page.key.join(", ")),
+            maskbus_mask::shorten(&key.join(", ")),
             plan.key.names().join(", ")
         )));
     }
     let mut seen = HashSet::new();
-    let mut columns = Vec::with_capacity(page.columns.len());
-    for column in &page.columns {
+    let mut typed = Vec::with_capacity(columns.len());
+    for column in columns {
         let Some(ty) = plan.types.get(column) else {
             return Err(bad(format!(
                 "column {:?} is not a written column of the target table",
@@ -173,16 +184,16 @@ pub fn page_columns(
         if !seen.insert(column) {
             return Err(bad(format!("column {column} appears twice")));
         }
-        columns.push((column.clone(), ty.clone()));
+        typed.push((column.clone(), ty.clone()));
     }
-    if let Some(row) = page.rows.iter().find(|r| r.len() != page.columns.len()) {
+    if let Some(row) = rows.iter().find(|r| r.len() != columns.len()) {
         return Err(bad(format!(
             "a row has {} values for {} columns",
             row.len(),
-            page.columns.len()
+            columns.len()
         )));
     }
-    Ok(columns)
+    Ok(typed)
 }
 
 /// The links a page stages for later: per row with a non-NULL deferred value, its key (text, in

@@ -483,6 +483,7 @@ impl Consumer {
             .restore_lifted((self.config.workers > 1).then_some(&my_entities))
             .await?;
         report.rebuilt = early_rebuilt + rebuilt;
+        report.until = until.map(|s| s.0);
         report.failed.extend(not_rebuilt);
         if !report.failed.is_empty() {
             return Err(ConsumerError::Partial {

@@ -30,6 +30,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0003_bulk_load.sql",
         sql: include_str!("../../../../sql/sync/0003_bulk_load.sql"),
     },
+    Migration {
+        component: "sync",
+        name: "0004_stream_state.sql",
+        sql: include_str!("../../../../sql/sync/0004_stream_state.sql"),
+    },
 ];
 
 /// Why a page could not be written.
