@@ -40,6 +40,11 @@ enum Command {
     Policy(commands::policy::PolicyCommand),
     /// Fill the source (production) database with realistic fake bank data.
     Seed(commands::seed::SeedArgs),
+    /// Compare the target with the masked source by key ranges; --repair makes them equal.
+    Verify(commands::verify::VerifyArgs),
+    /// The change stream's replication slots on the source: list, drop.
+    #[command(subcommand)]
+    Slot(commands::slot::SlotCommand),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +71,8 @@ fn main() -> ExitCode {
             Command::Run(args) => commands::agent::run(args).await,
             Command::Tools(args) => commands::agent::tools(args).await,
             Command::Mcp(args) => commands::agent::mcp(args).await,
+            Command::Verify(args) => commands::verify::run(args).await,
+            Command::Slot(command) => commands::slot::run(command).await,
         }
     });
     match result {

@@ -20,6 +20,14 @@ pub struct RunArgs {
     /// database that is not empty, so production is never written into by a typo).
     #[arg(long)]
     init_target: bool,
+    /// Consumer, with --once: then compare the target with the masked source (exit 4 if they
+    /// differ), as `maskbus verify` does.
+    #[arg(long, requires = "once")]
+    verify: bool,
+    /// Consumer, with --once: then make the target equal to the masked source (deletes
+    /// included), as `maskbus verify --repair` does.
+    #[arg(long, requires = "once")]
+    repair: bool,
 }
 
 #[derive(Args)]
@@ -57,7 +65,7 @@ async fn shutdown_signal() {
 pub async fn run(args: RunArgs) -> Result<ExitCode> {
     let mut config = config::load(&args.config)?;
     match &mut config {
-        AgentConfig::Producer(_) if args.once || args.init_target => {
+        AgentConfig::Producer(_) if args.once || args.init_target || args.verify || args.repair => {
             anyhow::bail!("--once and --init-target are for the consumer; the producer serves until SIGTERM or SIGINT")
         }
         AgentConfig::Consumer(consumer) => consumer.init_target = args.init_target,
@@ -83,7 +91,14 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
                 let _ = stop.send(true);
             });
             match consumer.run(args.once, stopped).await {
-                Ok(rows) => println!("synced {rows} rows"),
+                Ok(rows) => {
+                    println!("synced {rows} rows");
+                    if args.verify || args.repair {
+                        let report = consumer.verify(args.repair).await?;
+                        super::verify::print(&report, false);
+                        return Ok(super::verify::exit_code(&report, args.repair));
+                    }
+                }
                 // Some tables synced, some could not: say which, and exit 3 so CI can tell.
                 Err(e @ maskbus_agents::consumer::ConsumerError::Partial { .. }) => {
                     eprintln!("maskbus: error: {e}");

@@ -7,3 +7,5 @@ pub mod bus;
 pub mod db;
 pub mod policy;
 pub mod seed;
+pub mod slot;
+pub mod verify;
