@@ -16,5 +16,6 @@ mod masking;
 mod mcp;
 mod roles;
 mod scale;
+mod stream;
 mod sync;
 mod zoo;

@@ -76,7 +76,7 @@ async fn grant_databases(dbs: &TestDatabases, roles: &TestRoles) {
         .await
         .batch_execute(&format!(
             "GRANT USAGE ON SCHEMA public TO {writer};
-             GRANT SELECT, INSERT, UPDATE ON {BANK_TABLES} TO {writer};
+             GRANT SELECT, INSERT, UPDATE, DELETE ON {BANK_TABLES} TO {writer};
              GRANT SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {writer};
              GRANT CREATE ON DATABASE \"{dst_name}\" TO {writer};",
             writer = roles.name("writer")
@@ -152,6 +152,17 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
     ])
     .success();
     maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source(dbs).await;
+
+    // Verify and repair need no more: the reader hashes the source, the writer deletes.
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute("DELETE FROM transactions WHERE id = (SELECT min(id) FROM transactions)")
+        .await
+        .unwrap();
+    let drift = maskbus(&["run", "--config", &consumer, "--once", "--verify"]);
+    assert_eq!(drift.code, 4, "{}{}", drift.stdout, drift.stderr);
+    maskbus(&["run", "--config", &consumer, "--once", "--repair"]).success();
     assert_target_is_masked_source(dbs).await;
 
     // The auditor reads every message and records the watermark; the operator purges.

@@ -109,7 +109,7 @@ pub(crate) async fn assert_target_is_masked_source_by(
 
 /// The wire audit over the bus, with the exact match over the source's real values (source and
 /// policy from the producer's config): no finding.
-fn assert_audit_clean(dbs: &TestDatabases, producer_config: &str) {
+pub(crate) fn assert_audit_clean(dbs: &TestDatabases, producer_config: &str) {
     let audit = maskbus(&[
         "wire-audit",
         "--bus",
@@ -147,6 +147,15 @@ pub(crate) async fn zoo(
     test: &str,
     consumer_extra: &str,
 ) -> (TestDatabases, ConfigFiles, String, String) {
+    zoo_with(test, "", consumer_extra).await
+}
+
+/// [`zoo`] with extra lines in the producer's config too.
+pub(crate) async fn zoo_with(
+    test: &str,
+    producer_extra: &str,
+    consumer_extra: &str,
+) -> (TestDatabases, ConfigFiles, String, String) {
     let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(SCHEMA).await.unwrap();
@@ -161,7 +170,7 @@ pub(crate) async fn zoo(
     let (producer, consumer) = write_agent_configs(
         &files,
         &zoo_urls(&dbs),
-        &format!("policy = \"{POLICY_PATH}\""),
+        &format!("policy = \"{POLICY_PATH}\"\n{producer_extra}"),
         &format!("all_or_nothing = true\n{consumer_extra}"),
     );
     (dbs, files, producer, consumer)

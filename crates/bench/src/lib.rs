@@ -58,6 +58,35 @@ pub async fn fresh_database(url: &str, db: &str) -> anyhow::Result<Target> {
     Ok(Target::parse("bench", &url_for(url, db))?)
 }
 
+/// Seeds the bank into `source` (its schema applied already) with `profile` and seed 42, then
+/// vacuums it as a long-lived production table would be. Returns the rows written.
+pub async fn seed_bank(source: &Target, profile: &str) -> anyhow::Result<u64> {
+    let seeded = maskbus_bank::seed(
+        source,
+        &maskbus_bank::SeedOptions {
+            profile: maskbus_bank::Profile::built_in(profile)?,
+            seed: 42,
+            append: false,
+            reset: false,
+        },
+        &mut |_| {},
+    )
+    .await?;
+    source
+        .connect()
+        .await?
+        .batch_execute("VACUUM ANALYZE")
+        .await?;
+    Ok(seeded.rows.iter().map(|(_, n)| n).sum())
+}
+
+/// Writes an agent's config into `work`, returning its path.
+pub fn write_config(work: &str, file: &str, text: String) -> anyhow::Result<String> {
+    let path = format!("{work}/{file}");
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
 pub async fn drop_database(url: &str, db: &str) -> anyhow::Result<()> {
     let admin = Target::parse("bench", &url_for(url, "postgres"))?
         .connect()

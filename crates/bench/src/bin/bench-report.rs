@@ -117,6 +117,60 @@ fn main() -> anyhow::Result<()> {
             goal: "informative".into(),
         });
     }
+    for stream in of("stream") {
+        let profile = stream["profile"].as_str().unwrap_or("");
+        rows.push(Row {
+            name: format!("8. change stream: 3 customers reach the target, {profile}"),
+            figure: format!("{:.3} s", f(&stream["stream_3_customers_seconds"])),
+            baseline: format!(
+                "{:.2} s watermark pass",
+                f(&stream["watermark_no_change_seconds"])
+            ),
+            ratio: Some(
+                f(&stream["stream_3_customers_seconds"])
+                    / f(&stream["watermark_no_change_seconds"]),
+            ),
+            goal: "< 0.1 (no-change watermark pass)".into(),
+        });
+        rows.push(Row {
+            name: format!("8. change stream: 300 customers, {profile}"),
+            figure: format!("{:.3} s", f(&stream["stream_300_customers_seconds"])),
+            baseline: format!("{:.3} s for 3", f(&stream["stream_3_customers_seconds"])),
+            ratio: Some(
+                f(&stream["stream_300_customers_seconds"])
+                    / f(&stream["stream_3_customers_seconds"]),
+            ),
+            goal: "grows with the change".into(),
+        });
+        rows.push(Row {
+            name: format!("8b. first change right after the copy, {profile}"),
+            figure: format!("{:.3} s", f(&stream["stream_first_change_seconds"])),
+            baseline: format!(
+                "{:.2} s watermark pass",
+                f(&stream["watermark_no_change_seconds"])
+            ),
+            ratio: Some(
+                f(&stream["stream_first_change_seconds"])
+                    / f(&stream["watermark_no_change_seconds"]),
+            ),
+            goal: "informative (one server)".into(),
+        });
+        let reads = f(&stream["read_source_seconds"]) + f(&stream["read_target_seconds"]);
+        rows.push(Row {
+            name: format!("9. verify, two equal databases, {profile}"),
+            figure: format!("{:.2} s", f(&stream["verify_seconds"])),
+            baseline: format!("{reads:.2} s COPY out both"),
+            ratio: Some(f(&stream["verify_seconds"]) / reads),
+            goal: "<= 1.0".into(),
+        });
+        rows.push(Row {
+            name: format!("9. verify vs the copy it spares, {profile}"),
+            figure: format!("{:.2} s", f(&stream["verify_seconds"])),
+            baseline: format!("{:.2} s copy", f(&stream["copy_seconds"])),
+            ratio: Some(f(&stream["verify_seconds"]) / f(&stream["copy_seconds"])),
+            goal: "informative".into(),
+        });
+    }
     for audit in of("wire_audit") {
         rows.push(Row {
             name: format!("5. wire audit ({:.0} MB bus)", f(&audit["megabytes"])),

@@ -16,7 +16,6 @@ use anyhow::Result;
 use bytes::Bytes;
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
-use maskbus_bank::{Profile, SeedOptions};
 use maskbus_bench::{fresh_database, url_for};
 use maskbus_pg::{apply_migrations, Target};
 use serde_json::json;
@@ -142,7 +141,6 @@ async fn main() -> Result<()> {
     std::fs::create_dir_all(&args.work)?;
     let mut last_bus = None;
     for name in &args.profiles {
-        let profile = Profile::built_in(name)?;
         let source = fresh_database(&args.url, "mbb_source").await?;
         let copy = fresh_database(&args.url, "mbb_copy").await?;
         let target = fresh_database(&args.url, "mbb_target").await?;
@@ -151,23 +149,7 @@ async fn main() -> Result<()> {
             apply_migrations(db, maskbus_bank::MIGRATIONS).await?;
         }
         apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
-        let seeded = maskbus_bank::seed(
-            &source,
-            &SeedOptions {
-                profile,
-                seed: 42,
-                append: false,
-                reset: false,
-            },
-            &mut |_| {},
-        )
-        .await?;
-        let rows: u64 = seeded.rows.iter().map(|(_, n)| n).sum();
-        source
-            .connect()
-            .await?
-            .batch_execute("VACUUM ANALYZE")
-            .await?;
+        let rows = maskbus_bench::seed_bank(&source, name).await?;
 
         let started = Instant::now();
         let copied = copy_tables(&source, &copy).await?;
@@ -175,11 +157,8 @@ async fn main() -> Result<()> {
         anyhow::ensure!(copied == rows, "copied {copied} of {rows} rows");
 
         let bus_name = format!("mbb_bus_{name}");
-        let agent_config = |file: &str, text: String| -> Result<String> {
-            let path = format!("{}/{file}", args.work);
-            std::fs::write(&path, text)?;
-            Ok(path)
-        };
+        let agent_config =
+            |file: &str, text: String| maskbus_bench::write_config(&args.work, file, text);
         let producer_config = agent_config("producer.toml", format!(
             "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\n",
             url_for(&args.url, &bus_name), url_for(&args.url, "mbb_source")))?;

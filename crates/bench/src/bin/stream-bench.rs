@@ -1,0 +1,246 @@
+//! The change stream and verify against what they replace, in the same run.
+//!
+//! On one seeded profile: copy the source into an empty target in stream mode, then
+//! - time a watermark pass with no change at all (what a watermark follow loop pays each time),
+//! - with a follower running, time from committing 3 new customers (3 source transactions) on
+//!   the source to their arrival in the target, then 300 (the cost of a change must grow with
+//!   the change, not with production),
+//! - time `maskbus verify` on the two equal databases against reading every table of each side
+//!   once (`COPY ... TO STDOUT`, source then target).
+//!
+//! Prints one JSON object.
+
+use anyhow::Result;
+use clap::Parser;
+use futures_util::StreamExt;
+use maskbus_bench::{fresh_database, url_for};
+use maskbus_pg::{apply_migrations, Target};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+struct Args {
+    #[arg(long, env = "DATABASE_URL")]
+    url: String,
+    /// The maskbus binary to measure (a release build).
+    #[arg(long)]
+    maskbus: String,
+    #[arg(long, default_value = "large")]
+    profile: String,
+    #[arg(long, default_value = "target/bench")]
+    work: String,
+}
+
+const SLOT: &str = "maskbus_stream_bench";
+
+/// `maskbus ARGS`, timed; fails unless it exits 0.
+fn timed(maskbus: &str, args: &[&str]) -> Result<Duration> {
+    let started = Instant::now();
+    let status = std::process::Command::new(maskbus)
+        .args(args)
+        .env("MASKBUS_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    anyhow::ensure!(status.success(), "maskbus {} failed", args.join(" "));
+    Ok(started.elapsed())
+}
+
+/// Reads every bank table of `db` once, as text, to nowhere.
+async fn read_all(db: &Target) -> Result<Duration> {
+    let client = db.connect().await?;
+    let started = Instant::now();
+    for table in maskbus_bank::TABLES {
+        let out = client.copy_out(&format!("COPY {table} TO STDOUT")).await?;
+        futures_util::pin_mut!(out);
+        while let Some(chunk) = out.next().await {
+            chunk?;
+        }
+    }
+    Ok(started.elapsed())
+}
+
+/// Adds `n` customers with an account each, one source transaction per customer, committed
+/// synchronously (a slot decodes flushed WAL only).
+async fn add_customers(source: &Target, n: usize, first_id: i64) -> Result<()> {
+    let client = source.connect().await?;
+    client.batch_execute("SET synchronous_commit = on").await?;
+    for i in 0..n as i64 {
+        let id = first_id + i;
+        client
+            .batch_execute(&format!(
+                "BEGIN;
+                 INSERT INTO customers (id, first_name, last_name, email, ssn, date_of_birth, phone, created_at)
+                      VALUES ({id}, 'Bench', 'Stream', 'bench{id}@example.com', '123-45-6789', '1980-01-01', '555-0100', now());
+                 INSERT INTO accounts (id, customer_id, account_number, routing_number, account_type, balance, opened_at)
+                      VALUES ({id}, {id}, '12345678901', '021000021', 'checking', 1.00, now());
+                 COMMIT;"
+            ))
+            .await?;
+    }
+    Ok(())
+}
+
+/// Waits until the slot's restart point has passed `lsn` (for at most a minute). An idle
+/// follower's long polls confirm the flush position; the restart point follows at the server's
+/// next snapshot record.
+async fn settle(source: &Target, lsn: &str) -> Result<()> {
+    let client = source.connect().await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let passed: bool = client
+            .query_one(
+                "SELECT coalesce(restart_lsn >= $2::text::pg_lsn, false) FROM pg_replication_slots WHERE slot_name = $1",
+                &[&SLOT, &lsn],
+            )
+            .await?
+            .get(0);
+        if passed || Instant::now() >= deadline {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Waits until customers `first_id..first_id + n` are all in the target (polling every 2 ms,
+/// for at most a minute).
+async fn arrival(target: &Target, first_id: i64, n: usize) -> Result<()> {
+    let client = target.connect().await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let arrived: i64 = client
+            .query_one(
+                "SELECT count(*) FROM customers WHERE id >= $1 AND id < $2",
+                &[&first_id, &(first_id + n as i64)],
+            )
+            .await?
+            .get(0);
+        if arrived == n as i64 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "{arrived} of {n} customers arrived in a minute"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    std::fs::create_dir_all(&args.work)?;
+    // A slot left by an earlier run keeps its database from being dropped: it goes first.
+    let admin = Target::parse("bench", &url_for(&args.url, "postgres"))?
+        .connect()
+        .await?;
+    admin
+        .execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", &[&SLOT])
+        .await?;
+    let source = fresh_database(&args.url, "mbb_stream_source").await?;
+    let target = fresh_database(&args.url, "mbb_stream_target").await?;
+    let bus = fresh_database(&args.url, "mbb_stream_bus").await?;
+    for db in [&source, &target] {
+        apply_migrations(db, maskbus_bank::MIGRATIONS).await?;
+    }
+    apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+    let rows = maskbus_bench::seed_bank(&source, &args.profile).await?;
+    let write = |file: &str, text: String| maskbus_bench::write_config(&args.work, file, text);
+    let bus_url = url_for(&args.url, "mbb_stream_bus");
+    let producer = write(
+        "stream-producer.toml",
+        format!(
+            "role = \"producer\"\nbus_url = \"{bus_url}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\nslot = \"{SLOT}\"\n",
+            url_for(&args.url, "mbb_stream_source")
+        ),
+    )?;
+    let consumer = |mode: &str| {
+        write(
+            &format!("stream-consumer-{mode}.toml"),
+            format!(
+                "role = \"consumer\"\nbus_url = \"{bus_url}\"\ntarget_url = \"{}\"\nmode = \"{mode}\"\nfollow_interval = \"5s\"\n",
+                url_for(&args.url, "mbb_stream_target")
+            ),
+        )
+    };
+    let (stream, watermark) = (consumer("stream")?, consumer("watermark")?);
+    let running = maskbus_bench::spawn_agent(&args.maskbus, &producer, &[])?;
+    let outcome = async {
+        let copy = timed(&args.maskbus, &["run", "--config", &stream, "--once"])?;
+        // Caught up: a stream round with nothing to apply, then a watermark pass with no change.
+        let idle = timed(&args.maskbus, &["run", "--config", &stream, "--once"])?;
+        let no_change = timed(&args.maskbus, &["run", "--config", &watermark, "--once"])?;
+        // A follower in steady state: its idle rounds are long polls, answered as soon as a
+        // change commits. One customer first, so the slot has moved past the copy's WAL.
+        let follower = maskbus_bench::spawn_agent(&args.maskbus, &stream, &[])?;
+        let followed = async {
+            // Right after the copy, each look at the slot decodes the WAL written since it was
+            // made: here that holds the target's whole load too, as all three databases share
+            // one server. The slot lets go of it at the server's next snapshot record (every
+            // 15 s); the figures below are taken once it has (a follower's steady state).
+            let started = Instant::now();
+            add_customers(&source, 1, 40_000_000).await?;
+            arrival(&target, 40_000_000, 1).await?;
+            let first = started.elapsed();
+            let end_of_copy: String = source
+                .connect()
+                .await?
+                .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+                .await?
+                .get(0);
+            settle(&source, &end_of_copy).await?;
+            let mut changes = vec![(first, Duration::ZERO)];
+            for (n, first_id) in [(3usize, 50_000_000i64), (300, 60_000_000)] {
+                let started = Instant::now();
+                add_customers(&source, n, first_id).await?;
+                let committed = started.elapsed();
+                arrival(&target, first_id, n).await?;
+                changes.push((started.elapsed(), committed));
+            }
+            anyhow::Ok(changes)
+        }
+        .await;
+        maskbus_bench::stop_agent(follower)?;
+        let changes = followed?;
+        let verify = timed(&args.maskbus, &["verify", "--config", &stream])?;
+        let read_source = read_all(&source).await?;
+        let read_target = read_all(&target).await?;
+        anyhow::Ok((
+            copy,
+            idle,
+            no_change,
+            changes,
+            verify,
+            read_source,
+            read_target,
+        ))
+    }
+    .await;
+    maskbus_bench::stop_agent(running)?;
+    let dropped = timed(
+        &args.maskbus,
+        &["slot", "drop", SLOT, "--config", &producer],
+    );
+    let (copy, idle, no_change, changes, verify, read_source, read_target) = outcome?;
+    dropped?;
+    println!(
+        "{}",
+        json!({
+            "bench": "stream", "profile": args.profile, "rows": rows,
+            "copy_seconds": copy.as_secs_f64(),
+            "stream_idle_seconds": idle.as_secs_f64(),
+            "watermark_no_change_seconds": no_change.as_secs_f64(),
+            "stream_first_change_seconds": changes[0].0.as_secs_f64(),
+            "stream_3_customers_seconds": changes[1].0.as_secs_f64(),
+            "source_3_customers_seconds": changes[1].1.as_secs_f64(),
+            "stream_300_customers_seconds": changes[2].0.as_secs_f64(),
+            "source_300_customers_seconds": changes[2].1.as_secs_f64(),
+            "verify_seconds": verify.as_secs_f64(),
+            "read_source_seconds": read_source.as_secs_f64(),
+            "read_target_seconds": read_target.as_secs_f64(),
+        })
+    );
+    for db in ["mbb_stream_source", "mbb_stream_target", "mbb_stream_bus"] {
+        maskbus_bench::drop_database(&args.url, db).await?;
+    }
+    Ok(())
+}
