@@ -12,7 +12,7 @@ use crate::protocol::{
 };
 use crate::source::{Refusal, Shape, Source};
 use futures_util::StreamExt;
-use maskbus_mask::{MaskedRow, Rule};
+use maskbus_mask::{MaskedCells, Masker, Rule};
 use maskbus_pg::statements;
 use tokio_postgres::types::ToSql;
 
@@ -54,36 +54,29 @@ impl Source {
             ));
         }
         let client = self.client().await?;
-        let read = |lower: bool| {
-            statements::key_range(
-                &shape.table,
-                &shape.key,
-                &shape.columns,
-                lower,
-                through.is_some(),
+        // The stored forms of masked values are asked on a second connection while the first
+        // streams rows.
+        let printer = self.client().await?;
+        let masker = self.masker(&shape)?;
+        let sql = statements::key_range(
+            &shape.table,
+            &shape.key,
+            &shape.columns,
+            after.is_some(),
+            through.is_some(),
+        );
+        let failed = |e: tokio_postgres::Error| {
+            Refusal::from(
+                self.target()
+                    .query_error(format!("reading {} to hash it", shape.table), &e),
             )
         };
-        let (first_sql, next_sql) = (read(false), read(true));
-        let fetch = |cursor: Option<KeyCursor>, limit: usize| {
-            let client = &client;
-            let sql = if cursor.is_some() {
-                &next_sql
-            } else {
-                &first_sql
-            };
-            let through = through.clone();
-            let table = shape.table.to_string();
-            async move {
-                client
-                    .query(sql, &[&cursor, &through, &(limit as i64)])
-                    .await
-                    .map_err(|e| {
-                        Refusal::from(
-                            self.target()
-                                .query_error(format!("reading {table} to hash it"), &e),
-                        )
-                    })
-            }
+        let key_of = |row: &tokio_postgres::Row| -> KeyCursor {
+            shape
+                .key_positions
+                .iter()
+                .map(|&i| row.get::<_, Option<String>>(i).unwrap_or_default())
+                .collect()
         };
         let mut reply = HashReply {
             v: VERSION,
@@ -99,67 +92,60 @@ impl Source {
         };
         if per_row {
             let limit = MAX_PAGE_ROWS as usize;
-            let mut fetched = fetch(after, limit + 1).await?;
+            let mut fetched = client
+                .query(&sql, &[&after, &through, &(limit as i64 + 1)])
+                .await
+                .map_err(failed)?;
             reply.more = fetched.len() > limit;
             fetched.truncate(limit);
-            let (masked, keys) = self.mask_rows(&shape, fetched, 1)?;
-            let hashes = self.stored_hashes(&client, &shape, &masked).await?;
-            reply.rows = keys
+            let hashes = self
+                .stored_hashes(&printer, &shape, &masker, &fetched)
+                .await?;
+            reply.rows = fetched
                 .iter()
                 .zip(hashes)
-                .map(|(key, hash)| RowHash {
-                    key: key.clone(),
+                .map(|(row, hash)| RowHash {
+                    key: key_of(row),
                     hash: hex(hash),
                 })
                 .collect();
-            reply.next_after = keys.last().cloned().or(reply.next_after);
+            reply.next_after = reply
+                .rows
+                .last()
+                .map(|r| r.key.clone())
+                .or(reply.next_after);
             return Ok(reply);
         }
         // The buckets: one query for the whole reply, read as a stream and hashed a bucket at
-        // a time (the stored forms of a bucket asked on a second connection), so memory stays
-        // one bucket however large the reply.
-        let printer = self.client().await?;
+        // a time, so memory stays one bucket however large the reply.
         let limit = (BUCKETS_PER_REPLY * BUCKET_ROWS) as i64;
-        let sql = if after.is_some() {
-            &next_sql
-        } else {
-            &first_sql
-        };
         let params: [&(dyn ToSql + Sync); 3] = [&after, &through, &limit];
         let stream = client
-            .query_raw(sql, params.iter().copied())
+            .query_raw(&sql, params.iter().copied())
             .await
-            .map_err(|e| {
-                Refusal::from(
-                    self.target()
-                        .query_error(format!("reading {} to hash it", shape.table), &e),
-                )
-            })?;
+            .map_err(failed)?;
         futures_util::pin_mut!(stream);
         let mut bucket: Vec<tokio_postgres::Row> = Vec::with_capacity(BUCKET_ROWS);
         let mut read = 0usize;
         loop {
-            let next = stream.next().await.transpose().map_err(|e| {
-                Refusal::from(
-                    self.target()
-                        .query_error(format!("reading {} to hash it", shape.table), &e),
-                )
-            })?;
+            let next = stream.next().await.transpose().map_err(failed)?;
             let end = next.is_none();
             if let Some(row) = next {
                 read += 1;
                 bucket.push(row);
             }
             if bucket.len() == BUCKET_ROWS || (end && !bucket.is_empty()) {
-                let rows = std::mem::replace(&mut bucket, Vec::with_capacity(BUCKET_ROWS));
-                let (masked, keys) = self.mask_rows(&shape, rows, BUCKET_ROWS)?;
                 let mut tally = Tally::default();
-                for hash in self.stored_hashes(&printer, &shape, &masked).await? {
+                for hash in self
+                    .stored_hashes(&printer, &shape, &masker, &bucket)
+                    .await?
+                {
                     tally.add(hash);
                 }
-                let last = keys.last().cloned().unwrap_or_default();
+                let last = bucket.last().map(key_of).unwrap_or_default();
                 reply.buckets.push(tally.bucket(last.clone()));
                 reply.next_after = Some(last);
+                bucket.clear();
             }
             if end {
                 break;
@@ -176,9 +162,19 @@ impl Source {
         &self,
         client: &tokio_postgres::Client,
         shape: &Shape,
-        rows: &[MaskedRow],
+        masker: &Masker<'_>,
+        rows: &[tokio_postgres::Row],
     ) -> Result<Vec<u64>, Refusal> {
         let entity = shape.table.to_string();
+        let width = shape.columns.len();
+        let rows = rows
+            .iter()
+            .map(|row| {
+                let cells: Vec<Option<&str>> = (0..width).map(|i| row.get(i)).collect();
+                masker.mask_cells(&cells)
+            })
+            .collect::<Result<Vec<MaskedCells>, _>>()
+            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
         let rules = self.policy().entity(&entity);
         // Text and varchar print what they were given: only other types are cast.
         let cast: Vec<usize> = (0..shape.columns.len())
@@ -194,7 +190,7 @@ impl Source {
         if cast.is_empty() || rows.is_empty() {
             return Ok(rows
                 .iter()
-                .map(|r| hasher.hash(r.values().iter().map(Option::as_deref)))
+                .map(|r| hasher.hash(r.cells().iter().map(Option::as_deref)))
                 .collect());
         }
         let types: Vec<&str> = cast
@@ -208,7 +204,7 @@ impl Source {
             .collect();
         let arrays: Vec<Vec<Option<&str>>> = cast
             .iter()
-            .map(|&i| rows.iter().map(|r| r.values()[i].as_deref()).collect())
+            .map(|&i| rows.iter().map(|r| r.cells()[i].as_deref()).collect())
             .collect();
         let params: Vec<&(dyn ToSql + Sync)> =
             arrays.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
@@ -225,7 +221,7 @@ impl Source {
             .iter()
             .zip(&printed)
             .map(|(row, printed)| {
-                hasher.hash(row.values().iter().enumerate().map(|(i, cell)| {
+                hasher.hash(row.cells().iter().enumerate().map(|(i, cell)| {
                     match cast.iter().position(|&c| c == i) {
                         Some(n) => printed.get::<_, Option<&str>>(n),
                         None => cell.as_deref(),

@@ -32,7 +32,7 @@ pub(crate) struct Shape {
     /// Each column's length limit (`varchar(n)`), in column order: pseudonyms fit it.
     pub widths: Vec<Option<usize>>,
     /// Where each key column sits in `columns`.
-    key_positions: Vec<usize>,
+    pub(crate) key_positions: Vec<usize>,
     page_first: String,
     page_after: String,
 }
@@ -226,8 +226,15 @@ impl Source {
         Ok(Snapshot(row.get(0)))
     }
 
-    /// Masks fetched rows; a value a rule refuses fails the whole page. Returns the rows and the
-    /// key of the last one.
+    /// The masker of `shape`'s entity, its columns in the shape's order, fitted to their widths.
+    pub(crate) fn masker(&self, shape: &Shape) -> Result<maskbus_mask::Masker<'_>, Refusal> {
+        Ok(self
+            .policy
+            .masker(&shape.table.to_string(), &shape.columns)
+            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?
+            .with_widths(shape.widths.clone()))
+    }
+
     /// Masks `rows`, and returns with them the key cursor of every `limit`-th row and of the
     /// last: the `next_after` of each page the rows are cut into.
     pub(crate) fn mask_rows(
@@ -236,12 +243,7 @@ impl Source {
         rows: Vec<tokio_postgres::Row>,
         limit: usize,
     ) -> Result<(Vec<MaskedRow>, Vec<KeyCursor>), Refusal> {
-        let entity = shape.table.to_string();
-        let masker = self
-            .policy
-            .masker(&entity, &shape.columns)
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?
-            .with_widths(shape.widths.clone());
+        let masker = self.masker(shape)?;
         let count = rows.len();
         let limit = limit.max(1);
         let mut keys = Vec::with_capacity(count.div_ceil(limit));

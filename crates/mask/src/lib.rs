@@ -31,7 +31,7 @@ pub use policy::{
     DEFAULT_SCHEMA,
 };
 pub use pseudonym::{PseudonymKey, PseudonymKind};
-pub use row::{MaskedRow, Masker};
+pub use row::{MaskedCells, MaskedRow, Masker};
 pub use rules::{Rule, RuleError};
 
 /// Why a row could not be masked. Names entity, column and rule; never quotes a value.

@@ -9,6 +9,7 @@ use crate::pseudonym::PseudonymKey;
 use crate::rules::Rule;
 use crate::MaskError;
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// One row after masking: its values in the column order of the [`Masker`] that made it.
 /// `None` is SQL NULL. Serialises as a JSON array of strings and nulls.
@@ -43,6 +44,24 @@ pub struct MaskedRow {
 impl MaskedRow {
     pub fn values(&self) -> &[Option<String>] {
         &self.values
+    }
+}
+
+/// One row after masking, borrowing its `keep` cells from the row it was masked from: what a
+/// verify hashes, without copying every kept value. Like [`MaskedRow`] it can only be made by a
+/// [`Masker`]; unlike it, it cannot be serialised, so it never travels: only its hash does.
+///
+/// ```compile_fail
+/// let forged = maskbus_mask::row::MaskedCells { cells: vec![Some("224-30-8280".into())] };
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MaskedCells<'v> {
+    cells: Vec<Option<Cow<'v, str>>>,
+}
+
+impl MaskedCells<'_> {
+    pub fn cells(&self) -> &[Option<Cow<'_, str>>] {
+        &self.cells
     }
 }
 
@@ -121,5 +140,39 @@ impl<'p> Masker<'p> {
                 })?;
         }
         Ok(MaskedRow { values })
+    }
+
+    /// Masks one row borrowed from where it was read: `keep` cells stay borrowed, every other
+    /// cell goes through its rule exactly as in [`Masker::mask`] (the same values come out).
+    pub fn mask_cells<'v>(&self, values: &[Option<&'v str>]) -> Result<MaskedCells<'v>, MaskError> {
+        if values.len() != self.rules.len() {
+            return Err(MaskError::Arity {
+                entity: self.entity.to_string(),
+                expected: self.rules.len(),
+                got: values.len(),
+            });
+        }
+        let mut cells = Vec::with_capacity(values.len());
+        for (((value, rule), column), width) in values
+            .iter()
+            .zip(&self.rules)
+            .zip(&self.columns)
+            .zip(&self.widths)
+        {
+            if matches!(rule, Rule::Keep) {
+                cells.push(value.map(Cow::Borrowed));
+                continue;
+            }
+            let masked = rule
+                .apply_within(value.map(str::to_string), self.key, *width)
+                .map_err(|reason| MaskError::Rule {
+                    entity: self.entity.to_string(),
+                    column: column.clone(),
+                    rule: rule.name(),
+                    reason,
+                })?;
+            cells.push(masked.map(Cow::Owned));
+        }
+        Ok(MaskedCells { cells })
     }
 }

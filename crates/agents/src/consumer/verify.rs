@@ -14,8 +14,10 @@ use super::{Consumer, ConsumerError, PassReport};
 use crate::digest::{hex, Bucketing, RowHasher};
 use crate::protocol::{HashReply, KeyCursor, ReceivedReply, Request, MAX_PAGE_ROWS, VERSION};
 use crate::source::READ_ONLY_CANONICAL;
+use futures_util::StreamExt;
 use maskbus_pg::statements;
 use std::collections::BTreeMap;
+use tokio_postgres::types::ToSql;
 
 /// How one table differs from the masked source.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -49,6 +51,74 @@ pub struct VerifyReport {
 impl VerifyReport {
     pub fn is_equal(&self) -> bool {
         self.tables.iter().all(TableDrift::is_equal)
+    }
+}
+
+/// One key range of one target table, read to be hashed.
+struct TargetRange<'a> {
+    client: &'a tokio_postgres::Client,
+    target: &'a maskbus_pg::Target,
+    plan: &'a EntityPlan,
+    /// The columns the producer hashed, in its order.
+    columns: &'a [String],
+}
+
+impl TargetRange<'_> {
+    /// Hashes the target's rows with key in (`after`, `through`] as they stream in, in key
+    /// order, handing each key and hash to `each`; returns how many there were. Memory stays one
+    /// row however large the range.
+    async fn each_hash(
+        &self,
+        after: &Option<KeyCursor>,
+        through: &Option<KeyCursor>,
+        mut each: impl FnMut(&[&str], u64),
+    ) -> Result<u64, ConsumerError> {
+        let plan = self.plan;
+        if let Some(column) = self.columns.iter().find(|c| !plan.types.contains_key(*c)) {
+            return Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: format!(
+                    "the source hashes column {}, which the target lacks",
+                    maskbus_mask::shorten(column)
+                ),
+            });
+        }
+        let sql = statements::key_range(
+            &plan.table,
+            &plan.key,
+            self.columns,
+            after.is_some(),
+            through.is_some(),
+        );
+        let failed = |e: tokio_postgres::Error| {
+            self.target
+                .query_error(format!("reading {} to verify it", plan.entity), &e)
+        };
+        let params: [&(dyn ToSql + Sync); 3] = [after, through, &i64::MAX];
+        let stream = self
+            .client
+            .query_raw(&sql, params.iter().copied())
+            .await
+            .map_err(failed)?;
+        futures_util::pin_mut!(stream);
+        let positions: Vec<usize> = plan
+            .key
+            .columns
+            .iter()
+            .filter_map(|k| self.columns.iter().position(|c| *c == k.name))
+            .collect();
+        let mut hasher = RowHasher::default();
+        let mut read = 0;
+        while let Some(row) = stream.next().await.transpose().map_err(failed)? {
+            let key: Vec<&str> = positions
+                .iter()
+                .map(|&i| row.get::<_, Option<&str>>(i).unwrap_or_default())
+                .collect();
+            let hash = hasher.hash((0..self.columns.len()).map(|i| row.get(i)));
+            each(&key, hash);
+            read += 1;
+        }
+        Ok(read)
     }
 }
 
@@ -129,44 +199,19 @@ impl Consumer {
         after: &Option<KeyCursor>,
         through: &Option<KeyCursor>,
     ) -> Result<Vec<(Vec<String>, u64)>, ConsumerError> {
-        if let Some(column) = columns.iter().find(|c| !plan.types.contains_key(*c)) {
-            return Err(ConsumerError::BadReply {
-                entity: plan.entity.clone(),
-                reason: format!(
-                    "the source hashes column {}, which the target lacks",
-                    maskbus_mask::shorten(column)
-                ),
-            });
-        }
-        let sql = statements::key_range(
-            &plan.table,
-            &plan.key,
+        let mut rows = Vec::new();
+        let range = TargetRange {
+            client,
+            target,
+            plan,
             columns,
-            after.is_some(),
-            through.is_some(),
-        );
-        let rows = client
-            .query(&sql, &[after, through, &i64::MAX])
-            .await
-            .map_err(|e| target.query_error(format!("reading {} to verify it", plan.entity), &e))?;
-        let positions: Vec<usize> = plan
-            .key
-            .columns
-            .iter()
-            .filter_map(|k| columns.iter().position(|c| *c == k.name))
-            .collect();
-        let mut hasher = RowHasher::default();
-        Ok(rows
-            .iter()
-            .map(|row| {
-                let cells: Vec<Option<&str>> = (0..columns.len()).map(|i| row.get(i)).collect();
-                let key = positions
-                    .iter()
-                    .map(|&i| cells[i].unwrap_or_default().to_string())
-                    .collect();
-                (key, hasher.hash(cells))
+        };
+        range
+            .each_hash(after, through, |key, hash| {
+                rows.push((key.iter().map(|k| k.to_string()).collect(), hash))
             })
-            .collect())
+            .await?;
+        Ok(rows)
     }
 
     async fn verify_table(
@@ -199,18 +244,19 @@ impl Consumer {
                     false => None,
                 }
             };
-            let (next, rows) = tokio::join!(
-                ask_next,
-                self.target_hashes(client, target, plan, &reply.columns, &cursor, &through)
-            );
-            let rows = rows?;
-            drift.target_rows += rows.len() as u64;
-            drift.source_rows += reply.buckets.iter().map(|b| b.count).sum::<u64>();
             let mut bucketing = Bucketing::new(&reply.buckets);
-            for (key, hash) in &rows {
-                let key: Vec<&str> = key.iter().map(String::as_str).collect();
-                bucketing.add(&key, *hash);
-            }
+            let range = TargetRange {
+                client,
+                target,
+                plan,
+                columns: &reply.columns,
+            };
+            let (next, read) = tokio::join!(
+                ask_next,
+                range.each_hash(&cursor, &through, |key, hash| bucketing.add(key, hash))
+            );
+            drift.target_rows += read?;
+            drift.source_rows += reply.buckets.iter().map(|b| b.count).sum::<u64>();
             for index in bucketing.differing() {
                 let lower = if index == 0 {
                     cursor.clone()

@@ -6,7 +6,9 @@
 //!   the source to their arrival in the target, then 300 (the cost of a change must grow with
 //!   the change, not with production),
 //! - time `maskbus verify` on the two equal databases against reading every table of each side
-//!   once (`COPY ... TO STDOUT`, source then target).
+//!   once: `COPY ... TO STDOUT`, source then target (the goal's baseline), and the producer's
+//!   masked read of the source (its page path, in process, to nowhere) then the target's COPY:
+//!   the least any verify must do, since the source can only be compared masked.
 //!
 //! Prints one JSON object.
 
@@ -29,6 +31,9 @@ struct Args {
     profile: String,
     #[arg(long, default_value = "target/bench")]
     work: String,
+    /// Leave the three databases (and the configs in `work`) for a closer look.
+    #[arg(long)]
+    keep: bool,
 }
 
 const SLOT: &str = "maskbus_stream_bench";
@@ -54,6 +59,35 @@ async fn read_all(db: &Target) -> Result<Duration> {
         futures_util::pin_mut!(out);
         while let Some(chunk) = out.next().await {
             chunk?;
+        }
+    }
+    Ok(started.elapsed())
+}
+
+/// Reads every bank table of the source once as the producer does for a copy (pages of 1,000
+/// masked rows, ten per call, in key order), to nowhere.
+async fn masked_read(source_url: &str) -> Result<Duration> {
+    let policy = maskbus_mask::Policy::bank()?.with_key(maskbus_mask::PseudonymKey::new(b"bench"));
+    let source = maskbus_agents::source::Source::new(
+        Target::parse("source", source_url)?,
+        std::sync::Arc::new(policy),
+        4,
+    )?;
+    let started = Instant::now();
+    for table in maskbus_bank::TABLES {
+        let mut after = None;
+        'table: loop {
+            for reply in source.page(table, None, None, after.take(), 1000, 10).await {
+                match reply {
+                    maskbus_agents::protocol::Reply::Page(page) => {
+                        after = page.next_after;
+                        if !page.more {
+                            break 'table;
+                        }
+                    }
+                    other => anyhow::bail!("reading {table} masked: {other:?}"),
+                }
+            }
         }
     }
     Ok(started.elapsed())
@@ -204,6 +238,7 @@ async fn main() -> Result<()> {
         let verify = timed(&args.maskbus, &["verify", "--config", &stream])?;
         let read_source = read_all(&source).await?;
         let read_target = read_all(&target).await?;
+        let read_masked = masked_read(&url_for(&args.url, "mbb_stream_source")).await?;
         anyhow::Ok((
             copy,
             idle,
@@ -212,6 +247,7 @@ async fn main() -> Result<()> {
             verify,
             read_source,
             read_target,
+            read_masked,
         ))
     }
     .await;
@@ -220,7 +256,7 @@ async fn main() -> Result<()> {
         &args.maskbus,
         &["slot", "drop", SLOT, "--config", &producer],
     );
-    let (copy, idle, no_change, changes, verify, read_source, read_target) = outcome?;
+    let (copy, idle, no_change, changes, verify, read_source, read_target, read_masked) = outcome?;
     dropped?;
     println!(
         "{}",
@@ -237,8 +273,12 @@ async fn main() -> Result<()> {
             "verify_seconds": verify.as_secs_f64(),
             "read_source_seconds": read_source.as_secs_f64(),
             "read_target_seconds": read_target.as_secs_f64(),
+            "read_source_masked_seconds": read_masked.as_secs_f64(),
         })
     );
+    if args.keep {
+        return Ok(());
+    }
     for db in ["mbb_stream_source", "mbb_stream_target", "mbb_stream_bus"] {
         maskbus_bench::drop_database(&args.url, db).await?;
     }
