@@ -54,6 +54,17 @@ pub fn hex(hash: u64) -> String {
         .collect()
 }
 
+/// The number [`hex`] wrote, or `None` for anything but 16 letters `a` to `p`.
+pub fn unhex(text: &str) -> Option<u64> {
+    if text.len() != 16 {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |n, b| match b {
+        b'a'..=b'p' => Some((n << 4) | u64::from(b - b'a')),
+        _ => None,
+    })
+}
+
 /// Rows counted and hashed together.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -173,6 +184,18 @@ mod tests {
 
     #[test]
     fn hashes_travel_as_letters_only() {
+        for n in [0, 1, 0x0123_4567_89ab_cdef, u64::MAX] {
+            assert_eq!(unhex(&hex(n)), Some(n));
+        }
+        for bad in [
+            "",
+            "aaaaaaaaaaaaaaa",
+            "aaaaaaaaaaaaaaaq",
+            "0/1914527A",
+            "AAAAAAAAAAAAAAAA",
+        ] {
+            assert_eq!(unhex(bad), None, "{bad}");
+        }
         assert_eq!(hex(0), "aaaaaaaaaaaaaaaa");
         assert_eq!(hex(0x0123_4567_89ab_cdef), "abcdefghijklmnop");
         assert_eq!(hex(u64::MAX), "pppppppppppppppp");

@@ -370,10 +370,12 @@ mod tests {
         through: &str,
         part: u32,
     ) -> ReceivedReply {
+        // Positions written as Postgres prints them, sent as they travel.
+        let wire = |text: &str| crate::digest::hex(text.parse::<Lsn>().unwrap().0);
         let body = serde_json::json!({
             "type": "changes", "v": 2, "entity": entity, "op": op, "key": ["id"],
-            "columns": ["id"], "rows": [["1"]], "lsn": lsn, "commit": commit,
-            "through": through, "started": false, "part": part, "parts": 3,
+            "columns": ["id"], "rows": [["1"]], "lsn": lsn.map(wire), "commit": commit,
+            "through": wire(through), "started": false, "part": part, "parts": 3,
         });
         let raw = serde_json::value::RawValue::from_string(body.to_string()).unwrap();
         ReceivedReply::from_body(&raw).unwrap()
