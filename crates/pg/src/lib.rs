@@ -8,6 +8,7 @@
 
 pub mod bulk;
 pub mod catalog;
+pub mod closure;
 mod endpoint;
 mod migrate;
 pub mod model;

@@ -204,14 +204,16 @@ pub fn unlink_by_key(table: &TableRef, key: &KeyDef, columns: &[String]) -> Stri
 }
 
 /// The rows of `table` with key in (`$1`, `$2`], `columns` as text, in key order, at most `$3`.
-/// Without `lower` (`upper`) that end is open and its parameter only typed. A verify reads each
-/// side with it once, and narrows a differing range down with both bounds.
+/// Without `lower` (`upper`) that end is open and its parameter only typed; `filter` narrows
+/// the rows further (`true` for all; a subset's membership). A verify reads each side with it
+/// once, and narrows a differing range down with both bounds.
 pub fn key_range(
     table: &TableRef,
     key: &KeyDef,
     columns: &[String],
     lower: bool,
     upper: bool,
+    filter: &str,
 ) -> String {
     let upper = if upper {
         format!("({}) <= ({})", key_row(key, "t"), cursor_values(key, 2))
@@ -219,7 +221,7 @@ pub fn key_range(
         "$2::text[] IS NULL".to_string()
     };
     format!(
-        "SELECT {} FROM {} t WHERE {} AND {upper} ORDER BY {} LIMIT $3",
+        "SELECT {} FROM {} t WHERE {} AND {upper} AND ({filter}) ORDER BY {} LIMIT $3",
         select_text(columns),
         table.sql(),
         after_cursor(key, 1, lower),
@@ -437,12 +439,12 @@ mod tests {
             "UPDATE \"zoo\".\"link\" t SET \"x\" = NULL WHERE EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[]) \
              AS k(c0, c1) WHERE (t.\"a\", t.\"b\") = (k.c0::integer, k.c1::text))"
         );
-        let open = key_range(&t, &k, &s(&["x"]), false, false);
+        let open = key_range(&t, &k, &s(&["x"]), false, false, "true");
         assert!(
             open.contains("$1::text[] IS NULL AND $2::text[] IS NULL"),
             "{open}"
         );
-        let closed = key_range(&t, &k, &s(&["x"]), true, true);
+        let closed = key_range(&t, &k, &s(&["x"]), true, true, "true");
         assert!(
             closed.contains(
                 "(t.\"a\", t.\"b\") <= (($2::text[])[1]::integer, ($2::text[])[2]::text)"

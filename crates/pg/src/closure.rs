@@ -1,0 +1,376 @@
+//! The SQL of a subset's closure: which rows of each table a referentially complete subset
+//! holds, computed on the source in one statement.
+//!
+//! Two recursive CTEs over rows `(t, k)`: `t` a table's index in [`Closure::tables`], `k` its
+//! key as text.
+//! - `down` starts from the roots (a condition, or a keyed-hash fraction of the key) and follows
+//!   the "down" foreign keys from parent to child: the accounts of kept customers, their cards,
+//!   their transactions.
+//! - `kept` starts from `down` and follows every foreign key from child to parent, so every
+//!   foreign key of a kept row holds. Rows pulled in as parents bring their own parents, never
+//!   their children (else one shared parent would pull in all of production).
+//!
+//! `UNION` (not `UNION ALL`) drops a row met twice, so cycles and self-references end. Each
+//! step is a `LATERAL` branch per foreign key, probing the parent's key (always indexed) or
+//! the child's foreign key columns (indexed in most schemas: `maskbus subset plan` shows the cost
+//! before anything moves). The work is the server's; the producer only streams pages of it.
+
+use crate::model::{KeyDef, TableRef};
+use crate::quote_ident;
+
+/// One table of the closure, with the key its rows are named by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClosureTable {
+    pub table: TableRef,
+    pub key: KeyDef,
+}
+
+/// How a root table's rows are chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pick {
+    /// A SQL boolean expression over the table's columns (written by the producer's operator,
+    /// checked against the live schema; the table is named by its own name inside it).
+    Condition(String),
+    /// The rows whose keyed hash of the key falls below `fraction`: the same rows every run for
+    /// the same seed. The seed is letters, digits, `_` and `-` only (checked where it is read).
+    Fraction { fraction: f64, seed: String },
+}
+
+/// A root of the subset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Root {
+    /// Index into [`Closure::tables`].
+    pub table: usize,
+    pub pick: Pick,
+}
+
+/// A foreign key between two tables of the closure: `child.columns` references
+/// `parent.parent_columns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub child: usize,
+    pub columns: Vec<String>,
+    pub parent: usize,
+    pub parent_columns: Vec<String>,
+}
+
+/// A subset's closure over its tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Closure {
+    pub tables: Vec<ClosureTable>,
+    pub roots: Vec<Root>,
+    /// Followed from parent to child from the roots.
+    pub down: Vec<Link>,
+    /// Followed from child to parent from every kept row.
+    pub up: Vec<Link>,
+}
+
+fn cells(alias: &str, columns: &[String]) -> String {
+    columns
+        .iter()
+        .map(|c| format!("{alias}.{}", quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `ARRAY[a."id"::text, ...]`: a row's key as the closure names it.
+fn key_array(alias: &str, key: &KeyDef) -> String {
+    let cells: Vec<String> = key
+        .columns
+        .iter()
+        .map(|c| format!("{alias}.{}::text", quote_ident(&c.name)))
+        .collect();
+    format!("ARRAY[{}]::text[]", cells.join(", "))
+}
+
+/// `(d.k[1])::bigint, (d.k[2])::text`: a closure row's key cast back to the key's types.
+fn typed_key(row: &str, key: &KeyDef) -> String {
+    key.columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("({row}.k[{}])::{}", i + 1, c.sql_type))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The keyed hash of a key as a number in `0..2^32`, for fractions.
+fn key_hash(alias: &str, key: &KeyDef, seed: &str) -> String {
+    format!(
+        "('x' || substr(md5('{seed}:' || {}::text), 1, 8))::bit(32)::bigint",
+        key_array(alias, key)
+    )
+}
+
+impl Closure {
+    fn root_select(&self, root: &Root) -> String {
+        let table = &self.tables[root.table];
+        let alias = quote_ident(&table.table.name);
+        let filter = match &root.pick {
+            Pick::Condition(condition) => format!("({condition})"),
+            Pick::Fraction { fraction, seed } => {
+                let threshold = (fraction.clamp(0.0, 1.0) * 4_294_967_296.0).round() as u64;
+                format!("{} < {threshold}", key_hash(&alias, &table.key, seed))
+            }
+        };
+        format!(
+            "SELECT {}::int AS t, {} AS k FROM {} AS {alias} WHERE {filter}",
+            root.table,
+            key_array(&alias, &table.key),
+            table.table.sql(),
+        )
+    }
+
+    /// One step along `link`: from a row `d` of `from` to the rows of `to` it links to.
+    fn step(&self, link: &Link, downward: bool) -> String {
+        let (from, to) = if downward {
+            (link.parent, link.child)
+        } else {
+            (link.child, link.parent)
+        };
+        let (from_alias, to_alias) = if downward { ("p", "c") } else { ("c", "p") };
+        format!(
+            "SELECT {to}::int AS t, {} AS k FROM {} c JOIN {} p ON ({}) = ({}) WHERE d.t = {from} AND ({}) = ({})",
+            key_array(to_alias, &self.tables[to].key),
+            self.tables[link.child].table.sql(),
+            self.tables[link.parent].table.sql(),
+            cells("c", &link.columns),
+            cells("p", &link.parent_columns),
+            key_row(from_alias, &self.tables[from].key),
+            typed_key("d", &self.tables[from].key),
+        )
+    }
+
+    fn recursive(&self, name: &str, start: String, links: &[Link], downward: bool) -> String {
+        if links.is_empty() {
+            return format!("{name}(t, k) AS ({start})");
+        }
+        let steps: Vec<String> = links.iter().map(|l| self.step(l, downward)).collect();
+        format!(
+            "{name}(t, k) AS ({start} UNION SELECT e.t, e.k FROM {name} d CROSS JOIN LATERAL ({}) e)",
+            steps.join(" UNION ALL ")
+        )
+    }
+
+    /// `WITH RECURSIVE down(t, k) AS (...), kept(t, k) AS (...)`: to stand before a query that
+    /// reads `kept`.
+    pub fn with_clause(&self) -> String {
+        let roots: Vec<String> = self.roots.iter().map(|r| self.root_select(r)).collect();
+        let roots = if roots.is_empty() {
+            "SELECT NULL::int AS t, NULL::text[] AS k WHERE false".to_string()
+        } else {
+            roots.join(" UNION ")
+        };
+        format!(
+            "WITH RECURSIVE {}, {}",
+            self.recursive("down", roots, &self.down, true),
+            self.recursive("kept", "SELECT t, k FROM down".into(), &self.up, false),
+        )
+    }
+
+    /// The same closure cut down to what can decide which rows of `table` are kept: the
+    /// tables whose kept rows lead up to `table`, and the tables whose roots lead down to
+    /// those. A page of one table then never walks a part of the schema that cannot reach it
+    /// (a 10,000-deep self-reference elsewhere, say). Rows of `table` come out the same.
+    pub fn relevant_to(&self, table: usize) -> Closure {
+        let mut kept = std::collections::BTreeSet::from([table]);
+        grow(&mut kept, |set| {
+            self.up
+                .iter()
+                .filter(|l| set.contains(&l.parent))
+                .map(|l| l.child)
+                .collect()
+        });
+        let mut down = kept.clone();
+        grow(&mut down, |set| {
+            self.down
+                .iter()
+                .filter(|l| set.contains(&l.child))
+                .map(|l| l.parent)
+                .collect()
+        });
+        Closure {
+            tables: self.tables.clone(),
+            roots: self
+                .roots
+                .iter()
+                .filter(|r| down.contains(&r.table))
+                .cloned()
+                .collect(),
+            down: self
+                .down
+                .iter()
+                .filter(|l| down.contains(&l.parent) && down.contains(&l.child))
+                .cloned()
+                .collect(),
+            up: self
+                .up
+                .iter()
+                .filter(|l| kept.contains(&l.parent) && kept.contains(&l.child))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// A predicate true when row `alias` of table `table` is kept (with [`Self::with_clause`]).
+    pub fn member(&self, table: usize, alias: &str) -> String {
+        format!(
+            "({}) IN (SELECT {} FROM kept m WHERE m.t = {table})",
+            key_row(alias, &self.tables[table].key),
+            typed_key("m", &self.tables[table].key),
+        )
+    }
+
+    /// How many rows of each table the subset holds: rows `(t, count)`.
+    pub fn counts(&self) -> String {
+        format!(
+            "{} SELECT t, count(*) FROM kept GROUP BY t",
+            self.with_clause()
+        )
+    }
+}
+
+/// Adds to `set` what `more` finds from it until nothing new comes.
+fn grow(
+    set: &mut std::collections::BTreeSet<usize>,
+    more: impl Fn(&std::collections::BTreeSet<usize>) -> Vec<usize>,
+) {
+    loop {
+        let before = set.len();
+        set.extend(more(set));
+        if set.len() == before {
+            return;
+        }
+    }
+}
+
+fn key_row(alias: &str, key: &KeyDef) -> String {
+    crate::statements::key_row(key, alias)
+}
+
+/// `EXPLAIN SELECT 1 FROM table AS name WHERE (condition)`: plans a root condition without
+/// running it, so a typo or an unknown column is refused before anything moves.
+pub fn check_condition(table: &TableRef, condition: &str) -> String {
+    format!(
+        "EXPLAIN SELECT 1 FROM {} AS {} WHERE ({condition})",
+        table.sql(),
+        quote_ident(&table.name)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{KeyColumn, KeySource};
+
+    fn table(name: &str) -> ClosureTable {
+        ClosureTable {
+            table: TableRef::new("public", name),
+            key: KeyDef {
+                columns: vec![KeyColumn {
+                    name: "id".into(),
+                    sql_type: "bigint".into(),
+                }],
+                source: KeySource::PrimaryKey,
+            },
+        }
+    }
+
+    fn bank() -> Closure {
+        let link = |child, column: &str, parent| Link {
+            child,
+            columns: vec![column.into()],
+            parent,
+            parent_columns: vec!["id".into()],
+        };
+        Closure {
+            tables: vec![table("customers"), table("accounts")],
+            roots: vec![Root {
+                table: 0,
+                pick: Pick::Condition("customers.id < 10".into()),
+            }],
+            down: vec![link(1, "customer_id", 0)],
+            up: vec![link(1, "customer_id", 0)],
+        }
+    }
+
+    #[test]
+    fn the_closure_goes_down_from_the_roots_then_up_from_every_kept_row() {
+        let sql = bank().with_clause();
+        assert!(sql.starts_with("WITH RECURSIVE down(t, k) AS (SELECT 0::int"));
+        assert!(sql
+            .contains("FROM \"public\".\"customers\" AS \"customers\" WHERE (customers.id < 10)"));
+        // down: from a customer (t = 0) to its accounts (t = 1)
+        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_id\") = (p.\"id\") WHERE d.t = 0 AND (p.\"id\") = ((d.k[1])::bigint)"));
+        // up: from an account (t = 1) to its customer (t = 0)
+        assert!(sql.contains("kept(t, k) AS (SELECT t, k FROM down UNION SELECT e.t, e.k FROM kept d CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_id\") = (p.\"id\") WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)) e)"));
+        assert_eq!(
+            bank().member(1, "t"),
+            "(t.\"id\") IN (SELECT (m.k[1])::bigint FROM kept m WHERE m.t = 1)"
+        );
+    }
+
+    #[test]
+    fn a_fraction_is_a_keyed_hash_of_the_key_below_a_threshold() {
+        let mut closure = bank();
+        closure.roots[0].pick = Pick::Fraction {
+            fraction: 0.25,
+            seed: "s1".into(),
+        };
+        let sql = closure.with_clause();
+        assert!(sql.contains("md5('s1:' || ARRAY[\"customers\".\"id\"::text]::text[]::text)"));
+        assert!(sql.contains("::bit(32)::bigint < 1073741824"));
+    }
+
+    #[test]
+    fn a_table_is_computed_from_the_part_of_the_closure_that_reaches_it() {
+        let link = |child, parent| Link {
+            child,
+            columns: vec!["x".into()],
+            parent,
+            parent_columns: vec!["id".into()],
+        };
+        // 0 customers (root) <- 1 accounts; 2 staff (root) <- 2 staff (self-reference);
+        // 3 merchants, referenced by 1.
+        let closure = Closure {
+            tables: ["customers", "accounts", "staff", "merchants"]
+                .map(table)
+                .to_vec(),
+            roots: vec![
+                Root {
+                    table: 0,
+                    pick: Pick::Condition("true".into()),
+                },
+                Root {
+                    table: 2,
+                    pick: Pick::Condition("true".into()),
+                },
+            ],
+            down: vec![link(1, 0), link(2, 2)],
+            up: vec![link(1, 0), link(2, 2), link(1, 3)],
+        };
+        let merchants = closure.relevant_to(3);
+        assert_eq!(
+            merchants.roots.len(),
+            1,
+            "the staff root cannot reach merchants"
+        );
+        assert_eq!(merchants.down, vec![link(1, 0)]);
+        assert_eq!(merchants.up, vec![link(1, 3)]);
+        let staff = closure.relevant_to(2);
+        assert_eq!(
+            (staff.down.clone(), staff.up.clone()),
+            (vec![link(2, 2)], vec![link(2, 2)])
+        );
+        assert_eq!(staff.roots[0].table, 2);
+    }
+
+    #[test]
+    fn without_links_the_ctes_are_not_recursive() {
+        let mut closure = bank();
+        closure.down.clear();
+        closure.up.clear();
+        let sql = closure.with_clause();
+        assert!(!sql.contains("LATERAL"));
+        assert!(sql.ends_with("kept(t, k) AS (SELECT t, k FROM down)"));
+    }
+}
