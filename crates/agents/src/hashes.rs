@@ -3,7 +3,8 @@
 //! Rows are read in key order, masked by the same masker as pages, and each masked value is
 //! printed as the target will print it once stored (cast through its column type on the source,
 //! whose schema the target copies): `12.5` in a `numeric(10,2)` is `12.50` there. Then they are
-//! hashed ([`crate::digest`]). Only hashes and keys (which are `keep`) leave the producer.
+//! hashed ([`crate::digest`]). Only hashes and keys (which are `keep`) leave the producer. With a
+//! subset, only the subset's rows are hashed: its target holds nothing else.
 
 use crate::digest::{hex, RowHasher, Tally};
 use crate::protocol::{
@@ -31,8 +32,12 @@ impl Source {
         after: Option<KeyCursor>,
         through: Option<KeyCursor>,
         per_row: bool,
+        subset: Option<&str>,
     ) -> Vec<Reply> {
-        match self.try_hashes(entity, after, through, per_row).await {
+        match self
+            .try_hashes(entity, after, through, per_row, subset)
+            .await
+        {
             Ok(reply) => vec![Reply::Hashes(reply)],
             Err(Refusal(code, message)) => vec![Reply::error(code, message)],
         }
@@ -44,6 +49,7 @@ impl Source {
         after: Option<KeyCursor>,
         through: Option<KeyCursor>,
         per_row: bool,
+        subset: Option<&str>,
     ) -> Result<HashReply, Refusal> {
         let shape = self.shape(entity).await?;
         let width = shape.key.columns.len();
@@ -58,13 +64,21 @@ impl Source {
         // streams rows.
         let printer = self.client().await?;
         let masker = self.masker(&shape)?;
-        let sql = statements::key_range(
-            &shape.table,
-            &shape.key,
-            &shape.columns,
-            after.is_some(),
-            through.is_some(),
-        );
+        let range = |filter: &str| {
+            statements::key_range(
+                &shape.table,
+                &shape.key,
+                &shape.columns,
+                after.is_some(),
+                through.is_some(),
+                filter,
+            )
+        };
+        let sql = match subset {
+            Some(name) => self.in_subset(name, &shape.table, range).await?,
+            None => None,
+        }
+        .unwrap_or_else(|| range("true"));
         let failed = |e: tokio_postgres::Error| {
             Refusal::from(
                 self.target()

@@ -25,5 +25,6 @@ pub mod producer;
 pub mod protocol;
 pub mod schema_check;
 pub mod source;
+pub mod subset;
 pub mod tools;
 pub mod wire_audit;

@@ -6,7 +6,7 @@
 //! reason); it is never dropped and never crashes the loop.
 
 use crate::protocol::{self, Reply, Request, VERSION};
-use crate::source::Source;
+use crate::source::{PageAsk, Source};
 use maskbus_mailbox::{body_of, Mailbox, MailboxError, Message};
 use std::future::Future;
 use std::sync::Arc;
@@ -39,17 +39,19 @@ async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
             after,
             limit,
             pages,
+            subset,
             ..
         } => {
             source
-                .page(
+                .page(PageAsk {
                     entity,
-                    since.clone(),
-                    until.clone(),
-                    after.clone(),
-                    *limit,
-                    pages.unwrap_or(1),
-                )
+                    since: since.clone(),
+                    until: until.clone(),
+                    after: after.clone(),
+                    limit: *limit,
+                    pages: pages.unwrap_or(1),
+                    subset: subset.as_deref(),
+                })
                 .await
         }
         _ => vec![Reply::error(
@@ -158,8 +160,13 @@ impl Producer {
                 after,
                 through,
                 rows,
+                subset,
                 ..
-            }) => self.source.hashes(&entity, after, through, rows).await,
+            }) => {
+                self.source
+                    .hashes(&entity, after, through, rows, subset.as_deref())
+                    .await
+            }
         }
     }
 

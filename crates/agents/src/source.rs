@@ -13,6 +13,7 @@
 
 use crate::protocol::{ErrorCode, KeyCursor, PageReply, Reply, Snapshot, VERSION};
 use crate::schema_check;
+use crate::subset::{Planned, SubsetFile};
 use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
@@ -37,12 +38,29 @@ pub(crate) struct Shape {
     page_after: String,
 }
 
+/// What a page request asks of the source: rows of `entity` written in the window (`since`,
+/// `until`], with key after `after`, in `pages` pages of at most `limit` rows, within `subset`
+/// when one is named.
+#[derive(Clone, Debug, Default)]
+pub struct PageAsk<'a> {
+    pub entity: &'a str,
+    pub since: Option<Snapshot>,
+    pub until: Option<Snapshot>,
+    pub after: Option<KeyCursor>,
+    pub limit: u32,
+    pub pages: u32,
+    pub subset: Option<&'a str>,
+}
+
 /// Reads masked pages from the source database.
 pub struct Source {
     target: Target,
     pool: PgPool,
     policy: Arc<Policy>,
     shapes: Mutex<HashMap<String, Shape>>,
+    /// The subsets this producer defines, and each one planned against the source at first use.
+    subsets: Option<Arc<SubsetFile>>,
+    planned: Mutex<HashMap<String, Arc<Planned>>>,
 }
 
 /// A failure that becomes an error reply.
@@ -103,6 +121,28 @@ fn window_filter() -> String {
     )
 }
 
+/// A page of `table` in key order within the snapshot window, with `filter` (the window, and
+/// for a subset the closure's membership too).
+fn page_sql(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[String],
+    filter: &str,
+    with_cursor: bool,
+) -> String {
+    statements::page(table, key, columns, WINDOW_HORIZON, filter, 4, with_cursor)
+}
+
+fn shape_page(shape: &Shape, filter: &str, with_cursor: bool) -> String {
+    page_sql(
+        &shape.table,
+        &shape.key,
+        &shape.columns,
+        filter,
+        with_cursor,
+    )
+}
+
 /// Session settings for every connection that reads production: no way to write, and values
 /// printed in canonical forms (ISO dates, UTC) that the masking rules read and the target parses.
 pub const READ_ONLY_CANONICAL: &str =
@@ -119,7 +159,23 @@ impl Source {
             pool,
             policy,
             shapes: Mutex::new(HashMap::new()),
+            subsets: None,
+            planned: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The same source, serving the subsets of `file` by name.
+    pub fn with_subsets(mut self, file: SubsetFile) -> Self {
+        self.subsets = Some(Arc::new(file));
+        self
+    }
+
+    pub(crate) fn subsets(&self) -> Option<&SubsetFile> {
+        self.subsets.as_deref()
+    }
+
+    pub(crate) fn planned_cache(&self) -> &Mutex<HashMap<String, Arc<Planned>>> {
+        &self.planned
     }
 
     pub fn policy(&self) -> &Policy {
@@ -188,17 +244,7 @@ impl Source {
             .filter_map(|k| columns.iter().position(|c| *c == k.name))
             .collect();
         let window = window_filter();
-        let page = |with_cursor| {
-            statements::page(
-                &table,
-                &key,
-                &columns,
-                WINDOW_HORIZON,
-                &window,
-                4,
-                with_cursor,
-            )
-        };
+        let page = |with_cursor| page_sql(&table, &key, &columns, &window, with_cursor);
         let shape = Shape {
             page_first: page(false),
             page_after: page(true),
@@ -270,35 +316,26 @@ impl Source {
         Ok((masked, keys))
     }
 
-    /// `pages` consecutive pages of masked rows (each its own reply of at most `limit` rows), or
-    /// one error reply.
-    pub async fn page(
-        &self,
-        entity: &str,
-        since: Option<Snapshot>,
-        until: Option<Snapshot>,
-        after: Option<KeyCursor>,
-        limit: u32,
-        pages: u32,
-    ) -> Vec<Reply> {
-        match self
-            .try_pages(entity, since, until, after, limit, pages.max(1))
-            .await
-        {
+    /// `ask.pages` consecutive pages of masked rows (each its own reply of at most `ask.limit`
+    /// rows), or one error reply.
+    pub async fn page(&self, ask: PageAsk<'_>) -> Vec<Reply> {
+        match self.try_pages(ask).await {
             Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
             Err(Refusal(code, message)) => vec![Reply::error(code, message)],
         }
     }
 
-    async fn try_pages(
-        &self,
-        entity: &str,
-        since: Option<Snapshot>,
-        until: Option<Snapshot>,
-        after: Option<KeyCursor>,
-        limit: u32,
-        pages: u32,
-    ) -> Result<Vec<PageReply>, Refusal> {
+    async fn try_pages(&self, ask: PageAsk<'_>) -> Result<Vec<PageReply>, Refusal> {
+        let PageAsk {
+            entity,
+            since,
+            until,
+            after,
+            limit,
+            pages,
+            subset,
+        } = ask;
+        let pages = pages.max(1);
         let shape = self.shape(entity).await?;
         if after
             .as_ref()
@@ -320,11 +357,25 @@ impl Source {
         let client = self.client().await?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
-        let sql = if after.is_some() {
+        let plain = if after.is_some() {
             &shape.page_after
         } else {
             &shape.page_first
         };
+        let in_subset = match subset {
+            Some(name) => {
+                self.in_subset(name, &shape.table, |member| {
+                    shape_page(
+                        &shape,
+                        &format!("({}) AND {member}", window_filter()),
+                        after.is_some(),
+                    )
+                })
+                .await?
+            }
+            None => None,
+        };
+        let sql = in_subset.as_ref().unwrap_or(plain);
         let mut rows = client
             .query(
                 sql,

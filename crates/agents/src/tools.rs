@@ -128,14 +128,14 @@ pub enum ToolError {
 
 /// A running agent of either role, with what its tools need.
 pub enum Agent {
-    Producer(Producer),
+    Producer(Box<Producer>),
     Consumer(Box<Consumer>),
 }
 
 impl Agent {
     pub async fn start(config: &AgentConfig) -> Result<Self, StartError> {
         match config {
-            AgentConfig::Producer(p) => Ok(Agent::Producer(start_producer(p).await?)),
+            AgentConfig::Producer(p) => Ok(Agent::Producer(Box::new(start_producer(p).await?))),
             AgentConfig::Consumer(c) => {
                 let consumer = Consumer::start(c.clone())
                     .await
@@ -462,7 +462,30 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
             errors.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
         )));
     }
-    let source = Arc::new(Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?);
+    // Subsets, when defined: each planned and its conditions planned by the server, before
+    // anything is served.
+    let subsets = match &config.subsets {
+        None => None,
+        Some(path) => {
+            let file = crate::subset::SubsetFile::load(path).map_err(|e| fail(&e))?;
+            let problems = crate::subset::check(&source_target, &policy, &file)
+                .await
+                .map_err(|e| fail(&e))?;
+            if !problems.is_empty() {
+                return Err(StartError(format!(
+                    "the subsets file does not fit the source ({} problems; `maskbus subset plan` shows them): {}",
+                    problems.len(),
+                    problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+                )));
+            }
+            Some(file)
+        }
+    };
+    let mut source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
+    if let Some(file) = subsets {
+        source = source.with_subsets(file);
+    }
+    let source = Arc::new(source);
     source.ping().await.map_err(|e| fail(&e))?;
     let feed = match &config.slot {
         Some(name) => Some(Arc::new(

@@ -36,6 +36,8 @@ pub struct ProducerConfig {
     /// The logical replication slot (and publication) this producer streams changes from; no
     /// change stream without it.
     pub slot: Option<String>,
+    /// The subsets file (named subsets and virtual foreign keys), beside the policy.
+    pub subsets: Option<PathBuf>,
 }
 
 /// How a consumer follows the source after its first copy.
@@ -93,6 +95,8 @@ pub struct ConsumerConfig {
     pub workers: u32,
     pub worker: u32,
     pub mode: SyncMode,
+    /// The producer's subset this target holds (by name), or all of the source.
+    pub subset: Option<String>,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -216,7 +220,14 @@ pub const KEYS: &[Key] = &[
     ),
     key("mailbox", "MASKBUS_MAILBOX", Takes::Both, Kind::Text),
     key("slot", "MASKBUS_SLOT", Takes::Producer, Kind::Text),
+    guarded(
+        "subsets",
+        "MASKBUS_SUBSETS",
+        Takes::Producer,
+        "subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name",
+    ),
     key("mode", "MASKBUS_MODE", Takes::Consumer, Kind::Text),
+    key("subset", "MASKBUS_SUBSET", Takes::Consumer, Kind::Text),
     key(
         "producer_mailbox",
         "MASKBUS_PRODUCER_MAILBOX",
@@ -486,6 +497,20 @@ pub fn resolve(
             "mode = \"stream\" with workers = {workers}: one consumer applies a change stream, in commit order"
         )));
     }
+    let subset = raw.text("subset");
+    if let Some(name) = &subset {
+        if !crate::protocol::is_plain_name(name) {
+            return Err(invalid(format!(
+                "subset = {:?}: a subset is named by letters, digits, _ and - (at most 63)",
+                maskbus_pg::excerpt(name, 64)
+            )));
+        }
+        if mode == SyncMode::Stream {
+            return Err(invalid(format!(
+                "subset = {name:?} with mode = \"stream\": a subset follows the source in watermark mode (its deltas are filtered by the closure on the source)"
+            )));
+        }
+    }
     let worker = raw.count("worker").unwrap_or(1);
     if worker > workers {
         return Err(invalid(format!(
@@ -505,6 +530,7 @@ pub fn resolve(
                 .text("mailbox")
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
             slot: raw.text("slot"),
+            subsets: raw.text("subsets").map(PathBuf::from),
         }),
         _ => AgentConfig::Consumer(ConsumerConfig {
             bus_url: Secret(required("bus_url")?),
@@ -535,6 +561,7 @@ pub fn resolve(
             workers,
             worker,
             mode,
+            subset,
             init_target: false,
         }),
     })

@@ -486,6 +486,7 @@ mod tests {
             after: None,
             limit: 200,
             pages: Some(8),
+            subset: None,
         };
         assert_eq!(next_request(&request, &merged), None);
         let Some(Request::Page { after, until, .. }) = next_request(&request, &a) else {

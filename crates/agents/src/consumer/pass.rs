@@ -203,6 +203,7 @@ impl Consumer {
                 after: after.clone(),
                 limit: self.config.page_size,
                 pages: Some(self.config.pages_per_request),
+                subset: self.config.subset.clone(),
             };
             // The page and its watermark commit together; on a transient failure (a database
             // restarting) the same request is asked again, so nothing is skipped or doubled.

@@ -89,6 +89,7 @@ impl TargetRange<'_> {
             self.columns,
             after.is_some(),
             through.is_some(),
+            "true",
         );
         let failed = |e: tokio_postgres::Error| {
             self.target
@@ -171,6 +172,7 @@ impl Consumer {
             after,
             through,
             rows,
+            subset: self.config.subset.clone(),
         };
         let what = format!("hashes of {}", plan.entity);
         match self

@@ -103,6 +103,9 @@ pub enum Request {
         /// How many consecutive pages to send, each its own reply (default 1).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pages: Option<u32>,
+        /// Only the rows of this subset, defined on the producer (by name: no SQL travels).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subset: Option<String>,
     },
     /// Specific rows, whatever transaction wrote them (parents a child page needs): those whose
     /// `columns` (the key, or the columns a foreign key references) equal one of `keys`.
@@ -140,6 +143,9 @@ pub enum Request {
         through: Option<KeyCursor>,
         #[serde(default)]
         rows: bool,
+        /// Only the rows of this subset.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subset: Option<String>,
     },
 }
 
@@ -161,6 +167,7 @@ impl Request {
                 since,
                 limit,
                 pages,
+                subset,
                 ..
             } if more => Some(Request::Page {
                 v: *v,
@@ -170,6 +177,7 @@ impl Request {
                 after: next_after,
                 limit: *limit,
                 pages: *pages,
+                subset: subset.clone(),
             }),
             _ => None,
         }
@@ -190,6 +198,8 @@ pub enum ErrorCode {
     Malformed,
     UnsupportedVersion,
     UnknownEntity,
+    /// The producer defines no subset of that name.
+    UnknownSubset,
     LimitTooLarge,
     /// The entity cannot be served as configured (no rule for a column, unsupported key).
     PolicyRefused,
@@ -350,6 +360,16 @@ fn key_fits(values: &[String]) -> bool {
         && values.iter().all(|v| v.len() <= MAX_KEY_VALUE_BYTES)
 }
 
+/// A subset's (or a seed's, or a virtual foreign key's) name: letters, digits, `_` and `-`, at
+/// most 63. Such names travel on the bus and stand in logs; a seed stands inside SQL text.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`].
 pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
     let fail = |code, message: String| ErrorReply { code, message };
@@ -386,6 +406,16 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
                     .to_string(),
             ));
         }
+    }
+    let subset = match &request {
+        Request::Page { subset, .. } | Request::Hashes { subset, .. } => subset.as_deref(),
+        _ => None,
+    };
+    if subset.is_some_and(|s| !is_plain_name(s)) {
+        return Err(fail(
+            ErrorCode::UnknownSubset,
+            "a subset is named by letters, digits, _ and - (at most 63)".to_string(),
+        ));
     }
     match &request {
         Request::Page { pages: Some(pages), .. } if *pages == 0 || *pages > MAX_PAGES_PER_REQUEST => Err(fail(

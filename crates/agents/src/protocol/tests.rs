@@ -23,11 +23,20 @@ fn a_page_request_round_trips() {
         after: Some(vec!["41".into(), "2024-01-01".into()]),
         limit: 200,
         pages: None,
+        subset: Some("texas".into()),
     };
     let body = serde_json::to_value(&request).unwrap();
     assert_eq!(body["since"], json!("10:14:10,12"));
     assert_eq!(body["after"], json!(["41", "2024-01-01"]));
+    assert_eq!(body["subset"], json!("texas"));
     assert_eq!(parse_request(&body), Ok(request));
+    // A subset is asked for by name; anything else (SQL, say) is refused before a lookup.
+    let mut hostile = body.clone();
+    hostile["subset"] = json!("x' OR 1=1 --");
+    assert_eq!(
+        parse_request(&hostile).map_err(|e| e.code),
+        Err(ErrorCode::UnknownSubset)
+    );
 }
 
 #[test]

@@ -77,7 +77,16 @@ async fn masked_read(source_url: &str) -> Result<Duration> {
     for table in maskbus_bank::TABLES {
         let mut after = None;
         'table: loop {
-            for reply in source.page(table, None, None, after.take(), 1000, 10).await {
+            for reply in source
+                .page(maskbus_agents::source::PageAsk {
+                    entity: table,
+                    after: after.take(),
+                    limit: 1000,
+                    pages: 10,
+                    ..Default::default()
+                })
+                .await
+            {
                 match reply {
                     maskbus_agents::protocol::Reply::Page(page) => {
                         after = page.next_after;
