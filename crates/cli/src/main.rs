@@ -45,6 +45,9 @@ enum Command {
     /// The change stream's replication slots on the source: list, drop.
     #[command(subcommand)]
     Slot(commands::slot::SlotCommand),
+    /// Subsets defined on the producer: plan (rows per table, before anything moves).
+    #[command(subcommand)]
+    Subset(commands::subset::SubsetCommand),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
             Command::Mcp(args) => commands::agent::mcp(args).await,
             Command::Verify(args) => commands::verify::run(args).await,
             Command::Slot(command) => commands::slot::run(command).await,
+            Command::Subset(command) => commands::subset::run(command).await,
         }
     });
     match result {

@@ -8,4 +8,5 @@ pub mod db;
 pub mod policy;
 pub mod seed;
 pub mod slot;
+pub mod subset;
 pub mod verify;

@@ -35,6 +35,10 @@ pub struct CheckArgs {
     /// A policy TOML file; the bank policy (policies/bank.toml) when left out.
     #[arg(long, env = "MASKBUS_POLICY")]
     policy: Option<PathBuf>,
+    /// A subsets file to check with it: every subset planned over the policy's tables, every
+    /// root condition planned by the server (nothing runs).
+    #[arg(long, env = "MASKBUS_SUBSETS")]
+    subsets: Option<PathBuf>,
 }
 
 pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
@@ -66,7 +70,21 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
             let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
             let lines = maskbus_agents::policy::check(&source, &policy).await?;
             print!("{}", maskbus_mask::fit::render(policy.name(), &lines));
-            let (errors, _) = maskbus_mask::fit::tally(&lines);
+            let (mut errors, _) = maskbus_mask::fit::tally(&lines);
+            if let Some(path) = &args.subsets {
+                let file = maskbus_agents::subset::SubsetFile::load(path)?;
+                let problems = maskbus_agents::subset::check(&source, &policy, &file).await?;
+                for problem in &problems {
+                    println!("subsets: error: {problem}");
+                }
+                println!(
+                    "subsets {}: {} subsets, {} errors",
+                    path.display(),
+                    file.subsets.len(),
+                    problems.len()
+                );
+                errors += problems.len();
+            }
             Ok(if errors > 0 {
                 ExitCode::from(1)
             } else {
