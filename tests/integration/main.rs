@@ -17,5 +17,6 @@ mod mcp;
 mod roles;
 mod scale;
 mod stream;
+mod subset;
 mod sync;
 mod zoo;

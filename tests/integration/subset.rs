@@ -1,0 +1,638 @@
+//! Subsets (issue 16): a subset by condition and one by fraction, on the bank and on the zoo
+//! (cycles, a 10,000-deep self-reference, composite and uuid keys, partitions), synced into an
+//! empty target. Checked against an oracle written here, independent of the closure's SQL: it
+//! loads every key and foreign key column of the source and walks the foreign keys in memory.
+//! The target must hold exactly the closure, every foreign key must hold, and a delta must keep
+//! all of that.
+
+use crate::support::*;
+use maskbus_mask::Policy;
+use maskbus_pg::tokio_postgres::Client;
+use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Each table's kept keys (key values as text, in key column order).
+type Kept = BTreeMap<TableRef, BTreeSet<Vec<String>>>;
+
+/// A table's rows (by index) by the values of some of their columns.
+type RowsByValue = HashMap<Vec<String>, Vec<usize>>;
+
+/// The source's tables (with keys) and foreign keys, as the policy serves them.
+async fn schema(url: &str, policy: &Policy) -> (Vec<(TableRef, KeyDef)>, Vec<ForeignKey>) {
+    let target = Target::parse("source", url).unwrap();
+    let client = target.connect().await.unwrap();
+    let schemas = policy.schemas();
+    let infos = maskbus_pg::catalog::tables(&target, &client, &schemas)
+        .await
+        .unwrap();
+    let tables: Vec<(TableRef, KeyDef)> = infos
+        .iter()
+        .filter(|i| policy.entity(&i.table.to_string()).is_some())
+        .map(|i| {
+            let key = i.key(policy.key_columns(&i.table.to_string())).unwrap();
+            (i.table.clone(), key)
+        })
+        .collect();
+    let served: BTreeSet<&TableRef> = tables.iter().map(|(t, _)| t).collect();
+    let fks = maskbus_pg::catalog::foreign_keys(&target, &client, &schemas)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|fk| served.contains(&fk.table) && served.contains(&fk.parent))
+        .collect();
+    (tables, fks)
+}
+
+/// Every row of `table` as column → text, for the columns asked.
+async fn rows_of(
+    client: &Client,
+    table: &TableRef,
+    columns: &[String],
+) -> Vec<HashMap<String, Option<String>>> {
+    let sql = format!(
+        "SELECT {} FROM {} t",
+        maskbus_pg::statements::select_text(columns),
+        table.sql()
+    );
+    client
+        .query(&sql, &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.clone(), r.get::<_, Option<String>>(i)))
+                .collect()
+        })
+        .collect()
+}
+
+/// The closure by the definition, in memory: from `roots` down every foreign key (or those
+/// named in `follow_down`) from parent to child, then up every foreign key from each kept row
+/// to its parent, transitively; parents pulled in are not followed down.
+async fn oracle(
+    url: &str,
+    policy: &Policy,
+    roots: &[(TableRef, String)],
+    follow_down: Option<&[&str]>,
+    virtual_fks: &[ForeignKey],
+) -> Kept {
+    let (tables, mut fks) = schema(url, policy).await;
+    fks.extend(virtual_fks.iter().cloned());
+    let client = connect(url).await;
+    let mut rows = HashMap::new();
+    for (table, key) in &tables {
+        let mut columns: BTreeSet<String> = key.names().into_iter().collect();
+        for fk in &fks {
+            if fk.table == *table {
+                columns.extend(fk.columns.iter().cloned());
+            }
+            if fk.parent == *table {
+                columns.extend(fk.parent_columns.iter().cloned());
+            }
+        }
+        let columns: Vec<String> = columns.into_iter().collect();
+        rows.insert(table.clone(), rows_of(&client, table, &columns).await);
+    }
+    let key_of = |table: &TableRef, row: &HashMap<String, Option<String>>| -> Vec<String> {
+        let key = &tables.iter().find(|(t, _)| t == table).unwrap().1;
+        key.names()
+            .iter()
+            .map(|c| row[c].clone().unwrap())
+            .collect()
+    };
+    let values = |row: &HashMap<String, Option<String>>,
+                  columns: &[String]|
+     -> Option<Vec<String>> { columns.iter().map(|c| row[c].clone()).collect() };
+    let mut kept: Kept = tables
+        .iter()
+        .map(|(t, _)| (t.clone(), BTreeSet::new()))
+        .collect();
+    let mut frontier: Vec<(TableRef, usize)> = Vec::new();
+    for (table, condition) in roots {
+        let root_keys: BTreeSet<Vec<String>> = client
+            .query(
+                &format!(
+                    "SELECT {} FROM {} AS {} WHERE {condition}",
+                    {
+                        let key = &tables.iter().find(|(t, _)| t == table).unwrap().1;
+                        key.names()
+                            .iter()
+                            .map(|c| {
+                                format!(
+                                    "{}.{}::text",
+                                    maskbus_pg::quote_ident(&table.name),
+                                    maskbus_pg::quote_ident(c)
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                    table.sql(),
+                    maskbus_pg::quote_ident(&table.name)
+                ),
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (0..r.len()).map(|i| r.get::<_, String>(i)).collect())
+            .collect();
+        for (i, row) in rows[table].iter().enumerate() {
+            if root_keys.contains(&key_of(table, row))
+                && kept.get_mut(table).unwrap().insert(key_of(table, row))
+            {
+                frontier.push((table.clone(), i));
+            }
+        }
+    }
+    // Down. Child lookups by value, so the 10,000-deep chain is not quadratic.
+    let mut by_child_columns: HashMap<(TableRef, Vec<String>), RowsByValue> = HashMap::new();
+    for fk in &fks {
+        let index = by_child_columns
+            .entry((fk.table.clone(), fk.columns.clone()))
+            .or_default();
+        if index.is_empty() {
+            for (i, r) in rows[&fk.table].iter().enumerate() {
+                if let Some(v) = values(r, &fk.columns) {
+                    index.entry(v).or_default().push(i);
+                }
+            }
+        }
+    }
+    while let Some((table, i)) = frontier.pop() {
+        let parent_row = &rows[&table][i];
+        for fk in fks.iter().filter(|fk| fk.parent == table) {
+            if follow_down.is_some_and(|names| !names.contains(&fk.name.as_str())) {
+                continue;
+            }
+            let Some(wanted) = values(parent_row, &fk.parent_columns) else {
+                continue;
+            };
+            let index = &by_child_columns[&(fk.table.clone(), fk.columns.clone())];
+            for &j in index.get(&wanted).into_iter().flatten() {
+                let child = &rows[&fk.table][j];
+                if kept
+                    .get_mut(&fk.table)
+                    .unwrap()
+                    .insert(key_of(&fk.table, child))
+                {
+                    frontier.push((fk.table.clone(), j));
+                }
+            }
+        }
+    }
+    // Up, from every kept row.
+    let mut frontier: Vec<(TableRef, usize)> = Vec::new();
+    for (table, table_rows) in &rows {
+        for (i, row) in table_rows.iter().enumerate() {
+            if kept[table].contains(&key_of(table, row)) {
+                frontier.push((table.clone(), i));
+            }
+        }
+    }
+    // Parent lookups by value, so the 10,000-deep chain is not quadratic.
+    let mut by_parent_columns: HashMap<(TableRef, Vec<String>), HashMap<Vec<String>, usize>> =
+        HashMap::new();
+    for fk in &fks {
+        by_parent_columns
+            .entry((fk.parent.clone(), fk.parent_columns.clone()))
+            .or_insert_with(|| {
+                rows[&fk.parent]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, r)| Some((values(r, &fk.parent_columns)?, i)))
+                    .collect()
+            });
+    }
+    while let Some((table, i)) = frontier.pop() {
+        let child = &rows[&table][i];
+        for fk in fks.iter().filter(|fk| fk.table == table) {
+            let Some(wanted) = values(child, &fk.columns) else {
+                continue;
+            };
+            let index = &by_parent_columns[&(fk.parent.clone(), fk.parent_columns.clone())];
+            if let Some(&j) = index.get(&wanted) {
+                let parent = &rows[&fk.parent][j];
+                if kept
+                    .get_mut(&fk.parent)
+                    .unwrap()
+                    .insert(key_of(&fk.parent, parent))
+                {
+                    frontier.push((fk.parent.clone(), j));
+                }
+            }
+        }
+    }
+    kept
+}
+
+/// Each table's keys in the target.
+async fn target_keys(url: &str, policy: &Policy) -> Kept {
+    let (tables, _) = schema(url, policy).await;
+    let client = connect(url).await;
+    let mut keys = Kept::new();
+    for (table, key) in &tables {
+        let rows = rows_of(&client, table, &key.names()).await;
+        keys.insert(
+            table.clone(),
+            rows.iter()
+                .map(|r| key.names().iter().map(|c| r[c].clone().unwrap()).collect())
+                .collect(),
+        );
+    }
+    keys
+}
+
+/// Every foreign key of the target holds: no child row points at a missing parent.
+async fn assert_foreign_keys_hold(url: &str, policy: &Policy) {
+    let (_, fks) = schema(url, policy).await;
+    let client = connect(url).await;
+    for fk in &fks {
+        let orphans = client
+            .query(&maskbus_pg::statements::orphans(fk), &[&1000i64])
+            .await
+            .unwrap();
+        assert!(orphans.is_empty(), "{}: {} orphans", fk.name, orphans.len());
+    }
+}
+
+/// The target holds exactly the closure (no row missing, no row extra), table by table, and its
+/// foreign keys hold.
+async fn assert_target_is_closure(
+    dbs: &TestDatabases,
+    policy: &Policy,
+    expected: &Kept,
+    outside_whole: &[&str],
+) {
+    let got = target_keys(&dbs.url("dst"), policy).await;
+    let source = target_keys(&dbs.url("src"), policy).await;
+    let mut nonempty = 0;
+    for (table, keys) in &got {
+        if outside_whole.contains(&table.to_string().as_str()) {
+            assert_eq!(keys, &source[table], "{table}: copied whole");
+            continue;
+        }
+        let want = &expected[table];
+        let missing = want.difference(keys).count();
+        let extra = keys.difference(want).count();
+        assert_eq!((missing, extra), (0, 0), "{table}: rows missing and extra");
+        if !keys.is_empty() {
+            nonempty += 1;
+        }
+    }
+    assert!(nonempty >= 3, "a subset this test can learn from: {got:?}");
+    assert_foreign_keys_hold(&dbs.url("dst"), policy).await;
+}
+
+fn write_subsets(files: &ConfigFiles, text: &str) -> String {
+    files.write("subsets.toml", text)
+}
+
+fn t(name: &str) -> TableRef {
+    TableRef::parse(&maskbus_mask::qualify(name))
+}
+
+/// The most common state among the seeded addresses (the seed decides which).
+async fn busiest_state(src: &Client) -> String {
+    src.query_one(
+        "SELECT state FROM addresses GROUP BY state ORDER BY count(*) DESC, state LIMIT 1",
+        &[],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+#[tokio::test]
+async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
+    let dbs = seeded("subset_bank", "400").await;
+    let src = connect(&dbs.url("src")).await;
+    let state = busiest_state(&src).await;
+    let condition = format!(
+        "EXISTS (SELECT 1 FROM addresses a WHERE a.customer_id = customers.id AND a.state = '{state}')"
+    );
+    let files = ConfigFiles::new("subset_bank");
+    let subsets = write_subsets(
+        &files,
+        &format!("[subsets.one_state]\nwhere = {{ customers = \"{condition}\" }}\n"),
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &AgentUrls {
+            producer_bus: dbs.url("bus"),
+            consumer_bus: dbs.url("bus"),
+            source: dbs.url("src"),
+            target: dbs.url("dst"),
+        },
+        &format!("subsets = \"{subsets}\""),
+        "subset = \"one_state\"",
+    );
+    // The plan, before anything moves: counts per table, never a value.
+    let plan = maskbus(&["subset", "plan", "--config", &producer]).success();
+    assert!(plan.stdout.contains("public.customers"), "{}", plan.stdout);
+    assert!(plan.stdout.contains("root"), "{}", plan.stdout);
+    assert!(
+        !plan.stdout.contains('@'),
+        "no value in a plan: {}",
+        plan.stdout
+    );
+
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let policy = bank_policy();
+    let roots = [(t("customers"), condition.clone())];
+    let expected = oracle(&dbs.url("src"), &policy, &roots, None, &[]).await;
+    assert_target_is_closure(&dbs, &policy, &expected, &[]).await;
+    let dst = connect(&dbs.url("dst")).await;
+    let off: i64 = dst
+        .query_one(
+            &format!("SELECT count(*) FROM customers WHERE NOT ({condition})"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(off, 0, "every customer in the target matches the condition");
+    let kept = expected[&t("customers")].len();
+    assert!(kept > 5 && kept < 400, "{kept}");
+    // The rows are masked like any others: verify, subset-aware, finds the target equal.
+    maskbus(&["verify", "--config", &consumer]).success();
+
+    // The delta: a new transaction of a kept account arrives; a new customer elsewhere does
+    // not; a new transaction of a kept account that uses another customer's card brings that
+    // card, its account and its customer along.
+    let kept_account: i64 = dst
+        .query_one("SELECT min(id) FROM accounts", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let foreign_card: i64 = src
+        .query_one(
+            &format!(
+                "SELECT min(c.id) FROM cards c JOIN accounts a ON a.id = c.account_id WHERE a.customer_id NOT IN (SELECT customers.id FROM customers WHERE {condition})"
+            ),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    src.batch_execute(&format!(
+        "INSERT INTO transactions (id, account_id, card_id, amount, posted_at, merchant, description)
+              VALUES (90000001, {kept_account}, NULL, 5.00, now(), 'Shop', 'kept account'),
+                     (90000002, {kept_account}, {foreign_card}, 7.00, now(), 'Shop', 'borrowed card');
+         INSERT INTO customers (id, first_name, last_name, email, ssn, date_of_birth, phone, created_at)
+              VALUES (90000003, 'Out', 'Side', 'out@example.com', '123-45-6789', '1970-01-01', '555-0100', now());
+         INSERT INTO addresses (id, customer_id, street, city, state, zip)
+              VALUES (90000004, 90000003, '1 Road', 'Town', 'ZZ', '00000');"
+    ))
+    .await
+    .unwrap();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let expected = oracle(&dbs.url("src"), &policy, &roots, None, &[]).await;
+    assert!(expected[&t("transactions")].contains(&vec!["90000002".to_string()]));
+    assert!(!expected[&t("customers")].contains(&vec!["90000003".to_string()]));
+    assert_target_is_closure(&dbs, &policy, &expected, &[]).await;
+    let borrowed: i64 = dst
+        .query_one("SELECT count(*) FROM cards WHERE id = $1", &[&foreign_card])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(borrowed, 1, "the card a kept transaction uses came along");
+
+    // A subset the producer does not define: a clear refusal, nothing written.
+    let before = target_keys(&dbs.url("dst"), &policy).await;
+    let unknown = files.write(
+        "unknown.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nsubset = \"nope\"\n",
+            dbs.url("bus"),
+            dbs.url("dst")
+        ),
+    );
+    let refused = maskbus(&["run", "--config", &unknown, "--once"]);
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("no subset named \"nope\""),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(target_keys(&dbs.url("dst"), &policy).await, before);
+    // A condition that names a column the table lacks is refused before anything moves.
+    write_subsets(
+        &files,
+        "[subsets.typo]\nwhere = { customers = \"stat = 'TX'\" }\n",
+    );
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--subsets",
+        &subsets,
+    ]);
+    assert_eq!(
+        check.code, 1,
+        "policy check reads the subsets too: {}",
+        check.stdout
+    );
+    let typo = maskbus(&["subset", "plan", "--config", &producer]);
+    assert_eq!(typo.code, 1, "{}", typo.stderr);
+    assert!(
+        typo.stdout
+            .contains("the condition on public.customers does not plan"),
+        "{}",
+        typo.stdout
+    );
+}
+
+#[tokio::test]
+async fn a_bank_subset_by_fraction_picks_the_same_rows_every_run() {
+    let dbs = seeded("subset_fraction", "500").await;
+    let files = ConfigFiles::new("subset_fraction");
+    let subsets = write_subsets(
+        &files,
+        "[subsets.tenth]\nfraction = { customers = 0.1 }\nseed = \"s-2026\"\n",
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &AgentUrls {
+            producer_bus: dbs.url("bus"),
+            consumer_bus: dbs.url("bus"),
+            source: dbs.url("src"),
+            target: dbs.url("dst"),
+        },
+        &format!("subsets = \"{subsets}\""),
+        "subset = \"tenth\"",
+    );
+    let first = maskbus(&["subset", "plan", "--config", &producer, "--json"]).success();
+    let again = maskbus(&["subset", "plan", "--config", &producer, "--json"]).success();
+    assert_eq!(first.stdout, again.stdout, "the same rows every run");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    // The definition: the keyed hash of the key, below the fraction of 2^32.
+    let picked = "('x' || substr(md5('s-2026:' || ARRAY[customers.id::text]::text[]::text), 1, 8))::bit(32)::bigint < 429496730";
+    let policy = bank_policy();
+    let expected = oracle(
+        &dbs.url("src"),
+        &policy,
+        &[(t("customers"), picked.into())],
+        None,
+        &[],
+    )
+    .await;
+    let kept = expected[&t("customers")].len();
+    assert!((20..=90).contains(&kept), "about a tenth of 500: {kept}");
+    assert_target_is_closure(&dbs, &policy, &expected, &[]).await;
+}
+
+#[tokio::test]
+async fn zoo_subsets_through_cycles_self_references_and_composite_keys() {
+    let subsets_text = "\
+[subsets.some]
+where = { \"zoo.keepers\" = \"id <= 40\", \"zoo.enclosures\" = \"id % 5 = 0\", \"zoo.staff\" = \"id = 20\" }
+outside = \"whole\"
+
+[[virtual_foreign_keys]]
+name = \"nest_of_keeper\"
+table = \"zoo.nests\"
+columns = [\"id\"]
+parent = \"zoo.keepers\"
+parent_columns = [\"id\"]
+
+[subsets.animals]
+fraction = { \"zoo.animals\" = 0.2 }
+";
+    // By condition, tables outside copied whole.
+    let files = ConfigFiles::new("subset_zoo");
+    let path = write_subsets(&files, subsets_text);
+    let (dbs, _files, producer, consumer) = crate::zoo::zoo_with(
+        "subset_zoo",
+        &format!("subsets = \"{path}\""),
+        "subset = \"some\"",
+    )
+    .await;
+    maskbus(&["subset", "plan", "--config", &producer]).success();
+    let producer_run = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let policy = crate::zoo::zoo_policy();
+    let roots = [
+        (t("zoo.keepers"), "id <= 40".to_string()),
+        (t("zoo.enclosures"), "id % 5 = 0".to_string()),
+        (t("zoo.staff"), "id = 20".to_string()),
+    ];
+    let nest_of_keeper = ForeignKey {
+        name: "nest_of_keeper".into(),
+        table: t("zoo.nests"),
+        columns: vec!["id".into()],
+        parent: t("zoo.keepers"),
+        parent_columns: vec!["id".into()],
+        nullable: false,
+        deferrable: false,
+    };
+    let virtual_fks = [nest_of_keeper];
+    let expected = oracle(&dbs.url("src"), &policy, &roots, None, &virtual_fks).await;
+    // The virtual foreign key is followed down from kept keepers (and the nests' cycle with
+    // the eggs up from there).
+    assert!(expected[&t("zoo.nests")].contains(&vec!["40".to_string()]));
+    assert!(!expected[&t("zoo.eggs")].is_empty());
+    // Reached from no root: copied whole.
+    let outside = ["zoo.visits", "zoo.pens", "zoo.gates"];
+    for table in outside {
+        assert!(
+            expected[&t(table)].is_empty(),
+            "{table} is outside the closure"
+        );
+    }
+    assert_target_is_closure(&dbs, &policy, &expected, &outside).await;
+    // The self-reference: the chain below and above staff 20 is whole.
+    assert_eq!(expected[&t("zoo.staff")].len(), 10_000);
+    // The cycle: teams of kept enclosures, their caretakers, and the teams those head.
+    assert!(!expected[&t("zoo.caretakers")].is_empty());
+    // Composite keys and partitions: the species links and events of kept animals.
+    assert!(!expected[&t("zoo.animal_species")].is_empty());
+    assert!(!expected[&t("zoo.events")].is_empty());
+
+    // The delta keeps the subset: a feeding of a kept animal arrives, one of an animal outside
+    // does not.
+    let src = connect(&dbs.url("src")).await;
+    let dst = connect(&dbs.url("dst")).await;
+    let kept_animal: String = dst
+        .query_one("SELECT min(id::text) FROM zoo.animals", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let other_animal: String = src
+        .query_one(
+            "SELECT min(id::text) FROM zoo.animals WHERE keeper_id > 40",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!expected[&t("zoo.animals")].contains(&vec![other_animal.clone()]));
+    src.execute(
+        "INSERT INTO zoo.feedings (animal_id, fed_at, grams) VALUES ($1::text::uuid, now(), 1), ($2::text::uuid, now(), 2)",
+        &[&kept_animal, &other_animal],
+    )
+    .await
+    .unwrap();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let expected = oracle(&dbs.url("src"), &policy, &roots, None, &virtual_fks).await;
+    assert_target_is_closure(&dbs, &policy, &expected, &outside).await;
+    drop(producer_run);
+
+    // By fraction, tables outside left empty, into a second target.
+    let second = TestDatabases::create("subset_zoo_fraction", &["dst", "bus"]).await;
+    connect(&second.url("dst"))
+        .await
+        .batch_execute(include_str!("../fixtures/zoo/schema.sql"))
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &second.url("bus")]).success();
+    let files = ConfigFiles::new("subset_zoo_fraction");
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &AgentUrls {
+            producer_bus: second.url("bus"),
+            consumer_bus: second.url("bus"),
+            source: dbs.url("src"),
+            target: second.url("dst"),
+        },
+        &format!(
+            "policy = \"{}\"\nsubsets = \"{path}\"",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/fixtures/zoo/policy.toml"
+            )
+        ),
+        "all_or_nothing = true\nsubset = \"animals\"",
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let picked = "('x' || substr(md5('animals:' || ARRAY[animals.id::text]::text[]::text), 1, 8))::bit(32)::bigint < 858993459";
+    let expected = oracle(
+        &dbs.url("src"),
+        &policy,
+        &[(t("zoo.animals"), picked.into())],
+        None,
+        &[],
+    )
+    .await;
+    let kept = expected[&t("zoo.animals")].len();
+    assert!(
+        (250..=550).contains(&kept),
+        "about a fifth of 2,000: {kept}"
+    );
+    let got = target_keys(&second.url("dst"), &policy).await;
+    for (table, keys) in &got {
+        assert_eq!(keys, &expected[table], "{table}");
+    }
+    assert!(
+        got[&t("zoo.staff")].is_empty(),
+        "outside the closure: left empty"
+    );
+    assert_foreign_keys_hold(&second.url("dst"), &policy).await;
+}
