@@ -415,11 +415,39 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
     let refused = maskbus(&["run", "--config", &unknown, "--once"]);
     assert_ne!(refused.code, 0);
     assert!(
+        refused
+            .stderr
+            .contains("holds subset \"one_state\", and the config asks for subset \"nope\""),
+        "a target keeps its subset: {}",
+        refused.stderr
+    );
+    assert_eq!(target_keys(&dbs.url("dst"), &policy).await, before);
+    // Into an empty target, the producer refuses a name it does not define.
+    let empty = TestDatabases::create("subset_bank_empty", &["dst"]).await;
+    maskbus(&[
+        "bank",
+        "init",
+        "--source",
+        &dbs.url("src"),
+        "--target",
+        &empty.url("dst"),
+    ])
+    .success();
+    let unknown = files.write(
+        "unknown.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nsubset = \"nope\"\n",
+            dbs.url("bus"),
+            empty.url("dst")
+        ),
+    );
+    let refused = maskbus(&["run", "--config", &unknown, "--once"]);
+    assert_ne!(refused.code, 0);
+    assert!(
         refused.stderr.contains("no subset named \"nope\""),
         "{}",
         refused.stderr
     );
-    assert_eq!(target_keys(&dbs.url("dst"), &policy).await, before);
     // A condition that names a column the table lacks is refused before anything moves.
     write_subsets(
         &files,

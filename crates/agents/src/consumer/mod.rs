@@ -21,6 +21,7 @@
 mod changes;
 pub mod client;
 mod copy;
+mod held_subset;
 mod load;
 pub mod local;
 pub mod pages;
@@ -72,6 +73,12 @@ pub enum ConsumerError {
     Partial { failed: Vec<Skipped>, tables: usize },
     #[error("the target database {database} holds data (table {table} has rows) and is not a maskbus target: the consumer writes only into an empty copy of the schema, which it marks on its first run. Point target_url at the test database; if this one really is it, run the consumer once with --init-target")]
     NotATarget { database: String, table: String },
+    #[error("the target database {database} holds {held}, and the config asks for {asked}: a target holds one subset for good (a delta of one cannot turn its rows into another's). Sync into another empty database, or drop this one and start again")]
+    OtherSubset {
+        database: String,
+        held: String,
+        asked: String,
+    },
     #[error("stopped by a signal")]
     Stopped,
 }
@@ -127,6 +134,7 @@ impl Consumer {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
         let writer = Writer::start(target, config.init_target, config.disable_triggers).await?;
+        writer.hold_subset(config.subset.as_deref()).await?;
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         Ok(Self {
             asker: Asker::new(mailbox, &config).await?,

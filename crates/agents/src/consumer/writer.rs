@@ -35,6 +35,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0004_stream_state.sql",
         sql: include_str!("../../../../sql/sync/0004_stream_state.sql"),
     },
+    Migration {
+        component: "sync",
+        name: "0005_target_subset.sql",
+        sql: include_str!("../../../../sql/sync/0005_target_subset.sql"),
+    },
 ];
 
 /// Why a page could not be written.
