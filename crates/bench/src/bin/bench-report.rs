@@ -182,6 +182,34 @@ fn main() -> anyhow::Result<()> {
             goal: "informative".into(),
         });
     }
+    for subset in of("subset") {
+        let profile = subset["profile"].as_str().unwrap_or("?");
+        let full = f(&subset["full_seconds"]);
+        for (what, key) in [
+            ("1% of customers", "percent"),
+            ("one state's customers", "state"),
+        ] {
+            let seconds = f(&subset[format!("{key}_seconds").as_str()]);
+            let moved = f(&subset[format!("{key}_rows").as_str()]);
+            rows.push(Row {
+                name: format!("10. subset sync, {what}, {profile} ({moved:.0} rows)"),
+                figure: format!("{seconds:.2} s"),
+                baseline: format!("{full:.2} s full sync"),
+                ratio: Some(seconds / full),
+                goal: format!(
+                    "informative ({:.1}% of the rows)",
+                    100.0 * moved / f(&subset["full_rows"]).max(1.0)
+                ),
+            });
+        }
+        rows.push(Row {
+            name: format!("10. subset plan (both subsets counted), {profile}"),
+            figure: format!("{:.2} s", f(&subset["plan_seconds"])),
+            baseline: format!("{full:.2} s full sync"),
+            ratio: Some(f(&subset["plan_seconds"]) / full),
+            goal: "informative".into(),
+        });
+    }
     for audit in of("wire_audit") {
         rows.push(Row {
             name: format!("5. wire audit ({:.0} MB bus)", f(&audit["megabytes"])),
