@@ -402,6 +402,49 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
         .get(0);
     assert_eq!(borrowed, 1, "the card a kept transaction uses came along");
 
+    // A customer moves into the state: the rows that join the subset without changing (its
+    // accounts, cards, transactions) are what a delta cannot see; verify within the subset
+    // finds them missing, and --repair brings them. One that moves out leaves the same way.
+    let joiner: i64 = src
+        .query_one(
+            &format!("SELECT min(customers.id) FROM customers WHERE NOT ({condition}) AND EXISTS (SELECT 1 FROM accounts a WHERE a.customer_id = customers.id)"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    // A kept customer no other customer's rows lead to (no transaction crosses between its
+    // cards and another customer's accounts, either way).
+    let leaver: i64 = src
+        .query_one(
+            &format!("SELECT min(customers.id) FROM customers WHERE {condition} AND NOT EXISTS (SELECT 1 FROM transactions t JOIN accounts a ON a.id = t.account_id JOIN cards k ON k.id = t.card_id JOIN accounts b ON b.id = k.account_id WHERE a.customer_id <> b.customer_id AND customers.id IN (a.customer_id, b.customer_id))"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    src.batch_execute(&format!(
+        "UPDATE addresses SET state = '{state}' WHERE customer_id = {joiner};
+         UPDATE addresses SET state = 'ZZ' WHERE customer_id = {leaver};"
+    ))
+    .await
+    .unwrap();
+    let drift = maskbus(&["run", "--config", &consumer, "--once", "--verify"]);
+    assert_eq!(
+        drift.code, 4,
+        "verify sees the joiner's rows missing: {}",
+        drift.stderr
+    );
+    maskbus(&["run", "--config", &consumer, "--once", "--repair"]).success();
+    let expected = oracle(&dbs.url("src"), &policy, &roots, None, &[]).await;
+    assert!(expected[&t("customers")].contains(&vec![joiner.to_string()]));
+    assert!(
+        !expected[&t("customers")].contains(&vec![leaver.to_string()]),
+        "customer {leaver} left"
+    );
+    assert_target_is_closure(&dbs, &policy, &expected, &[]).await;
+    maskbus(&["verify", "--config", &consumer]).success();
+
     // A subset the producer does not define: a clear refusal, nothing written.
     let before = target_keys(&dbs.url("dst"), &policy).await;
     let unknown = files.write(
