@@ -23,6 +23,7 @@ pub mod policy;
 pub mod policy_init;
 pub mod producer;
 pub mod protocol;
+mod rows_by_key;
 pub mod schema_check;
 pub mod source;
 pub mod subset;
