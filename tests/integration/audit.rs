@@ -160,6 +160,37 @@ async fn planted_leaks_are_all_found_and_never_shown() {
         "{}",
         run.stdout
     );
+
+    // The report a CI job publishes: counts by detector and mailbox, not a character of a value.
+    let run = maskbus(&[
+        "wire-audit",
+        "--bus",
+        &bus,
+        "--source",
+        &dbs.url("src"),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("**PII found on the bus**"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("| messages scanned | 9 |"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("| ssn | `planted` |"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("| source_value | `planted` | 1 |"),
+        "{}",
+        run.stdout
+    );
+    for secret in ["8280", "4111", "dave", last_name.as_str()] {
+        assert!(!run.stdout.contains(secret), "the report reveals {secret}");
+    }
 }
 
 #[tokio::test]

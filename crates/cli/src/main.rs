@@ -51,7 +51,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    init_tracing();
+    let log_format = init_tracing();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -82,22 +82,76 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("maskbus: error: {e:#}");
+            match log_format {
+                // A log pipeline reads the failure as one more event.
+                LogFormat::Json => tracing::error!(error = %format!("{e:#}"), "maskbus failed"),
+                LogFormat::Text => eprintln!("maskbus: error: {e:#}"),
+            }
             ExitCode::from(2)
         }
     }
 }
 
-/// Logs go to stderr (stdout carries results, and later the MCP protocol). `MASKBUS_LOG` takes
-/// an EnvFilter directive; the default shows maskbus' own info lines and others' warnings.
-fn init_tracing() {
+/// How log lines are written: for people (the default) or one JSON object a line, for a log
+/// pipeline (`MASKBUS_LOG_FORMAT=json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The format `MASKBUS_LOG_FORMAT` asks for, or why it cannot be had.
+fn log_format(value: Option<&str>) -> Result<LogFormat, String> {
+    match value.map(str::trim) {
+        None | Some("") | Some("text") => Ok(LogFormat::Text),
+        Some("json") => Ok(LogFormat::Json),
+        Some(other) => Err(format!(
+            "MASKBUS_LOG_FORMAT={:?}: use \"text\" (the default) or \"json\"; logging as text",
+            other.chars().take(32).collect::<String>()
+        )),
+    }
+}
+
+/// Logs go to stderr (stdout carries results, and the MCP protocol). `MASKBUS_LOG` takes an
+/// EnvFilter directive; the default shows maskbus' own info lines and others' warnings.
+fn init_tracing() -> LogFormat {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MASKBUS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,maskbus=info"));
-    tracing_subscriber::fmt()
+    let requested = std::env::var("MASKBUS_LOG_FORMAT").ok();
+    let format = log_format(requested.as_deref());
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .compact()
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        Ok(LogFormat::Json) => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .init(),
+        _ => builder
+            .with_target(false)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .compact()
+            .init(),
+    }
+    match format {
+        Ok(format) => format,
+        Err(warning) => {
+            tracing::warn!("{warning}");
+            LogFormat::Text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_format_is_text_unless_json_is_asked_for() {
+        assert_eq!(log_format(None), Ok(LogFormat::Text));
+        assert_eq!(log_format(Some("text")), Ok(LogFormat::Text));
+        assert_eq!(log_format(Some(" json ")), Ok(LogFormat::Json));
+        assert!(log_format(Some("xml")).unwrap_err().contains("\"json\""));
+    }
 }

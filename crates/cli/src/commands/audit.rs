@@ -13,9 +13,14 @@ pub struct AuditArgs {
     /// The bus database.
     #[arg(long, env = "MASKBUS_BUS_URL")]
     bus: String,
-    /// One JSON object per finding per line, then a JSON summary line.
+    /// One JSON object per finding per line, then a JSON summary line (`--format json`).
     #[arg(long)]
     json: bool,
+    /// `text` (the default: each finding located, then a summary), `json` (one object per
+    /// finding per line, then a summary line), or `markdown` (a summary a CI job can publish:
+    /// counts by detector and mailbox, never a value).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// Also look for the real sensitive values of this (production) database, whatever their
     /// shape; they are held as keyed hashes in memory only. Run this on the production side.
     #[arg(long, env = "MASKBUS_SOURCE_URL")]
@@ -32,7 +37,15 @@ pub struct AuditArgs {
     compare_sql: bool,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
 pub async fn run(args: AuditArgs) -> Result<ExitCode> {
+    let format = if args.json { Format::Json } else { args.format };
     let bus = Target::parse("bus", &args.bus)?;
     let (mut source_url, mut policy_path) = (args.source.clone(), args.policy.clone());
     if let Some(path) = &args.config {
@@ -87,10 +100,13 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
             last_log = std::time::Instant::now();
         }
     };
-    let json = args.json;
+    let json = format == Format::Json;
     let mut printed_header = false;
+    let mut tally = wire_audit::FindingTally::default();
     let mut on_finding = |f: &MessageFinding| {
-        if json {
+        if format == Format::Markdown {
+            tally.add(f);
+        } else if json {
             println!(
                 "{}",
                 serde_json::json!({
@@ -131,7 +147,9 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
     .await?;
     bar.finish_and_clear();
     let seconds = report.elapsed.as_secs_f64();
-    if json {
+    if format == Format::Markdown {
+        print!("{}", tally.markdown(&report, exact.is_some()));
+    } else if json {
         println!(
             "{}",
             serde_json::json!({

@@ -6,6 +6,9 @@
 //! rule is not `keep`) are loaded as keyed hashes only, with a key drawn at random for this run
 //! and never written anywhere.
 
+mod report;
+pub use report::FindingTally;
+
 use crate::source::READ_ONLY_CANONICAL;
 use maskbus_audit::exact::{matchable, Matchable};
 use maskbus_audit::{scan_text_in_windows, Context, ExactMatcher, Finding, Hit, Scanner};
