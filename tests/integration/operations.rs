@@ -49,3 +49,61 @@ async fn json_logs_are_one_object_a_line_with_the_fields_a_pipeline_needs() {
         "{event}"
     );
 }
+
+#[tokio::test]
+async fn status_says_caught_up_then_behind_then_unknown_and_exits_so() {
+    let dbs = seeded("status", "20").await;
+    let files = ConfigFiles::new("status");
+    let (producer, consumer) = agent_configs(&files, &dbs, "");
+    let not_yet = maskbus(&["status", "--config", &consumer, "--wait", "1s"]);
+    assert_eq!(not_yet.code, 6, "nothing synced yet: {}", not_yet.stdout);
+    let running = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let caught_up = maskbus(&["status", "--config", &consumer, "--json"]);
+    assert_eq!(
+        caught_up.code, 0,
+        "{}{}",
+        caught_up.stdout, caught_up.stderr
+    );
+    let report: serde_json::Value = serde_json::from_str(&caught_up.stdout).unwrap();
+    assert_eq!(report["verdict"], "caught_up");
+    let dst = connect(&dbs.url("dst")).await;
+    for table in report["tables"].as_array().unwrap() {
+        let rows: i64 = dst
+            .query_one(
+                &format!("SELECT count(*) FROM {}", table["entity"].as_str().unwrap()),
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(table["rows"], rows, "{table}");
+        assert!(table["watermark"].is_string() && table["last_moved"].is_string());
+    }
+    // The source moves on: status names the table that is behind.
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute("UPDATE customers SET last_name = 'Moved' WHERE id = 1")
+        .await
+        .unwrap();
+    let behind = maskbus(&["status", "--config", &consumer]);
+    assert_eq!(behind.code, 6, "{}", behind.stdout);
+    assert!(
+        behind
+            .stdout
+            .contains("public.customers has rows written after its watermark"),
+        "{}",
+        behind.stdout
+    );
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_eq!(maskbus(&["status", "--config", &consumer]).code, 0);
+    // Without a producer, status cannot tell.
+    drop(running);
+    let unknown = maskbus(&["status", "--config", &consumer, "--wait", "1s"]);
+    assert_eq!(unknown.code, 7, "{}", unknown.stdout);
+    assert!(
+        unknown.stdout.contains("did not answer"),
+        "{}",
+        unknown.stdout
+    );
+}

@@ -131,6 +131,26 @@ async fn inserts_updates_and_deletes_stream_in_commit_order_and_the_slot_follows
         confirmed, applied,
         "the slot stands where the target committed"
     );
+    // Status knows the stream's position, and asks the producer whether changes wait.
+    let status = maskbus(&["status", "--config", &consumer]);
+    assert_eq!(status.code, 0, "{}{}", status.stdout, status.stderr);
+    assert!(
+        status.stdout.contains("change stream: applied through ")
+            && status.stdout.contains("(3 transactions"),
+        "{}",
+        status.stdout
+    );
+    src.batch_execute("UPDATE customers SET phone = '555-0199' WHERE id = 6")
+        .await
+        .unwrap();
+    let status = maskbus(&["status", "--config", &consumer]);
+    assert_eq!(status.code, 6, "{}", status.stdout);
+    assert!(
+        status.stdout.contains("changes wait on the source"),
+        "{}",
+        status.stdout
+    );
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
 
     // A slot no producer names is reported, and dropped on request.
     let src_admin = connect(&dbs.url("src")).await;

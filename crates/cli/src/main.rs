@@ -45,6 +45,9 @@ enum Command {
     /// The change stream's replication slots on the source: list, drop.
     #[command(subcommand)]
     Slot(commands::slot::SlotCommand),
+    /// Where the consumer's target stands: per table rows, watermark, lag; the bus; exit 0
+    /// caught up, 6 behind, 7 unknown.
+    Status(commands::status::StatusArgs),
     /// Subsets defined on the producer: plan (rows per table, before anything moves).
     #[command(subcommand)]
     Subset(commands::subset::SubsetCommand),
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
             Command::Verify(args) => commands::verify::run(args).await,
             Command::Slot(command) => commands::slot::run(command).await,
             Command::Subset(command) => commands::subset::run(command).await,
+            Command::Status(args) => commands::status::run(args).await,
         }
     });
     match result {

@@ -28,6 +28,7 @@ pub mod pages;
 mod pass;
 pub mod rebuild;
 mod share;
+pub mod status;
 pub mod stream;
 pub mod verify;
 pub mod writer;

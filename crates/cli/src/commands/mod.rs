@@ -8,5 +8,6 @@ pub mod db;
 pub mod policy;
 pub mod seed;
 pub mod slot;
+pub mod status;
 pub mod subset;
 pub mod verify;

@@ -1,0 +1,113 @@
+//! `maskbus status`: where the consumer's target stands, for people (a table) or scripts
+//! (`--json`), with an exit code CI can wait on: 0 caught up, 6 behind, 7 unknown (the
+//! producer did not answer). Reads only.
+
+use anyhow::{bail, Result};
+use clap::Args;
+use maskbus_agents::config::{self, AgentConfig};
+use maskbus_agents::consumer::status::{status, StatusReport, Verdict};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit codes: behind, and cannot tell.
+pub const BEHIND: u8 = 6;
+pub const UNKNOWN: u8 = 7;
+
+#[derive(Args)]
+pub struct StatusArgs {
+    /// The consumer's config (its target and bus).
+    #[arg(long, env = "MASKBUS_CONFIG")]
+    config: PathBuf,
+    /// How long to wait for the producer's answers.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    wait: Duration,
+    /// Print the status as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(args: StatusArgs) -> Result<ExitCode> {
+    let AgentConfig::Consumer(consumer) = config::load(&args.config)? else {
+        bail!("maskbus status runs with the consumer's config (it reads the target)");
+    };
+    let report = status(&consumer, args.wait).await?;
+    let verdict = report.verdict();
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["verdict"] = serde_json::json!(match &verdict {
+            Verdict::CaughtUp => "caught_up",
+            Verdict::Behind(_) => "behind",
+            Verdict::Unknown(_) => "unknown",
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print(&report, &verdict);
+    }
+    Ok(match verdict {
+        Verdict::CaughtUp => ExitCode::SUCCESS,
+        Verdict::Behind(_) => ExitCode::from(BEHIND),
+        Verdict::Unknown(_) => ExitCode::from(UNKNOWN),
+    })
+}
+
+fn print(report: &StatusReport, verdict: &Verdict) {
+    let subset = report
+        .subset
+        .as_deref()
+        .map_or("the whole source".to_string(), |s| format!("subset {s}"));
+    println!("mode {}, {subset}", report.mode);
+    if !report.tables.is_empty() {
+        println!(
+            "{:<32} {:>10}  {:<20} {:<20}  source",
+            "table", "rows", "watermark", "moved"
+        );
+    }
+    for t in &report.tables {
+        let watermark = match (&t.watermark, t.pass_running) {
+            (_, true) => "pass under way".to_string(),
+            (Some(w), false) => w.chars().take(20).collect(),
+            (None, false) => "never synced".to_string(),
+        };
+        let source = match t.behind {
+            Some(true) => "rows after the watermark",
+            Some(false) => "no rows after it",
+            None => "not asked",
+        };
+        println!(
+            "{:<32} {:>10}  {:<20} {:<20}  {source}",
+            t.entity,
+            t.rows,
+            watermark,
+            t.last_moved.as_deref().unwrap_or("-")
+        );
+    }
+    if let Some(stream) = &report.stream {
+        println!(
+            "change stream: applied through {} ({} transactions, {} rows), moved {}{}",
+            stream.applied,
+            stream.transactions_applied,
+            stream.rows_applied,
+            stream.last_moved,
+            match report.stream_behind {
+                Some(true) => "; changes wait on the source",
+                Some(false) => "; nothing waits on the source",
+                None => "",
+            }
+        );
+    }
+    if let Some(xids) = report.xids_since_watermark {
+        println!("source: {xids} transaction ids handed out since the oldest watermark");
+    }
+    for m in &report.mailboxes {
+        println!(
+            "bus {}: {} pending, {} leased, {} dead",
+            m.mailbox, m.pending, m.leased, m.dead
+        );
+    }
+    match verdict {
+        Verdict::CaughtUp => println!("caught up"),
+        Verdict::Behind(why) => println!("behind: {}", why.join("; ")),
+        Verdict::Unknown(why) => println!("unknown: {why}"),
+    }
+}
