@@ -107,3 +107,135 @@ async fn status_says_caught_up_then_behind_then_unknown_and_exits_so() {
         unknown.stdout
     );
 }
+
+/// A free port on the loopback (bound and let go: nothing else on this machine races for it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET path` on the loopback: (status, body). `None` while nothing listens yet.
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split_once("\r\n\r\n")?.1.to_string();
+    Some((status, body))
+}
+
+/// The sum of a counter's samples whose labels contain `labels`.
+fn counter(text: &str, name: &str, labels: &str) -> u64 {
+    text.lines()
+        .filter(|l| l.starts_with(name) && l.contains(labels))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[tokio::test]
+async fn metrics_scraped_during_a_follow_run_count_the_rows_in_the_target_and_health_fails_without_it(
+) {
+    let dbs = seeded("metrics", "60").await;
+    let files = ConfigFiles::new("metrics");
+    let (producer_port, consumer_port) = (free_port(), free_port());
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &AgentUrls {
+            producer_bus: dbs.url("bus"),
+            consumer_bus: dbs.url("bus"),
+            source: dbs.url("src"),
+            target: dbs.url("dst"),
+        },
+        &format!("metrics_addr = \"127.0.0.1:{producer_port}\""),
+        &format!("metrics_addr = \"127.0.0.1:{consumer_port}\"\nfollow_interval = \"200ms\""),
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let _follower = Background::spawn(&["run", "--config", &consumer]);
+    let dst = connect(&dbs.url("dst")).await;
+    let target_rows = || async {
+        let mut total = 0i64;
+        for table in [
+            "customers",
+            "addresses",
+            "accounts",
+            "cards",
+            "transactions",
+        ] {
+            let n: i64 = dst
+                .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+                .await
+                .unwrap()
+                .get(0);
+            total += n;
+        }
+        total as u64
+    };
+    // The first pass's rows, counted while the follower keeps running.
+    wait_until(
+        "the consumer's row counters to match the target",
+        || async {
+            let Some((200, text)) = http_get(consumer_port, "/metrics") else {
+                return false;
+            };
+            let rows = counter(&text, "maskbus_rows_total", "role=\"consumer\"");
+            rows > 0 && rows == target_rows().await
+        },
+    )
+    .await;
+    let (_, text) = http_get(consumer_port, "/metrics").unwrap();
+    assert!(counter(&text, "maskbus_passes_total", "") >= 1, "{text}");
+    assert!(text.contains("maskbus_bus_messages{"), "{text}");
+    let customers = counter(&text, "maskbus_rows_total", "table=\"public.customers\"");
+    assert_eq!(customers, 60, "{text}");
+    let (_, served) = http_get(producer_port, "/metrics").unwrap();
+    assert!(
+        counter(&served, "maskbus_replies_total", "kind=\"page\"") > 0,
+        "{served}"
+    );
+    assert!(counter(&served, "maskbus_rows_total", "role=\"producer\"") >= target_rows().await);
+    assert!(served.contains("maskbus_answer_seconds_bucket"), "{served}");
+    // A change on the source arrives with the next pass, and is counted.
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute("UPDATE customers SET last_name = 'Counted' WHERE id = 1")
+        .await
+        .unwrap();
+    wait_until("the change to be counted", || async {
+        http_get(consumer_port, "/metrics").is_some_and(|(_, t)| {
+            counter(&t, "maskbus_rows_total", "table=\"public.customers\"") == 61
+        })
+    })
+    .await;
+
+    // Health: ok while the target answers, 503 naming it (never its address) once it does not.
+    assert_eq!(http_get(consumer_port, "/health").unwrap().0, 200);
+    let admin = connect(&dbs.url("bus")).await;
+    let dst_name = dbs.url("dst").rsplit('/').next().unwrap().to_string();
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{dst_name}\" ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{dst_name}';"
+        ))
+        .await
+        .unwrap();
+    let (status, body) = http_get(consumer_port, "/health").unwrap();
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{dst_name}\" ALLOW_CONNECTIONS true"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("target"), "{body}");
+    assert!(
+        !body.contains("127.0.0.1") && !body.contains(&dst_name),
+        "{body}"
+    );
+    assert_eq!(http_get(producer_port, "/health").unwrap().0, 200);
+    assert_eq!(http_get(producer_port, "/nowhere").unwrap().0, 404);
+}

@@ -17,6 +17,7 @@ pub mod config;
 pub mod consumer;
 pub mod digest;
 mod hashes;
+mod health;
 pub mod page_rows;
 pub mod plan;
 pub mod policy;

@@ -255,9 +255,26 @@ impl Producer {
             }
             None => ("error", 0, String::new()),
         };
+        let error_code = match replies.first() {
+            Some(Reply::Error { error, .. }) => serde_json::to_value(error.code)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string)),
+            _ => None,
+        };
+        let pages = replies
+            .iter()
+            .filter(|r| matches!(r, Reply::Page(_)))
+            .count() as u64;
         self.reply(&reply_to, message.correlation_id.clone(), replies)
             .await?;
         self.mailbox.ack(message.lease).await?;
+        let metrics = maskbus_telemetry::metrics();
+        metrics.reply(reply_kind, error_code.as_deref());
+        metrics.answered_in(started.elapsed().as_secs_f64());
+        if kind == "page" {
+            metrics.add_rows("producer", &entity, rows as u64);
+            metrics.add_pages("producer", pages);
+        }
         tracing::info!(
             tool = "query_masked",
             request = message.id,

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -38,6 +39,8 @@ pub struct ProducerConfig {
     pub slot: Option<String>,
     /// The subsets file (named subsets and virtual foreign keys), beside the policy.
     pub subsets: Option<PathBuf>,
+    /// Where to serve `/metrics` and `/health` while running; none when unset.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// How a consumer follows the source after its first copy.
@@ -97,6 +100,8 @@ pub struct ConsumerConfig {
     pub mode: SyncMode,
     /// The producer's subset this target holds (by name), or all of the source.
     pub subset: Option<String>,
+    /// Where to serve `/metrics` and `/health` while running; none when unset.
+    pub metrics_addr: Option<SocketAddr>,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -109,6 +114,14 @@ pub enum AgentConfig {
 }
 
 impl AgentConfig {
+    /// Where the agent serves `/metrics` and `/health`, if it does.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        match self {
+            AgentConfig::Producer(p) => p.metrics_addr,
+            AgentConfig::Consumer(c) => c.metrics_addr,
+        }
+    }
+
     pub fn role(&self) -> &'static str {
         match self {
             AgentConfig::Producer(_) => "producer",
@@ -227,6 +240,7 @@ pub const KEYS: &[Key] = &[
         "subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name",
     ),
     key("mode", "MASKBUS_MODE", Takes::Consumer, Kind::Text),
+    key("metrics_addr", "MASKBUS_METRICS_ADDR", Takes::Both, Kind::Text),
     key("subset", "MASKBUS_SUBSET", Takes::Consumer, Kind::Text),
     key(
         "producer_mailbox",
@@ -497,6 +511,15 @@ pub fn resolve(
             "mode = \"stream\" with workers = {workers}: one consumer applies a change stream, in commit order"
         )));
     }
+    let metrics_addr = match raw.text("metrics_addr") {
+        None => None,
+        Some(text) => Some(text.trim().parse::<SocketAddr>().map_err(|_| {
+            invalid(format!(
+                "metrics_addr = {:?}: give an address and a port, such as \"127.0.0.1:9187\"",
+                maskbus_pg::excerpt(&text, 64)
+            ))
+        })?),
+    };
     let subset = raw.text("subset");
     if let Some(name) = &subset {
         if !crate::protocol::is_plain_name(name) {
@@ -531,6 +554,7 @@ pub fn resolve(
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
             slot: raw.text("slot"),
             subsets: raw.text("subsets").map(PathBuf::from),
+            metrics_addr,
         }),
         _ => AgentConfig::Consumer(ConsumerConfig {
             bus_url: Secret(required("bus_url")?),
@@ -562,6 +586,7 @@ pub fn resolve(
             worker,
             mode,
             subset,
+            metrics_addr,
             init_target: false,
         }),
     })

@@ -114,6 +114,20 @@ pub struct PassReport {
 }
 
 impl PassReport {
+    /// Adds this finished pass to the process's metrics.
+    pub fn count(&self) {
+        let metrics = maskbus_telemetry::metrics();
+        for (entity, rows) in &self.rows {
+            metrics.add_rows("consumer", entity, *rows);
+        }
+        metrics.add_pages("consumer", self.pages);
+        metrics.pass_done(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        );
+    }
+
     /// Whether this pass synced `entity` (and still counts it as synced).
     pub fn synced(&self, entity: &str) -> bool {
         self.rows.iter().any(|(e, _)| e == entity)
@@ -244,6 +258,7 @@ impl Consumer {
             };
             transient_failures = 0;
             total += report.total_rows();
+            report.count();
             tracing::info!(
                 rows = report.total_rows(),
                 pages = report.pages,

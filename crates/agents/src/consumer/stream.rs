@@ -108,6 +108,7 @@ impl Consumer {
             let mut rows = 0;
             loop {
                 let report = self.sync_pass(stop).await?;
+                report.count();
                 rows += report.total_rows();
                 if !report.resumed {
                     let Some(until) = report.until else {
@@ -155,6 +156,7 @@ impl Consumer {
         }
         if report.transactions > 0 {
             tracing::info!(transactions = report.transactions, rows = report.rows, position = %batch.through, "changes applied");
+            maskbus_telemetry::metrics().applied(report.transactions, report.rows);
         }
         Ok(report)
     }

@@ -78,7 +78,20 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
             args.config.display()
         )
     })?;
-    match agent {
+    let agent = std::sync::Arc::new(agent);
+    if let Some(addr) = config.metrics_addr() {
+        // The listener's thread asks the agent on this runtime: the bus's depth at each scrape,
+        // the databases at each health check.
+        let runtime = tokio::runtime::Handle::current();
+        let (counted, checked, scrape) = (agent.clone(), agent.clone(), runtime.clone());
+        maskbus_telemetry::serve(
+            addr,
+            move || scrape.block_on(counted.count_bus()),
+            move || runtime.block_on(checked.health()),
+        )
+        .map_err(anyhow::Error::msg)?;
+    }
+    match &*agent {
         Agent::Producer(producer) => {
             tracing::info!(mailbox = %producer.inbox, "producer serving");
             let served = producer.serve(shutdown_signal()).await?;

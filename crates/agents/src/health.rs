@@ -1,0 +1,54 @@
+//! What an agent's `/health` and `/metrics` read at request time: whether it reaches its
+//! databases (the producer its source and the bus, the consumer its target and the bus), and
+//! the bus's depth for its mailboxes.
+
+use crate::tools::Agent;
+use maskbus_mailbox::Mailbox;
+
+impl Agent {
+    fn bus(&self) -> &Mailbox {
+        match self {
+            Agent::Producer(p) => &p.mailbox,
+            Agent::Consumer(c) => &c.asker.mailbox,
+        }
+    }
+
+    /// `Ok` when the agent reaches every database it works with; else which it cannot reach
+    /// (by role, never by endpoint).
+    pub async fn health(&self) -> Result<(), String> {
+        let own = match self {
+            Agent::Producer(p) => p
+                .source
+                .ping()
+                .await
+                .map_err(|_| "the source cannot be reached".to_string()),
+            Agent::Consumer(c) => match c.writer.client().await {
+                Ok(client) => client
+                    .simple_query("SELECT 1")
+                    .await
+                    .map(|_| ())
+                    .map_err(|_| "the target does not answer".to_string()),
+                Err(_) => Err("the target cannot be reached".to_string()),
+            },
+        };
+        own?;
+        self.bus()
+            .stats()
+            .await
+            .map(|_| ())
+            .map_err(|_| "the bus cannot be reached".to_string())
+    }
+
+    /// Puts the bus's pending, leased and dead counts of this agent's mailboxes in the metrics.
+    pub async fn count_bus(&self) {
+        let ours: Vec<String> = match self {
+            Agent::Producer(p) => vec![p.inbox.clone()],
+            Agent::Consumer(c) => vec![c.config.mailbox.clone(), c.config.producer_mailbox.clone()],
+        };
+        if let Ok(stats) = self.bus().stats().await {
+            for m in stats.iter().filter(|m| ours.contains(&m.mailbox)) {
+                maskbus_telemetry::metrics().bus_depth(&m.mailbox, m.pending, m.leased, m.dead);
+            }
+        }
+    }
+}
