@@ -2,6 +2,8 @@
 //! `src/bin/` holds whole-system measurements that print every figure next to a baseline measured
 //! in the same run (these machines are noisy, so only ratios travel). `scripts/bench` runs them.
 
+pub mod chart;
+
 use futures_util::StreamExt;
 use maskbus_pg::Target;
 use std::time::{Duration, Instant};

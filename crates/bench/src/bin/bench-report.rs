@@ -1,6 +1,6 @@
 //! Reads the JSON lines the benchmarks printed (stdin) and prints the one table of
 //! `scripts/bench`: each figure, its baseline from the same run, the ratio and the goal. Writes
-//! them all to `target/bench/results.json`.
+//! them all to `target/bench/results.json`, and draws the ratios in `target/bench/ratios.svg`.
 
 use serde_json::{json, Value};
 use std::io::BufRead;
@@ -273,6 +273,24 @@ fn main() -> anyhow::Result<()> {
         );
     }
     std::fs::create_dir_all("target/bench")?;
+    // The same rows drawn: what BENCHMARKS.md embeds (copied to docs/ from a full run).
+    let bars: Vec<maskbus_bench::chart::Bar> = rows
+        .iter()
+        .filter_map(|row| {
+            Some(maskbus_bench::chart::Bar {
+                name: row.name.clone(),
+                ratio: row.ratio.filter(|r| r.is_finite() && *r > 0.0)?,
+                goal: row.goal.clone(),
+            })
+        })
+        .collect();
+    std::fs::write(
+        "target/bench/ratios.svg",
+        maskbus_bench::chart::ratio_chart(
+            "maskbus benchmarks: each figure against its baseline in the same run (log scale)",
+            &bars,
+        ),
+    )?;
     std::fs::write(
         "target/bench/results.json",
         serde_json::to_string_pretty(&json!({ "results": lines }))?,
