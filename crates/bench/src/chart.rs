@@ -55,7 +55,11 @@ pub fn ratio_chart(title: &str, bars: &[Bar]) -> String {
         let y = TOP + ROW * i as f64;
         let (one, end) = (x_of(1.0), x_of(bar.ratio));
         let (left, right) = if end >= one { (one, end) } else { (end, one) };
-        let fill = if bar.ratio >= 1.0 { "#4c8bf5" } else { "#f5a04c" };
+        let fill = if bar.ratio >= 1.0 {
+            "#4c8bf5"
+        } else {
+            "#f5a04c"
+        };
         svg.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n\
              <rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"/>\n\
