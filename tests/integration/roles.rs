@@ -124,6 +124,24 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
     let _producer = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     assert_target_is_masked_source(dbs).await;
+    // Status reads the target and asks the producer with the consumer's grants only.
+    let status = maskbus(&["status", "--config", &consumer]);
+    assert_eq!(status.code, 0, "{}{}", status.stdout, status.stderr);
+    // Subsets are planned, checked and counted with the reader's SELECT only.
+    let subsets = files.write(
+        "subsets.toml",
+        "[subsets.some]\nwhere = { customers = \"id <= 10\" }\n",
+    );
+    let planner = files.write(
+        "planner.toml",
+        &format!(
+            "{}subsets = \"{subsets}\"\n",
+            std::fs::read_to_string(&producer).unwrap()
+        ),
+    );
+    let plan = maskbus(&["subset", "plan", "--config", &planner]);
+    assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
+    assert!(plan.stdout.contains("public.customers"), "{}", plan.stdout);
 
     // CREATE on the target database is needed for the first run only.
     let dst_name = dbs

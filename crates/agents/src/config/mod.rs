@@ -26,6 +26,12 @@ impl fmt::Debug for Secret {
 pub const DEFAULT_PRODUCER_MAILBOX: &str = "maskbus.producer";
 pub const DEFAULT_CONSUMER_MAILBOX: &str = "maskbus.consumer";
 
+/// Where `maskbus status` takes the producer's replies for the consumer of `mailbox`: a mailbox
+/// of its own, so a running follower never takes them. `bus grant --consumer` gives both.
+pub fn status_mailbox(mailbox: &str) -> String {
+    format!("{mailbox}.status")
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProducerConfig {
     pub bus_url: Secret,

@@ -226,7 +226,7 @@ pub async fn status(
     }
     // The producer, asked on a reply mailbox of status's own.
     let mut asking = config.clone();
-    asking.mailbox = format!("{}.status", config.mailbox);
+    asking.mailbox = crate::config::status_mailbox(&config.mailbox);
     asking.request_timeout = (wait / 3).max(Duration::from_millis(200));
     let asker = Asker::new(mailbox, &asking).await?;
     match config.mode {

@@ -123,6 +123,11 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             for (role, part, owned) in parts {
                 let Some(role) = role else { continue };
                 mailbox.grant(&role, part, owned.as_deref()).await?;
+                // A consumer also owns the mailbox `maskbus status` takes its replies on.
+                if let (Some(owned), "consumer") = (&owned, part) {
+                    let status = maskbus_agents::config::status_mailbox(owned);
+                    mailbox.grant(&role, part, Some(&status)).await?;
+                }
                 match owned {
                     Some(owned) => println!("{role}: {part}, owns mailbox {owned}"),
                     None => println!("{role}: {part}"),
