@@ -143,14 +143,9 @@ async fn metrics_scraped_during_a_follow_run_count_the_rows_in_the_target_and_he
     let dbs = seeded("metrics", "60").await;
     let files = ConfigFiles::new("metrics");
     let (producer_port, consumer_port) = (free_port(), free_port());
-    let (producer, consumer) = write_agent_configs(
+    let (producer, consumer) = agent_configs_with(
         &files,
-        &AgentUrls {
-            producer_bus: dbs.url("bus"),
-            consumer_bus: dbs.url("bus"),
-            source: dbs.url("src"),
-            target: dbs.url("dst"),
-        },
+        &dbs,
         &format!("metrics_addr = \"127.0.0.1:{producer_port}\""),
         &format!("metrics_addr = \"127.0.0.1:{consumer_port}\"\nfollow_interval = \"200ms\""),
     );

@@ -72,14 +72,9 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
         &files,
         &format!("[subsets.one_state]\nwhere = {{ customers = \"{condition}\" }}\n"),
     );
-    let (producer, consumer) = write_agent_configs(
+    let (producer, consumer) = agent_configs_with(
         &files,
-        &AgentUrls {
-            producer_bus: dbs.url("bus"),
-            consumer_bus: dbs.url("bus"),
-            source: dbs.url("src"),
-            target: dbs.url("dst"),
-        },
+        &dbs,
         &format!("subsets = \"{subsets}\""),
         "subset = \"one_state\"",
     );
@@ -280,14 +275,9 @@ async fn a_bank_subset_by_fraction_picks_the_same_rows_every_run() {
         &files,
         "[subsets.tenth]\nfraction = { customers = 0.1 }\nseed = \"s-2026\"\n",
     );
-    let (producer, consumer) = write_agent_configs(
+    let (producer, consumer) = agent_configs_with(
         &files,
-        &AgentUrls {
-            producer_bus: dbs.url("bus"),
-            consumer_bus: dbs.url("bus"),
-            source: dbs.url("src"),
-            target: dbs.url("dst"),
-        },
+        &dbs,
         &format!("subsets = \"{subsets}\""),
         "subset = \"tenth\"",
     );

@@ -177,13 +177,23 @@ pub fn agent_configs(
     dbs: &TestDatabases,
     consumer_extra: &str,
 ) -> (String, String) {
+    agent_configs_with(files, dbs, "", consumer_extra)
+}
+
+/// [`agent_configs`] with extra lines in the producer's config too.
+pub fn agent_configs_with(
+    files: &ConfigFiles,
+    dbs: &TestDatabases,
+    producer_extra: &str,
+    consumer_extra: &str,
+) -> (String, String) {
     let urls = AgentUrls {
         producer_bus: dbs.url("bus"),
         consumer_bus: dbs.url("bus"),
         source: dbs.url("src"),
         target: dbs.url("dst"),
     };
-    write_agent_configs(files, &urls, "", consumer_extra)
+    write_agent_configs(files, &urls, producer_extra, consumer_extra)
 }
 
 /// Where each agent connects (the bus URLs differ when each agent is its own role).

@@ -26,6 +26,19 @@ pub fn spawn_agent(
 }
 
 /// SIGTERM to an agent, then waits for it (the producer finishes the request in flight).
+/// `maskbus ARGS` run to its end and timed (warnings only, stdout dropped); fails unless it
+/// exits 0.
+pub fn timed(maskbus: &str, args: &[&str]) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let status = std::process::Command::new(maskbus)
+        .args(args)
+        .env("MASKBUS_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    anyhow::ensure!(status.success(), "maskbus {} failed", args.join(" "));
+    Ok(started.elapsed())
+}
+
 pub fn stop_agent(mut agent: std::process::Child) -> anyhow::Result<()> {
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &agent.id().to_string()])

@@ -229,8 +229,8 @@ impl Closure {
     }
 }
 
-/// Adds to `set` what `more` finds from it until nothing new comes.
-fn grow(
+/// Adds to `set` what `more` finds from it until nothing new comes: a fixpoint over tables.
+pub fn grow(
     set: &mut std::collections::BTreeSet<usize>,
     more: impl Fn(&std::collections::BTreeSet<usize>) -> Vec<usize>,
 ) {

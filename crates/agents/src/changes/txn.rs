@@ -139,22 +139,14 @@ fn push(open: &mut Option<Transaction>, change: RowChange) {
 /// Whether the transaction with 32-bit id `xid` is visible in `snapshot` (committed before it
 /// was taken), widening the id to 64 bits against the snapshot's `xmax` (ids within 2^31 of it).
 pub fn visible_in(xid: u32, snapshot: &Snapshot) -> bool {
-    let mut parts = snapshot.0.splitn(3, ':');
-    let number = |t: Option<&str>| t.and_then(|t| t.parse::<u64>().ok());
-    let (Some(xmin), Some(xmax)) = (number(parts.next()), number(parts.next())) else {
+    let Some((xmin, xmax)) = snapshot.bounds() else {
         return false;
     };
-    let running = parts.next().unwrap_or("");
     let delta = xid.wrapping_sub(xmax as u32) as i32;
     let Some(xid) = xmax.checked_add_signed(i64::from(delta)) else {
         return false;
     };
-    xid < xmin
-        || (xid < xmax
-            && !running
-                .split(',')
-                .filter_map(|t| t.parse::<u64>().ok())
-                .any(|r| r == xid))
+    xid < xmin || (xid < xmax && !snapshot.running().any(|r| r == xid))
 }
 
 /// The values of `names` in a row of `relation`, `None` where the row has no usable value (a

@@ -39,36 +39,27 @@ impl Writer {
             .await
             .map_err(failed)?
             .get(0);
-        let held: Option<Option<String>> = client
+        let recorded: Option<Option<String>> = client
             .query_opt("SELECT subset FROM maskbus.target_subset", &[])
             .await
             .map_err(failed)?
             .map(|row| row.get(0));
-        let held = match held {
+        let held = match recorded {
             Some(held) if synced => held,
             // A target synced before subsets were recorded holds the whole source.
             None if synced => None,
-            _ => {
-                client
-                    .execute(
-                        "INSERT INTO maskbus.target_subset (subset) VALUES ($1)
-                         ON CONFLICT (only_row) DO UPDATE SET subset = EXCLUDED.subset, since = now()",
-                        &[&subset],
-                    )
-                    .await
-                    .map_err(failed)?;
-                subset.map(str::to_string)
-            }
+            _ => subset.map(str::to_string),
         };
-        if held.is_none() && synced {
-            client
-                .execute(
-                    "INSERT INTO maskbus.target_subset (subset) VALUES (NULL) ON CONFLICT DO NOTHING",
-                    &[],
-                )
-                .await
-                .map_err(failed)?;
-        }
+        client
+            .execute(
+                "INSERT INTO maskbus.target_subset (subset) VALUES ($1)
+                 ON CONFLICT (only_row) DO UPDATE SET subset = EXCLUDED.subset,
+                     since = CASE WHEN target_subset.subset IS NOT DISTINCT FROM EXCLUDED.subset
+                                  THEN target_subset.since ELSE now() END",
+                &[&held],
+            )
+            .await
+            .map_err(failed)?;
         match conflict(held.as_deref(), subset) {
             None => Ok(()),
             Some((held, asked)) => Err(ConsumerError::OtherSubset {

@@ -64,6 +64,24 @@ impl Snapshot {
             && number(xmax)
             && (xip.is_empty() || xip.split(',').all(number))
     }
+
+    /// `xmin` and `xmax`: every transaction below `xmin` is done, none from `xmax` on had
+    /// started. `None` for text that is not a snapshot.
+    pub fn bounds(&self) -> Option<(u64, u64)> {
+        let mut parts = self.0.splitn(3, ':');
+        let number = |t: Option<&str>| t.and_then(|t| t.parse::<u64>().ok());
+        Some((number(parts.next())?, number(parts.next())?))
+    }
+
+    /// The transactions still running when the snapshot was taken.
+    pub fn running(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0
+            .splitn(3, ':')
+            .nth(2)
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|t| t.parse::<u64>().ok())
+    }
 }
 
 impl<'de> Deserialize<'de> for Snapshot {

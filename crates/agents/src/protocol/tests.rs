@@ -156,3 +156,12 @@ fn a_page_reads_the_same_whatever_the_order_of_its_fields() {
     );
     assert!(ReceivedReply::from_body(&raw(&number_cell)).is_err());
 }
+
+#[test]
+fn a_snapshot_reads_its_bounds_and_running_transactions() {
+    let s = Snapshot("10:14:10,12".into());
+    assert_eq!(s.bounds(), Some((10, 14)));
+    assert_eq!(s.running().collect::<Vec<_>>(), [10, 12]);
+    assert_eq!(Snapshot("7:7:".into()).running().count(), 0);
+    assert_eq!(Snapshot("nonsense".into()).bounds(), None);
+}

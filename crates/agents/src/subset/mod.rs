@@ -34,7 +34,7 @@ mod run;
 pub use file::{Outside, SubsetDef, SubsetFile, SubsetFileError};
 pub use run::{check, plan_report, PlanReport, SubsetCount};
 
-use maskbus_pg::closure::{Closure, ClosureTable, Link, Pick, Root};
+use maskbus_pg::closure::{grow, Closure, ClosureTable, Link, Pick, Root};
 use maskbus_pg::{ForeignKey, KeyDef, TableRef};
 use std::collections::BTreeSet;
 
@@ -171,17 +171,6 @@ pub fn plan(
             .collect(),
         outside_rule: def.outside,
     })
-}
-
-/// Adds to `set` what `more` finds from it until nothing new comes.
-fn grow(set: &mut BTreeSet<usize>, more: impl Fn(&BTreeSet<usize>) -> Vec<usize>) {
-    loop {
-        let before = set.len();
-        set.extend(more(set));
-        if set.len() == before {
-            return;
-        }
-    }
 }
 
 impl SubsetDef {

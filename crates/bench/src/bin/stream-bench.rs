@@ -15,7 +15,7 @@
 use anyhow::Result;
 use clap::Parser;
 use futures_util::StreamExt;
-use maskbus_bench::{fresh_database, url_for};
+use maskbus_bench::{fresh_database, timed, url_for};
 use maskbus_pg::{apply_migrations, Target};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -37,18 +37,6 @@ struct Args {
 }
 
 const SLOT: &str = "maskbus_stream_bench";
-
-/// `maskbus ARGS`, timed; fails unless it exits 0.
-fn timed(maskbus: &str, args: &[&str]) -> Result<Duration> {
-    let started = Instant::now();
-    let status = std::process::Command::new(maskbus)
-        .args(args)
-        .env("MASKBUS_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .status()?;
-    anyhow::ensure!(status.success(), "maskbus {} failed", args.join(" "));
-    Ok(started.elapsed())
-}
 
 /// Reads every bank table of `db` once, as text, to nowhere.
 async fn read_all(db: &Target) -> Result<Duration> {

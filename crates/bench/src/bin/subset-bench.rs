@@ -7,10 +7,10 @@
 
 use anyhow::Result;
 use clap::Parser;
-use maskbus_bench::{fresh_database, url_for};
+use maskbus_bench::{fresh_database, timed, url_for};
 use maskbus_pg::apply_migrations;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Parser)]
 struct Args {
@@ -23,18 +23,6 @@ struct Args {
     profile: String,
     #[arg(long, default_value = "target/bench")]
     work: String,
-}
-
-/// `maskbus ARGS`, timed; fails unless it exits 0.
-fn timed(maskbus: &str, args: &[&str]) -> Result<Duration> {
-    let started = Instant::now();
-    let status = std::process::Command::new(maskbus)
-        .args(args)
-        .env("MASKBUS_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .status()?;
-    anyhow::ensure!(status.success(), "maskbus {} failed", args.join(" "));
-    Ok(started.elapsed())
 }
 
 const SOURCE: &str = "mbb_subset_source";
