@@ -17,6 +17,7 @@ mod mcp;
 mod operations;
 mod roles;
 mod scale;
+mod side_doors;
 mod stream;
 mod subset;
 mod subset_oracle;

@@ -33,6 +33,20 @@ impl From<Output> for Run {
     }
 }
 
+/// Runs the `maskbus` binary with `MASKBUS_*` settings of the caller's (the log level, say).
+pub fn maskbus_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_maskbus"));
+    command.args(args);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("MASKBUS_") {
+            command.env_remove(key);
+        }
+    }
+    command.env("MASKBUS_LOG", "warn");
+    command.envs(env.iter().copied());
+    command.output().expect("run maskbus").into()
+}
+
 /// Runs the `maskbus` binary built for these tests, without inheriting MASKBUS_* settings.
 pub fn maskbus(args: &[&str]) -> Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_maskbus"));
@@ -112,6 +126,26 @@ impl Background {
             .env("MASKBUS_LOG", "warn")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
+        Background {
+            child: command.spawn().expect("spawn maskbus"),
+        }
+    }
+
+    /// Like [`Background::spawn`], logging at debug level into the file `log` (tests read it
+    /// for what must never be logged).
+    pub fn spawn_logged(args: &[&str], log: &str) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_maskbus"));
+        command.args(args);
+        for (key, _) in std::env::vars() {
+            if key.starts_with("MASKBUS_") {
+                command.env_remove(key);
+            }
+        }
+        let file = std::fs::File::create(log).expect("create the log file");
+        command
+            .env("MASKBUS_LOG", "debug")
+            .stdout(std::process::Stdio::null())
+            .stderr(file);
         Background {
             child: command.spawn().expect("spawn maskbus"),
         }

@@ -39,7 +39,7 @@ impl Source {
             .await
         {
             Ok(reply) => vec![Reply::Hashes(reply)],
-            Err(Refusal(code, message)) => vec![Reply::error(code, message)],
+            Err(refusal) => vec![refusal.into_reply()],
         }
     }
 
@@ -54,7 +54,7 @@ impl Source {
         let shape = self.shape(entity).await?;
         let width = shape.key.columns.len();
         if after.iter().chain(&through).any(|k| k.len() != width) {
-            return Err(Refusal(
+            return Err(Refusal::new(
                 ErrorCode::Malformed,
                 format!("a key cursor of {} has {width} values", shape.table),
             ));
@@ -188,7 +188,7 @@ impl Source {
                 masker.mask_cells(&cells)
             })
             .collect::<Result<Vec<MaskedCells>, _>>()
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
+            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?;
         let rules = self.policy().entity(&entity);
         // Text and varchar print what they were given: only other types are cast.
         let cast: Vec<usize> = (0..shape.columns.len())

@@ -5,7 +5,7 @@
 //! parsed gets an error reply (or, with nowhere to reply to, goes to the dead letters with the
 //! reason); it is never dropped and never crashes the loop.
 
-use crate::protocol::{self, Reply, Request, VERSION};
+use crate::protocol::{self, ErrorCode, ErrorReply, Reply, Request, MAX_PENDING_REPLIES};
 use crate::source::{PageAsk, Source};
 use maskbus_mailbox::{body_of, Mailbox, MailboxError, Message};
 use std::future::Future;
@@ -54,10 +54,7 @@ async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
                 })
                 .await
         }
-        _ => vec![Reply::error(
-            protocol::ErrorCode::Malformed,
-            "expected a page request",
-        )],
+        _ => vec![Reply::error(ErrorReply::new(ErrorCode::Malformed))],
     }
 }
 
@@ -120,11 +117,11 @@ impl Producer {
     /// Answers one request body: one reply, or one per page asked for. Never panics.
     pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
         match protocol::parse_request(body) {
-            Err(error) => vec![Reply::Error { v: VERSION, error }],
+            Err(error) => vec![Reply::error(error)],
             Ok(Request::Entities { .. }) => {
                 let policy = self.source.policy();
                 vec![Reply::Entities {
-                    v: VERSION,
+                    v: protocol::VERSION,
                     entities: policy.entities().map(|(n, _)| n.to_string()).collect(),
                     keys: policy
                         .entities()
@@ -150,10 +147,7 @@ impl Producer {
                     let wait = std::time::Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
                     feed.answer(after, join, limit, wait).await
                 }
-                None => vec![Reply::error(
-                    protocol::ErrorCode::PolicyRefused,
-                    "this producer serves no change stream: name a replication slot in its config (slot = \"maskbus_...\"), or sync in watermark mode",
-                )],
+                None => vec![Reply::error(ErrorReply::new(ErrorCode::NoChangeStream))],
             },
             Ok(Request::Hashes {
                 entity,
@@ -178,13 +172,13 @@ impl Producer {
         replies: Vec<Reply>,
     ) -> Result<(), MailboxError> {
         let kind = replies.first().map_or("error", Reply::kind);
-        // Each reply is serialized once, straight into the text the bus stores.
+        // Each reply is serialized once, straight into the text the bus stores. A reply that
+        // cannot be encoded is answered by the closed error type, which always can be.
         let bodies = replies
             .iter()
             .filter_map(|reply| {
-                let body = body_of(reply).or_else(|e| {
-                    body_of(&serde_json::json!({"type": "error", "v": VERSION, "error": {"code": "unavailable", "message": format!("could not encode the reply: {e}")}}))
-                });
+                let body = body_of(reply)
+                    .or_else(|_| body_of(&Reply::error(ErrorReply::new(ErrorCode::Unavailable))));
                 Some((correlation_id.clone(), body.ok()?))
             })
             .collect();
@@ -212,9 +206,28 @@ impl Producer {
         // The mailbox checked the body is JSON; a request is small, read as a document.
         let request: serde_json::Value =
             serde_json::from_str(message.body.get()).unwrap_or(serde_json::Value::Null);
-        let replies = match protocol::parse_request(&request) {
-            Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
-            _ => self.answer(&request).await,
+        let parsed = protocol::parse_request(&request);
+        // A requester has a quota of replies pending on the bus: past it, one error reply
+        // instead of the pages asked for (the bus itself bounds how many requests it may send).
+        let asked = match &parsed {
+            Ok(Request::Page { pages, .. }) => i64::from(pages.unwrap_or(1)),
+            Ok(Request::Changes { .. }) => i64::from(protocol::MAX_PAGES_PER_REQUEST),
+            _ => 1,
+        };
+        let pending = self.mailbox.pending_to(&reply_to).await?;
+        let replies = if pending + asked > MAX_PENDING_REPLIES {
+            tracing::warn!(
+                request = message.id,
+                requester = %message.sender,
+                pending,
+                "refused a request over its requester's quota of pending replies"
+            );
+            vec![Reply::error(ErrorReply::new(ErrorCode::QuotaExceeded))]
+        } else {
+            match parsed {
+                Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
+                _ => self.answer(&request).await,
+            }
         };
         let reply_kind = replies.first().map_or("error", Reply::kind);
         let (kind, rows, entity) = match replies.first() {
@@ -250,15 +263,17 @@ impl Producer {
                 first.entity.clone(),
             ),
             Some(Reply::Error { error, .. }) => {
-                tracing::warn!(request = message.id, code = ?error.code, reason = %error.message, "request refused");
-                ("error", 0, String::new())
+                tracing::warn!(request = message.id, code = %error.code(), refused = %error, "request refused");
+                (
+                    "error",
+                    0,
+                    error.entity_name().unwrap_or_default().to_string(),
+                )
             }
             None => ("error", 0, String::new()),
         };
         let error_code = match replies.first() {
-            Some(Reply::Error { error, .. }) => serde_json::to_value(error.code)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string)),
+            Some(Reply::Error { error, .. }) => Some(error.code().name()),
             _ => None,
         };
         let pages = replies
@@ -269,7 +284,7 @@ impl Producer {
             .await?;
         self.mailbox.ack(message.lease).await?;
         let metrics = maskbus_telemetry::metrics();
-        metrics.reply(reply_kind, error_code.as_deref());
+        metrics.reply(reply_kind, error_code);
         metrics.answered_in(started.elapsed().as_secs_f64());
         if kind == "page" {
             metrics.add_rows("producer", &entity, rows as u64);

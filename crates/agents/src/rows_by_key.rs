@@ -23,7 +23,7 @@ impl Source {
                 match shape.types.get(column) {
                     Some(ty) if kept => lookup.push((column.clone(), ty.clone())),
                     _ => {
-                        return Err(Refusal(
+                        return Err(Refusal::new(
                             ErrorCode::PolicyRefused,
                             format!(
                             "{entity} rows can be looked up by its kept columns only, not by {}",
@@ -67,7 +67,7 @@ impl Source {
         .await;
         match result {
             Ok(page) => Reply::Page(page),
-            Err(Refusal(code, message)) => Reply::error(code, message),
+            Err(refusal) => refusal.into_reply(),
         }
     }
 }

@@ -11,7 +11,7 @@
 //! so it falls in the next window and is never skipped; a transaction open elsewhere on the
 //! server holds nothing back. Updates give a row a new xmin, so they are synced again too.
 
-use crate::protocol::{ErrorCode, KeyCursor, PageReply, Reply, Snapshot, VERSION};
+use crate::protocol::{ErrorCode, ErrorReply, KeyCursor, PageReply, Reply, Snapshot, VERSION};
 use crate::schema_check;
 use crate::subset::{Planned, SubsetFile};
 use maskbus_mask::{MaskedRow, Policy};
@@ -63,31 +63,61 @@ pub struct Source {
     planned: Mutex<HashMap<String, Arc<Planned>>>,
 }
 
-/// A failure that becomes an error reply.
-pub(crate) struct Refusal(pub ErrorCode, pub String);
+/// A failure that becomes an error reply: the closed [`ErrorReply`] that crosses the bus, and
+/// a sentence for the producer's own log (built from names and maskbus's own errors, whose
+/// texts never quote a value: `maskbus_pg::error_text` leaves the server's message out).
+pub(crate) struct Refusal(pub ErrorReply, pub String);
+
+impl Refusal {
+    pub(crate) fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Refusal(ErrorReply::new(code), detail.into())
+    }
+
+    /// The same refusal, naming the entity it concerns.
+    pub(crate) fn on(mut self, entity: &str) -> Self {
+        self.0 = self.0.entity(entity);
+        self
+    }
+
+    /// The same refusal, naming the subset it concerns.
+    pub(crate) fn subset(mut self, name: &str) -> Self {
+        self.0 = self.0.subset(name);
+        self
+    }
+
+    pub(crate) fn code(&self) -> ErrorCode {
+        self.0.code()
+    }
+
+    /// The reply that crosses the bus; the detail goes to the producer's log.
+    pub(crate) fn into_reply(self) -> Reply {
+        let Refusal(error, detail) = self;
+        tracing::warn!(code = %error.code(), refused = %error, %detail, "request refused");
+        Reply::error(error)
+    }
+}
 
 impl From<PgError> for Refusal {
-    /// Says what failed without the source's endpoint (the reply crosses the bus), and whether
-    /// asking again can help.
+    /// Says what failed without the source's endpoint or the server's text (the reply crosses
+    /// the bus), and whether asking again can help.
     fn from(e: PgError) -> Self {
-        match e {
+        let detail = match &e {
+            PgError::Query { action, reason, .. } => format!("{action}: {reason}"),
+            _ => "the producer cannot reach the source database".to_string(),
+        };
+        match &e {
             PgError::Query {
-                action,
-                reason,
                 transient: false,
+                sqlstate,
                 ..
-            } => Refusal(
-                ErrorCode::SourceFailed,
-                format!("the source refused {action}: {reason}"),
-            ),
-            PgError::Query { action, .. } => Refusal(
-                ErrorCode::Unavailable,
-                format!("the source failed while {action}; retry later"),
-            ),
-            PgError::Connect { .. } | PgError::BadUrl { .. } => Refusal(
-                ErrorCode::Unavailable,
-                "the producer cannot reach the source database; retry later".into(),
-            ),
+            } => {
+                let mut error = ErrorReply::new(ErrorCode::SourceFailed);
+                if let Some(code) = sqlstate {
+                    error = error.sqlstate(code.as_str());
+                }
+                Refusal(error, detail)
+            }
+            _ => Refusal::new(ErrorCode::Unavailable, detail),
         }
     }
 }
@@ -212,34 +242,34 @@ impl Source {
         }
         if self.policy.entity(&entity).is_none() {
             let known: Vec<_> = self.policy.entities().map(|(n, _)| n).collect();
-            return Err(Refusal(
+            return Err(Refusal::new(
                 ErrorCode::UnknownEntity,
-                format!(
-                    "unknown entity {entity:?}: the producer serves {}",
-                    known.join(", ")
-                ),
-            ));
+                format!("the producer serves {}", known.join(", ")),
+            )
+            .on(&entity));
         }
         let table = TableRef::parse(&entity);
         let client = self.client().await?;
         let info = maskbus_pg::catalog::table(&self.target, &client, &table)
-            .await?
+            .await
+            .map_err(|e| Refusal::from(e).on(&entity))?
             .ok_or_else(|| {
-                Refusal(
+                Refusal::new(
                     ErrorCode::PolicyRefused,
                     format!("the policy names {entity}, but the source has no such table"),
                 )
+                .on(&entity)
             })?;
+        let refused = |detail: String| Refusal::new(ErrorCode::PolicyRefused, detail).on(&entity);
         let key = info
             .key(self.policy.key_columns(&entity))
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
-        schema_check::key_is_kept(&self.policy, &entity, &key)
-            .map_err(|reason| Refusal(ErrorCode::PolicyRefused, reason))?;
+            .map_err(|e| refused(e.to_string()))?;
+        schema_check::key_is_kept(&self.policy, &entity, &key).map_err(refused)?;
         let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
         // Deny by default, checked once for the whole entity: a column without a rule refuses it.
         self.policy
             .masker(&entity, &columns)
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?;
+            .map_err(|e| refused(e.to_string()))?;
         let key_positions = key
             .columns
             .iter()
@@ -279,7 +309,9 @@ impl Source {
         Ok(self
             .policy
             .masker(&shape.table.to_string(), &shape.columns)
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?
+            .map_err(|e| {
+                Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&shape.table.to_string())
+            })?
             .with_widths(shape.widths.clone()))
     }
 
@@ -309,11 +341,9 @@ impl Source {
                         .collect(),
                 );
             }
-            masked.push(
-                masker
-                    .mask(values)
-                    .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?,
-            );
+            masked.push(masker.mask(values).map_err(|e| {
+                Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&shape.table.to_string())
+            })?);
         }
         Ok((masked, keys))
     }
@@ -323,7 +353,7 @@ impl Source {
     pub async fn page(&self, ask: PageAsk<'_>) -> Vec<Reply> {
         match self.try_pages(ask).await {
             Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
-            Err(Refusal(code, message)) => vec![Reply::error(code, message)],
+            Err(refusal) => vec![refusal.into_reply()],
         }
     }
 
@@ -343,14 +373,15 @@ impl Source {
             .as_ref()
             .is_some_and(|a| a.len() != shape.key.columns.len())
         {
-            return Err(Refusal(
+            return Err(Refusal::new(
                 ErrorCode::Malformed,
                 format!(
                     "the cursor has a value per key column: {} has {}",
                     shape.table,
                     shape.key.columns.len()
                 ),
-            ));
+            )
+            .on(&shape.table.to_string()));
         }
         let until = match until {
             Some(until) => until,
@@ -394,6 +425,7 @@ impl Source {
                     self.target
                         .query_error(format!("reading a page of {}", shape.table), &e),
                 )
+                .on(&shape.table.to_string())
             })?;
         let more_after_all = rows.len() > wanted;
         rows.truncate(wanted);
@@ -448,19 +480,21 @@ mod tests {
             role: "source",
             endpoint: target.endpoint(),
             action: "reading a page of public.customers".into(),
-            reason: "permission denied for table customers (42501)".into(),
+            reason: "permission denied (SQLSTATE 42501)".into(),
             transient: false,
+            sqlstate: maskbus_pg::Sqlstate::parse("42501"),
         };
-        let Refusal(code, message) = Refusal::from(permanent);
-        assert_eq!(code, ErrorCode::SourceFailed);
-        assert!(message.contains("permission denied"), "{message}");
-        let Refusal(code, message2) = Refusal::from(PgError::Connect {
+        let Refusal(error, _) = Refusal::from(permanent);
+        assert_eq!(error.code(), ErrorCode::SourceFailed);
+        assert_eq!(error.sqlstate_code(), Some("42501"));
+        let Refusal(error2, _) = Refusal::from(PgError::Connect {
             role: "source",
             endpoint: target.endpoint(),
             reason: "connection refused".into(),
         });
-        assert_eq!(code, ErrorCode::Unavailable);
-        for text in [message, message2] {
+        assert_eq!(error2.code(), ErrorCode::Unavailable);
+        for error in [error, error2] {
+            let text = serde_json::to_string(&error).unwrap();
             for secret in ["alice", "pw", "prod.internal", "6543"] {
                 assert!(!text.contains(secret), "{text}");
             }

@@ -286,7 +286,7 @@ impl Agent {
                     "after": args.after, "since": parse_horizon(args.since)?, "until": parse_horizon(args.until)?
                 });
                 match producer.answer(&body).await.into_iter().next() {
-                    Some(Reply::Error { error, .. }) => Err(failed(error.message)),
+                    Some(Reply::Error { error, .. }) => Err(failed(error.to_string())),
                     Some(reply) => serde_json::to_value(&reply).map_err(|e| failed(e.to_string())),
                     None => Err(failed("no reply".into())),
                 }

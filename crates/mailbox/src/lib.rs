@@ -71,4 +71,19 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0005_bodies_as_text.sql",
         sql: include_str!("../../../sql/bus/0005_bodies_as_text.sql"),
     },
+    Migration {
+        component: "bus",
+        name: "0006_side_doors.sql",
+        sql: include_str!("../../../sql/bus/0006_side_doors.sql"),
+    },
 ];
+
+/// The longest mailbox name (and `reply_to`) the bus accepts, in bytes (`mq.limits`, whose
+/// default this is; the agents check it before they send).
+pub const MAX_MAILBOX_NAME_BYTES: usize = 128;
+
+/// The longest correlation id the bus accepts, in bytes (`mq.limits`' default).
+pub const MAX_CORRELATION_ID_BYTES: usize = 128;
+
+/// The most messages one `mq.send` may carry for a role that is not a superuser.
+pub const MAX_MESSAGES_PER_SEND: usize = 256;

@@ -48,8 +48,10 @@ pub enum MailboxError {
     Pg(#[from] PgError),
     #[error("message {message_id}: the lease is stale (it expired and another receiver claimed the message, or it was already acked); the outcome was not recorded")]
     StaleLease { message_id: i64 },
-    #[error("mailbox name {0:?} is not usable: give 1 to 200 printable characters")]
+    #[error("mailbox name {0:?} is not usable: give 1 to {max} bytes of printable characters", max = crate::MAX_MAILBOX_NAME_BYTES)]
     BadMailboxName(String),
+    #[error("a correlation id has at most {max} bytes", max = crate::MAX_CORRELATION_ID_BYTES)]
+    BadCorrelationId,
     #[error("{0:?} is not a role name this bus can grant to")]
     BadRole(String),
 }
@@ -158,7 +160,9 @@ impl Drop for Mailbox {
 }
 
 fn check_mailbox_name(name: &str) -> Result<(), MailboxError> {
-    let ok = !name.is_empty() && name.chars().count() <= 200 && !name.chars().any(char::is_control);
+    let ok = !name.is_empty()
+        && name.len() <= crate::MAX_MAILBOX_NAME_BYTES
+        && !name.chars().any(char::is_control);
     if ok {
         Ok(())
     } else {
@@ -269,16 +273,52 @@ impl Mailbox {
         if let Some(reply_to) = reply_to {
             check_mailbox_name(reply_to)?;
         }
-        let (correlation_ids, bodies): (Vec<Option<String>>, Vec<&str>) =
-            messages.iter().map(|(c, b)| (c.clone(), b.get())).unzip();
-        let rows = self
-            .query_prepared(
-                "SELECT mq.send($1, $2, $3, $4, $5)",
-                &[&to, &kind, &correlation_ids, &reply_to, &bodies],
-                &format!("sending to mailbox {to}"),
-            )
-            .await?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        if messages.iter().any(|(c, _)| {
+            c.as_ref()
+                .is_some_and(|c| c.len() > crate::MAX_CORRELATION_ID_BYTES)
+        }) {
+            return Err(MailboxError::BadCorrelationId);
+        }
+        let action = format!("sending to mailbox {to}");
+        let send = "SELECT mq.send($1, $2, $3, $4, $5)";
+        if messages.len() <= crate::MAX_MESSAGES_PER_SEND {
+            let (correlation_ids, bodies): (Vec<Option<String>>, Vec<&str>) =
+                messages.iter().map(|(c, b)| (c.clone(), b.get())).unzip();
+            let rows = self
+                .query_prepared(
+                    send,
+                    &[&to, &kind, &correlation_ids, &reply_to, &bodies],
+                    &action,
+                )
+                .await?;
+            return Ok(rows.iter().map(|r| r.get(0)).collect());
+        }
+        // More than one send may carry (the replies to a very large source transaction): in
+        // chunks, all in one transaction, so the receiver sees all of them or none.
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(|e| self.error(&action, &e))?;
+        let statement = tx
+            .prepare(send)
+            .await
+            .map_err(|e| self.error(&action, &e))?;
+        let mut ids = Vec::with_capacity(messages.len());
+        for chunk in messages.chunks(crate::MAX_MESSAGES_PER_SEND) {
+            let (correlation_ids, bodies): (Vec<Option<String>>, Vec<&str>) =
+                chunk.iter().map(|(c, b)| (c.clone(), b.get())).unzip();
+            let rows = tx
+                .query(
+                    &statement,
+                    &[&to, &kind, &correlation_ids, &reply_to, &bodies],
+                )
+                .await
+                .map_err(|e| self.error(&action, &e))?;
+            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+        }
+        tx.commit().await.map_err(|e| self.error(&action, &e))?;
+        Ok(ids)
     }
 
     /// Claims up to `limit` visible messages of `mailbox` without waiting. A message whose body
@@ -547,6 +587,20 @@ impl Mailbox {
             kept_dead: row.get(4),
             audited_through: row.get(5),
         })
+    }
+
+    /// How many messages this session's role sent to `mailbox` that are still unacked: a
+    /// producer refuses a request whose replies would take its requester over its quota.
+    pub async fn pending_to(&self, mailbox: &str) -> Result<i64, MailboxError> {
+        check_mailbox_name(mailbox)?;
+        let rows = self
+            .query_prepared(
+                "SELECT mq.pending_to($1)",
+                &[&mailbox],
+                "counting the replies still pending",
+            )
+            .await?;
+        Ok(rows.first().map_or(0, |r| r.get(0)))
     }
 
     /// The role that owns `mailbox` on this bus, if one was granted it.

@@ -49,17 +49,48 @@ pub enum PgError {
         /// The connection broke or the server is shutting down or starting: trying again later
         /// may work. A constraint violation or a syntax error is not transient.
         transient: bool,
+        /// The server's SQLSTATE, when the server refused (not when maskbus did).
+        sqlstate: Option<Sqlstate>,
     },
 }
 
 impl PgError {
     /// Whether retrying after a pause may succeed (the server restarting, a dropped connection).
+    /// The server's SQLSTATE, when the server refused.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            PgError::Query {
+                sqlstate: Some(code),
+                ..
+            } => Some(code.as_str()),
+            _ => None,
+        }
+    }
+
     pub fn is_transient(&self) -> bool {
         match self {
             PgError::BadUrl { .. } => false,
             PgError::Connect { .. } => true,
             PgError::Query { transient, .. } => *transient,
         }
+    }
+}
+
+/// An SQLSTATE: five ASCII digits or capital letters, kept inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sqlstate([u8; 5]);
+
+impl Sqlstate {
+    pub fn parse(code: &str) -> Option<Self> {
+        let bytes: [u8; 5] = code.as_bytes().try_into().ok()?;
+        bytes
+            .iter()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+            .then_some(Sqlstate(bytes))
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or("XX000")
     }
 }
 
@@ -187,6 +218,7 @@ impl Target {
             action: action.into(),
             reason: error_text(e),
             transient: is_transient(e),
+            sqlstate: e.code().and_then(|c| Sqlstate::parse(c.code())),
         }
     }
 
@@ -199,15 +231,20 @@ impl Target {
             action: action.into(),
             reason: reason.into(),
             transient: false,
+            sqlstate: None,
         }
     }
 }
 
-/// One line that says what the server said: the SQLSTATE message for database errors, the I/O
-/// cause for connection errors. tokio-postgres' own Display stops at "db error".
+/// One line that says what failed, safe for any log, report or bus message: for a database error
+/// the SQLSTATE, its condition in words and the names of the objects the server reported
+/// (schema, table, column, constraint, type); for a connection error the I/O cause. **Never the
+/// server's message, detail or hint**: they quote values (`invalid input syntax for type bigint:
+/// "078-05-1120"`, `Key (ssn)=(...) already exists`). tokio-postgres' own Display prints them, so
+/// no maskbus crate formats a `tokio_postgres::Error` any other way than through here.
 pub fn error_text(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
-        return format!("{} ({})", db.message(), db.code().code());
+        return db_error_text(db);
     }
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
@@ -220,6 +257,110 @@ pub fn error_text(e: &tokio_postgres::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// The server error as [`error_text`] describes it. The bus's own refusals (raised by schema
+/// `mq`'s functions with `SCHEMA = 'mq'`, code 42501 or 54000) keep their sentence: it is the
+/// bus's text, naming roles and mailboxes only.
+pub fn db_error_text(db: &tokio_postgres::error::DbError) -> String {
+    let code = db.code().code();
+    if db.schema() == Some("mq")
+        && matches!(code, "42501" | "54000")
+        && (db.message().starts_with("permission denied on the bus: ")
+            || db.message().starts_with("over a limit of the bus: "))
+    {
+        return format!("{} ({code})", excerpt(db.message(), 300));
+    }
+    let mut text = format!("{} (SQLSTATE {code})", condition(code));
+    let mut objects = Vec::new();
+    match (db.schema(), db.table()) {
+        (Some(schema), Some(table)) => objects.push(format!("table {schema}.{table}")),
+        (None, Some(table)) => objects.push(format!("table {table}")),
+        (Some(schema), None) => objects.push(format!("schema {schema}")),
+        (None, None) => {}
+    }
+    if let Some(column) = db.column() {
+        objects.push(format!("column {column}"));
+    }
+    if let Some(constraint) = db.constraint() {
+        objects.push(format!("constraint {constraint}"));
+    }
+    if let Some(datatype) = db.datatype() {
+        objects.push(format!("type {datatype}"));
+    }
+    if !objects.is_empty() {
+        text.push_str(" on ");
+        text.push_str(&excerpt(&objects.join(", "), 300));
+    }
+    text
+}
+
+/// What an SQLSTATE means, in words that quote nothing. Unlisted codes are named by their class.
+pub fn condition(code: &str) -> &'static str {
+    match code {
+        "22P02" => "a value does not convert to the type asked for (invalid text representation)",
+        "22003" => "a number is out of range for its type",
+        "22001" => "a value is too long for its column",
+        "22007" | "22008" => "a date or time value is not valid",
+        "22012" => "division by zero",
+        "22023" => "an invalid parameter value",
+        "2201B" => "an invalid regular expression",
+        "22021" => "a character not valid in the database's encoding",
+        "22P05" => "a character that cannot be converted",
+        "23502" => "a NOT NULL constraint was violated",
+        "23503" => "a foreign key constraint was violated",
+        "23505" => "a unique constraint was violated",
+        "23514" => "a check constraint was violated",
+        "23P01" => "an exclusion constraint was violated",
+        "25006" => "the transaction is read only",
+        "25P02" => "the transaction was aborted by an earlier error",
+        "28000" => "the role may not log in this way (invalid authorization)",
+        "28P01" => "password authentication failed",
+        "3D000" => "the database does not exist",
+        "3F000" => "the schema does not exist",
+        "40001" => "a serialization failure (retry)",
+        "40P01" => "a deadlock was detected (retry)",
+        "42501" => "permission denied",
+        "42601" => "a syntax error",
+        "42702" => "a column reference is ambiguous",
+        "42703" => "a column does not exist",
+        "42704" => "an object does not exist",
+        "42710" => "an object already exists",
+        "42P07" => "a table already exists",
+        "42804" => "a type mismatch",
+        "42883" => "a function or operator does not exist",
+        "42P01" => "a table does not exist",
+        "53100" => "the server's disk is full",
+        "53200" => "the server is out of memory",
+        "53300" => "too many connections",
+        "54000" => "a program limit was exceeded",
+        "54001" => "a statement is too complex",
+        "55000" => "an object is not in the required state",
+        "55006" => "an object is in use",
+        "55P03" => "a lock is not available",
+        "57014" => "the statement was cancelled (a timeout or a request)",
+        "57P01" => "the server is shutting down (administrator command)",
+        "57P02" => "the server crashed",
+        "57P03" => "the server cannot accept connections now",
+        "58030" => "an I/O error on the server",
+        "P0001" => "an exception raised by a PL/pgSQL function",
+        "XX000" => "an internal error of the server",
+        _ => match code.get(..2) {
+            Some("08") => "a connection exception",
+            Some("22") => "a data exception",
+            Some("23") => "an integrity constraint was violated",
+            Some("28") => "an authorization failure",
+            Some("40") => "the transaction was rolled back",
+            Some("42") => "a syntax error or an access rule violation",
+            Some("53") => "the server is short of a resource",
+            Some("54") => "a program limit was exceeded",
+            Some("55") => "an object is not in the required state",
+            Some("57") => "operator intervention",
+            Some("58") => "a system error on the server",
+            Some("XX") => "an internal error of the server",
+            _ => "the server refused the statement",
+        },
+    }
 }
 
 /// At most `max` characters of `text`, control characters replaced by `?`, with `…` when cut:

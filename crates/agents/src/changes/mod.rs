@@ -109,12 +109,12 @@ impl ChangeFeed {
         .await;
         match outcome {
             Ok(replies) => replies.into_iter().map(Reply::Changes).collect(),
-            Err(Refusal(code, message)) => {
-                if code == ErrorCode::Unavailable {
+            Err(refusal) => {
+                if refusal.code() == ErrorCode::Unavailable {
                     // The connection may be what failed: the next request opens a new one.
                     *guard = None;
                 }
-                vec![Reply::error(code, message)]
+                vec![refusal.into_reply()]
             }
         }
     }
@@ -131,13 +131,14 @@ impl ChangeFeed {
         let unkeyed = slot::without_replica_identity(self.target(), client, &tables).await?;
         if !unkeyed.is_empty() {
             let names: Vec<String> = unkeyed.iter().map(ToString::to_string).collect();
-            return Err(Refusal(
-                ErrorCode::PolicyRefused,
-                format!(
-                    "the change stream cannot carry deletes of {}: no primary key or replica identity (publishing it would make DELETE on it fail in production). Give it a primary key or `ALTER TABLE ... REPLICA IDENTITY FULL`, or sync in watermark mode",
-                    names.join(", ")
-                ),
-            ));
+            let mut refusal = Refusal::new(
+                ErrorCode::NoReplicaIdentity,
+                format!("no replica identity on {}", names.join(", ")),
+            );
+            for name in &names {
+                refusal = refusal.on(name);
+            }
+            return Err(refusal);
         }
         self.slot.drop(self.target(), client).await?;
         let start = self.slot.create(self.target(), client, &tables).await?;
@@ -149,8 +150,7 @@ impl ChangeFeed {
     /// gone or already past it.
     async fn confirm(&self, client: &tokio_postgres::Client, after: Lsn) -> Result<(), Refusal> {
         let lost = |why: String| {
-            Refusal(
-                ErrorCode::StreamLost,
+            Refusal::new(ErrorCode::StreamLost,
                 format!("{why}: changes after {after} may be missing; the consumer starts the stream again"),
             )
         };
@@ -189,8 +189,8 @@ impl ChangeFeed {
         let peeked = self.slot.peek(self.target(), client, peek_limit).await?;
         let peek_time = started.elapsed();
         let whole = (peeked.len() as i32) < peek_limit;
-        let transactions =
-            txn::transactions(peeked).map_err(|reason| Refusal(ErrorCode::SourceFailed, reason))?;
+        let transactions = txn::transactions(peeked)
+            .map_err(|reason| Refusal::new(ErrorCode::SourceFailed, reason))?;
         let mut through = after;
         let mut sets_by_txn: Vec<(Lsn, Vec<ChangeSet>)> = Vec::new();
         let mut rows = 0usize;
@@ -268,7 +268,7 @@ impl ChangeFeed {
                             .policy()
                             .masker(&shape.table.to_string(), &shape.columns)
                             .and_then(|m| m.with_widths(shape.widths.clone()).mask(values))
-                            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))?
+                            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
                     };
                     add(&mut sets, shape, ChangeOp::Upsert, row);
                 }
@@ -306,12 +306,9 @@ impl ChangeFeed {
             let shape = self.source.shape(entity).await?;
             shapes.insert(entity.to_string(), shape);
         }
-        shapes.get(entity).ok_or_else(|| {
-            Refusal(
-                ErrorCode::Unavailable,
-                "an entity's shape went missing".into(),
-            )
-        })
+        shapes
+            .get(entity)
+            .ok_or_else(|| Refusal::new(ErrorCode::Unavailable, "an entity's shape went missing"))
     }
 
     /// A deleted row's key, through the masker (key columns are `keep`). A change that does not
@@ -323,8 +320,7 @@ impl ChangeFeed {
         values: Vec<Option<&str>>,
     ) -> Result<MaskedRow, Refusal> {
         if values.iter().any(Option::is_none) {
-            return Err(Refusal(
-                ErrorCode::PolicyRefused,
+            return Err(Refusal::new(ErrorCode::PolicyRefused,
                 format!(
                     "a delete of {entity} does not carry its key ({}): give the table REPLICA IDENTITY FULL, or a replica identity index on that key",
                     key.join(", ")
@@ -336,7 +332,7 @@ impl ChangeFeed {
             .policy()
             .masker(&entity, key)
             .and_then(|m| m.mask(values.into_iter().map(|v| v.map(String::from)).collect()))
-            .map_err(|e| Refusal(ErrorCode::PolicyRefused, e.to_string()))
+            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))
     }
 
     /// The row with this key as the source holds it now, masked; `None` if it is gone.
@@ -351,7 +347,10 @@ impl ChangeFeed {
         };
         match self.source.rows(entity, key, &[values]).await {
             Reply::Page(page) => Ok(page.rows.into_iter().next()),
-            Reply::Error { error, .. } => Err(Refusal(error.code, error.message)),
+            Reply::Error { error, .. } => Err(Refusal(
+                error,
+                format!("looking up a changed row of {entity} by key"),
+            )),
             _ => Ok(None),
         }
     }

@@ -4,7 +4,7 @@
 
 use super::ConsumerError;
 use crate::config::ConsumerConfig;
-use crate::protocol::{ErrorCode, ReceivedReply, Request};
+use crate::protocol::{ErrorCode, ErrorReply, ReceivedReply, Request};
 use maskbus_mailbox::{Mailbox, Outgoing};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -200,17 +200,16 @@ impl Asker {
             let replies = self.ask(request).await?;
             match replies.first() {
                 Some(ReceivedReply::Error { error, .. })
-                    if error.code == ErrorCode::Unavailable =>
+                    if error.code() == ErrorCode::Unavailable =>
                 {
-                    tracing::warn!(what, reason = %error.message, "producer unavailable; retrying in {wait:?}");
+                    tracing::warn!(what, refused = %error, "producer unavailable; retrying in {wait:?}");
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_secs(5));
                 }
                 Some(ReceivedReply::Error { error, .. }) => {
                     return Err(ConsumerError::Refused {
                         what: what.to_string(),
-                        code: error.code,
-                        message: error.message.clone(),
+                        error: error.clone(),
                     })
                 }
                 _ => return Ok(replies),
@@ -218,8 +217,7 @@ impl Asker {
         }
         Err(ConsumerError::Refused {
             what: what.to_string(),
-            code: ErrorCode::Unavailable,
-            message: "the producer stayed unavailable".into(),
+            error: ErrorReply::new(ErrorCode::Unavailable),
         })
     }
 }

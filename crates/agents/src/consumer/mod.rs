@@ -37,7 +37,7 @@ pub use pages::{EntityPlan, Skipped, SyncState};
 pub use writer::MIGRATIONS;
 
 use crate::config::ConsumerConfig;
-use crate::protocol::{ErrorCode, ReceivedReply, Request, VERSION};
+use crate::protocol::{ErrorReply, ReceivedReply, Request, VERSION};
 use client::Asker;
 use maskbus_mailbox::{Mailbox, MailboxError, Settings};
 use maskbus_pg::{PgError, Target};
@@ -52,12 +52,8 @@ pub enum ConsumerError {
     Pg(#[from] PgError),
     #[error(transparent)]
     Mailbox(#[from] MailboxError),
-    #[error("the producer refused {what}: {message} ({code:?})")]
-    Refused {
-        what: String,
-        code: ErrorCode,
-        message: String,
-    },
+    #[error("the producer refused {what}: {error}")]
+    Refused { what: String, error: ErrorReply },
     #[error("no reply from the producer at mailbox {mailbox} after {tries} tries of {timeout:?}: is `maskbus run` running with the producer config?")]
     NoReply {
         mailbox: String,

@@ -55,12 +55,10 @@ impl Consumer {
             let round = self.stream_round(&mut plans, wait, stop).await;
             let report = match round {
                 Ok(report) => report,
-                Err(ConsumerError::Refused {
-                    code: ErrorCode::StreamLost,
-                    message,
-                    ..
-                }) => {
-                    tracing::error!(reason = %message, "the change stream was lost; starting it again (deletes made meanwhile need `maskbus verify --repair`)");
+                Err(ConsumerError::Refused { error, .. })
+                    if error.code() == ErrorCode::StreamLost =>
+                {
+                    tracing::error!(refused = %error, "the change stream was lost; starting it again (deletes made meanwhile need `maskbus verify --repair`)");
                     self.writer.stream_forgotten().await?;
                     continue;
                 }

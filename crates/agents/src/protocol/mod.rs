@@ -9,8 +9,10 @@
 //! Nothing here touches a database. The producer builds its page replies only from
 //! `maskbus_mask::MaskedRow`s ([`PageReply`] holds nothing else).
 
+mod error;
 mod stream;
 
+pub use error::{ErrorCode, ErrorReply};
 use maskbus_mask::MaskedRow;
 pub use maskbus_pg::KeyCursor;
 use serde::{Deserialize, Serialize};
@@ -25,9 +27,11 @@ pub use stream::{
 /// refused with an error that says so.
 pub const VERSION: u32 = 2;
 
-/// The most columns a key (or a lookup) may have, and the longest text of one key value.
+/// The most columns a key (or a lookup) may have, and the longest text of one key value. A
+/// btree entry holds at most about 2.7 kB after compression, so no indexed key the source can
+/// hold is longer than this; `maskbus policy check` names a table whose key is.
 pub const MAX_KEY_COLUMNS: usize = 32;
-pub const MAX_KEY_VALUE_BYTES: usize = 8192;
+pub const MAX_KEY_VALUE_BYTES: usize = 1 << 20;
 
 /// The most rows one reply may carry.
 pub const MAX_PAGE_ROWS: u32 = 200;
@@ -36,6 +40,11 @@ pub const MAX_PAGE_ROWS: u32 = 200;
 /// consecutive pages at once to save round trips; each reply still carries at most
 /// [`MAX_PAGE_ROWS`] rows.
 pub const MAX_PAGES_PER_REQUEST: u32 = 64;
+
+/// The most replies a producer lets stand unacked in one requester's mailbox: a request whose
+/// replies would go over it gets one `quota_exceeded` error reply instead. A consumer acks each
+/// answer as it takes it, so it holds at most a few requests' pages at once.
+pub const MAX_PENDING_REPLIES: i64 = 2048;
 
 /// The most changed rows one change request may ask for (replies of at most [`MAX_PAGE_ROWS`]
 /// rows each; a transaction is never cut, so one larger than this still comes whole).
@@ -202,35 +211,6 @@ impl Request {
     }
 }
 
-/// Why a request could not be served. Codes are stable; messages are for people.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorReply {
-    pub code: ErrorCode,
-    pub message: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// Not JSON of a known request shape.
-    Malformed,
-    UnsupportedVersion,
-    UnknownEntity,
-    /// The producer defines no subset of that name.
-    UnknownSubset,
-    LimitTooLarge,
-    /// The entity cannot be served as configured (no rule for a column, unsupported key).
-    PolicyRefused,
-    /// The source refused the read for good (a missing table or column, a type that does not
-    /// cast, permission denied): asking again will not help.
-    SourceFailed,
-    /// The producer failed for now (database down, connection lost): retry later.
-    Unavailable,
-    /// The change stream cannot go on from the consumer's position (the slot is gone or has
-    /// moved past it): start it again.
-    StreamLost,
-}
-
 /// What the producer answers. Page replies are built from masked rows only.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -272,14 +252,9 @@ pub struct PageReply {
 }
 
 impl Reply {
-    pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
-        Reply::Error {
-            v: VERSION,
-            error: ErrorReply {
-                code,
-                message: message.into(),
-            },
-        }
+    /// An error reply: only ever an [`ErrorReply`], a closed type.
+    pub fn error(error: ErrorReply) -> Self {
+        Reply::Error { v: VERSION, error }
     }
 
     /// The message kind written on the bus.
@@ -370,12 +345,16 @@ fn one() -> u32 {
 /// A request names entities by the same names a policy may use: `table` or `schema.table`.
 pub use maskbus_mask::{is_entity_name, is_identifier};
 
-/// A key tuple within bounds: 1 to [`MAX_KEY_COLUMNS`] values of at most
-/// [`MAX_KEY_VALUE_BYTES`] each.
-fn key_fits(values: &[String]) -> bool {
-    !values.is_empty()
-        && values.len() <= MAX_KEY_COLUMNS
-        && values.iter().all(|v| v.len() <= MAX_KEY_VALUE_BYTES)
+/// What is wrong with a key tuple, if anything: it holds 1 to [`MAX_KEY_COLUMNS`] values
+/// (else malformed), each of at most [`MAX_KEY_VALUE_BYTES`] (else too long).
+fn key_problem(values: &[String]) -> Option<ErrorCode> {
+    if values.is_empty() || values.len() > MAX_KEY_COLUMNS {
+        Some(ErrorCode::Malformed)
+    } else if values.iter().any(|v| v.len() > MAX_KEY_VALUE_BYTES) {
+        Some(ErrorCode::KeyTooLong)
+    } else {
+        None
+    }
 }
 
 /// A subset's (or a seed's, or a virtual foreign key's) name: letters, digits, `_` and `-`, at
@@ -388,19 +367,12 @@ pub fn is_plain_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`].
+/// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`], which
+/// echoes nothing of the body but the entity's name.
 pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
-    let fail = |code, message: String| ErrorReply { code, message };
-    let request: Request = serde_json::from_value(body.clone()).map_err(|e| {
-        // serde quotes what it did not expect (an unknown field, of any size): echo a little.
-        fail(
-            ErrorCode::Malformed,
-            format!(
-                "not a maskbus request: {}",
-                maskbus_pg::excerpt(&e.to_string(), 160)
-            ),
-        )
-    })?;
+    let fail = ErrorReply::new;
+    let request: Request =
+        serde_json::from_value(body.clone()).map_err(|_| fail(ErrorCode::Malformed))?;
     let (v, entity) = match &request {
         Request::Entities { v } => (*v, None),
         Request::Changes { v, .. } => (*v, None),
@@ -409,20 +381,11 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         | Request::Hashes { v, entity, .. } => (*v, Some(entity)),
     };
     if v != VERSION {
-        return Err(fail(
-            ErrorCode::UnsupportedVersion,
-            format!(
-                "protocol version {v} is not supported; this producer speaks version {VERSION}: run the same maskbus release on both sides"
-            ),
-        ));
+        return Err(fail(ErrorCode::UnsupportedVersion));
     }
     if let Some(entity) = entity {
         if !is_entity_name(entity) {
-            return Err(fail(
-                ErrorCode::UnknownEntity,
-                "the entity is not a table name (table or schema.table; letters, digits, _)"
-                    .to_string(),
-            ));
+            return Err(fail(ErrorCode::UnknownEntity));
         }
     }
     let subset = match &request {
@@ -430,53 +393,54 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         _ => None,
     };
     if subset.is_some_and(|s| !is_plain_name(s)) {
-        return Err(fail(
-            ErrorCode::UnknownSubset,
-            "a subset is named by letters, digits, _ and - (at most 63)".to_string(),
-        ));
+        return Err(fail(ErrorCode::UnknownSubset));
     }
+    let entity = |e: ErrorCode| match entity {
+        Some(name) => fail(e).entity(name),
+        None => fail(e),
+    };
     match &request {
-        Request::Page { pages: Some(pages), .. } if *pages == 0 || *pages > MAX_PAGES_PER_REQUEST => Err(fail(
-            ErrorCode::LimitTooLarge,
-            format!("{pages} pages asked for; ask for 1 to {MAX_PAGES_PER_REQUEST} pages of at most {MAX_PAGE_ROWS} rows"),
-        )),
-        Request::Page { limit, .. } if *limit == 0 || *limit > MAX_PAGE_ROWS => Err(fail(
-            ErrorCode::LimitTooLarge,
-            format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows"),
-        )),
-        Request::Page { after: Some(after), .. } if !key_fits(after) => Err(fail(
-            ErrorCode::Malformed,
-            format!("a key cursor holds 1 to {MAX_KEY_COLUMNS} values of at most {MAX_KEY_VALUE_BYTES} bytes"),
-        )),
-        Request::Changes { limit, .. } if *limit == 0 || *limit > MAX_CHANGE_ROWS => Err(fail(
-            ErrorCode::LimitTooLarge,
-            format!("limit {limit} is outside 1..={MAX_CHANGE_ROWS} changed rows per request"),
-        )),
-        Request::Changes { wait_ms: Some(wait), .. } if *wait > MAX_CHANGE_WAIT_MS => Err(fail(
-            ErrorCode::LimitTooLarge,
-            format!("wait_ms {wait} is over {MAX_CHANGE_WAIT_MS}"),
-        )),
-        Request::Hashes { after, through, .. }
-            if after.iter().chain(through).any(|k| !key_fits(k)) =>
-        {
-            Err(fail(
-                ErrorCode::Malformed,
-                format!("a key cursor holds 1 to {MAX_KEY_COLUMNS} values of at most {MAX_KEY_VALUE_BYTES} bytes"),
-            ))
+        Request::Page {
+            pages: Some(pages), ..
+        } if *pages == 0 || *pages > MAX_PAGES_PER_REQUEST => Err(entity(ErrorCode::LimitTooLarge)),
+        Request::Page { limit, .. } if *limit == 0 || *limit > MAX_PAGE_ROWS => {
+            Err(entity(ErrorCode::LimitTooLarge))
         }
-        Request::Rows { keys, .. } if keys.is_empty() || keys.len() > MAX_PAGE_ROWS as usize => Err(fail(
-            ErrorCode::LimitTooLarge,
-            format!("{} keys requested; ask for 1 to {MAX_PAGE_ROWS}", keys.len()),
-        )),
+        Request::Page {
+            after: Some(after), ..
+        } if key_problem(after).is_some() => {
+            Err(entity(key_problem(after).unwrap_or(ErrorCode::Malformed)))
+        }
+        Request::Changes { limit, .. } if *limit == 0 || *limit > MAX_CHANGE_ROWS => {
+            Err(fail(ErrorCode::LimitTooLarge))
+        }
+        Request::Changes {
+            wait_ms: Some(wait),
+            ..
+        } if *wait > MAX_CHANGE_WAIT_MS => Err(fail(ErrorCode::LimitTooLarge)),
+        Request::Hashes { after, through, .. }
+            if after
+                .iter()
+                .chain(through)
+                .any(|k| key_problem(k).is_some()) =>
+        {
+            let code = after.iter().chain(through).find_map(|k| key_problem(k));
+            Err(entity(code.unwrap_or(ErrorCode::Malformed)))
+        }
+        Request::Rows { keys, .. } if keys.is_empty() || keys.len() > MAX_PAGE_ROWS as usize => {
+            Err(entity(ErrorCode::LimitTooLarge))
+        }
         Request::Rows { columns, keys, .. }
             if !columns.iter().all(|c| is_identifier(c))
-                || !key_fits(columns)
-                || keys.iter().any(|k| k.len() != columns.len() || !key_fits(k)) =>
+                || columns.is_empty()
+                || columns.len() > MAX_KEY_COLUMNS
+                || keys.iter().any(|k| k.len() != columns.len()) =>
         {
-            Err(fail(
-                ErrorCode::Malformed,
-                format!("a rows request names 1 to {MAX_KEY_COLUMNS} plain column names and, for each row, one value per column"),
-            ))
+            Err(entity(ErrorCode::Malformed))
+        }
+        Request::Rows { keys, .. } if keys.iter().any(|k| key_problem(k).is_some()) => {
+            let code = keys.iter().find_map(|k| key_problem(k));
+            Err(entity(code.unwrap_or(ErrorCode::Malformed)))
         }
         _ => Ok(request),
     }

@@ -47,8 +47,7 @@ async fn schema(
                 .is_some_and(|i| columns.iter().all(|c| i.column(c).is_some()))
         };
         if !has(&fk.table, &fk.columns) || !has(&fk.parent, &fk.parent_columns) {
-            return Err(Refusal(
-                ErrorCode::PolicyRefused,
+            return Err(Refusal::new(ErrorCode::PolicyRefused,
                 format!(
                     "virtual foreign key {}: {} ({}) -> {} ({}) names a table or column the source lacks",
                     fk.name,
@@ -105,12 +104,11 @@ impl Source {
     /// Subset `name` planned against the source, fixed at first use.
     pub(crate) async fn planned(&self, name: &str) -> Result<Arc<Planned>, Refusal> {
         let Some(file) = self.subsets() else {
-            return Err(Refusal(
+            return Err(Refusal::new(
                 ErrorCode::UnknownSubset,
-                format!(
-                    "unknown subset {name:?}: this producer defines no subsets (its `subsets` key)"
-                ),
-            ));
+                "this producer defines no subsets (its `subsets` key)",
+            )
+            .subset(name));
         };
         if let Some(planned) = self.planned_cache().lock().await.get(name) {
             return Ok(Arc::clone(planned));
@@ -118,8 +116,10 @@ impl Source {
         let client = self.client().await?;
         let (tables, fks) = schema(self.target(), &client, self.policy(), file).await?;
         let planned = Arc::new(plan(file, name, &tables, &fks).map_err(|e| match e {
-            super::SubsetError::Unknown { .. } => Refusal(ErrorCode::UnknownSubset, e.to_string()),
-            _ => Refusal(ErrorCode::PolicyRefused, e.to_string()),
+            super::SubsetError::Unknown { .. } => {
+                Refusal::new(ErrorCode::UnknownSubset, e.to_string()).subset(name)
+            }
+            _ => Refusal::new(ErrorCode::PolicyRefused, e.to_string()).subset(name),
         })?);
         self.planned_cache()
             .lock()

@@ -1,0 +1,513 @@
+//! The side doors of issue 25, tried as the attacker would: a participant shadowing the catalog
+//! to make itself superuser, a role outside the bus listening in, replies aimed at a mailbox
+//! nobody drains, a flood of requests, a 1 MB correlation id, and an error reply carrying the
+//! server's text (which quotes real values).
+
+use crate::roles::{configs, deployed, Deployment};
+use crate::support::*;
+use maskbus_pg::tokio_postgres::error::SqlState;
+
+/// Every catalog relation the bus's functions read, and every table of the bus by its bare
+/// name: what a participant would shadow with a temporary object.
+const SHADOWS: &[&str] = &[
+    "CREATE TEMP VIEW pg_roles AS SELECT session_user::name AS rolname, true AS rolsuper, \
+     0::oid AS oid",
+    "CREATE TEMP VIEW pg_authid AS SELECT session_user::name AS rolname, true AS rolsuper",
+    "CREATE TEMP VIEW pg_namespace AS SELECT 'mq'::name AS nspname",
+    "CREATE TEMP VIEW pg_proc AS SELECT 'x'::name AS proname",
+    "CREATE TEMP TABLE mailboxes (mailbox text, owner name)",
+    "CREATE TEMP TABLE duties (role name, duty text)",
+    "CREATE TEMP TABLE mail (id bigint, mailbox text, sender text, acked_at timestamptz)",
+    "CREATE TEMP TABLE messages (id bigint, mailbox text)",
+    "CREATE TEMP TABLE limits (max_pending_per_sender integer)",
+    "CREATE TEMP TABLE audit_state (scanned_through bigint)",
+];
+
+fn bus_name(dbs: &TestDatabases) -> String {
+    dbs.names()
+        .iter()
+        .find(|n| n.ends_with("_bus"))
+        .unwrap()
+        .clone()
+}
+
+async fn expect_refused(client: &maskbus_pg::tokio_postgres::Client, sql: &str, code: &SqlState) {
+    let error = client
+        .batch_execute(sql)
+        .await
+        .expect_err(&format!("must be refused: {sql}"));
+    assert_eq!(
+        error.code(),
+        Some(code),
+        "{sql}: {}",
+        maskbus_pg::error_text(&error)
+    );
+}
+
+#[tokio::test]
+async fn no_participant_shadows_the_catalog_and_no_outsider_reaches_the_channel() {
+    let deployment = deployed("shadow", "5", &["intruder", "outsider"]).await;
+    let Deployment { dbs, roles } = &deployment;
+    maskbus(&[
+        "bus",
+        "grant",
+        "--bus",
+        &dbs.url("bus"),
+        "--consumer",
+        roles.name("intruder"),
+        "--consumer-mailbox",
+        "intruder.box",
+    ])
+    .success();
+    // A request of the real consumer's, pending in the producer's mailbox: what the attacker wants.
+    let consumer = connect(&roles.url_as(&dbs.url("bus"), "consumer")).await;
+    consumer
+        .execute(
+            "SELECT mq.send('maskbus.producer', 'request', ARRAY['c1'], 'maskbus.consumer', ARRAY['{}'])",
+            &[],
+        )
+        .await
+        .unwrap();
+
+    // No participant may create a temporary object on the bus at all.
+    for label in ["producer", "consumer", "auditor", "operator", "intruder"] {
+        let client = connect(&roles.url_as(&dbs.url("bus"), label)).await;
+        expect_refused(&client, SHADOWS[0], &SqlState::INSUFFICIENT_PRIVILEGE).await;
+    }
+
+    // And should a DBA give TEMP back by mistake, the shadows change nothing: pg_temp is
+    // searched last and the catalogs are schema-qualified.
+    connect(&dbs.url("bus"))
+        .await
+        .batch_execute(&format!(
+            "GRANT TEMPORARY ON DATABASE \"{}\" TO {}",
+            bus_name(dbs),
+            roles.name("intruder")
+        ))
+        .await
+        .unwrap();
+    let intruder = connect(&roles.url_as(&dbs.url("bus"), "intruder")).await;
+    for shadow in SHADOWS {
+        intruder.batch_execute(shadow).await.unwrap();
+    }
+    intruder
+        .batch_execute(&format!(
+            "INSERT INTO pg_temp.mailboxes VALUES ('maskbus.producer', '{0}');
+             INSERT INTO pg_temp.duties VALUES ('{0}', 'auditor'), ('{0}', 'operator')",
+            roles.name("intruder")
+        ))
+        .await
+        .unwrap();
+    let denied = SqlState::INSUFFICIENT_PRIVILEGE;
+    for door in [
+        "SELECT * FROM mq.claim('maskbus.producer', 10, 30, 5)",
+        "SELECT * FROM mq.claim('maskbus.consumer', 10, 30, 5)",
+        "SELECT mq.record_audit(1000000)",
+        "SELECT mq.audit_horizon()",
+        "SELECT * FROM mq.purge(0, true)",
+        "SELECT mq.redrive('maskbus.consumer')",
+        "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'maskbus.consumer', ARRAY['{}'])",
+        "SELECT mq.grant_participant(session_user, 'auditor')",
+        "SELECT count(*) FROM mq.mail",
+    ] {
+        expect_refused(&intruder, door, &denied).await;
+    }
+    // The consumer's request is still pending, unclaimed.
+    let pending: i64 = connect(&dbs.url("bus"))
+        .await
+        .query_one(
+            "SELECT count(*) FROM mq.messages WHERE mailbox = 'maskbus.producer' AND attempts = 0",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pending, 1, "the intruder claimed the producer's request");
+
+    // A role outside the bus cannot connect, so it can neither LISTEN nor NOTIFY there.
+    let outside = maskbus_pg::tokio_postgres::connect(
+        &roles.url_as(&dbs.url("bus"), "outsider"),
+        maskbus_pg::tokio_postgres::NoTls,
+    )
+    .await
+    .err()
+    .expect("an outsider must not connect to the bus");
+    assert_eq!(outside.code(), Some(&denied));
+}
+
+#[tokio::test]
+async fn the_bus_bounds_names_ids_reply_addresses_and_volume_per_sender() {
+    let deployment = deployed("limits", "5", &["intruder"]).await;
+    let Deployment { dbs, roles } = &deployment;
+    maskbus(&[
+        "bus",
+        "grant",
+        "--bus",
+        &dbs.url("bus"),
+        "--consumer",
+        roles.name("intruder"),
+        "--consumer-mailbox",
+        "intruder.box",
+    ])
+    .success();
+    let intruder = connect(&roles.url_as(&dbs.url("bus"), "intruder")).await;
+    let limit = SqlState::PROGRAM_LIMIT_EXCEEDED;
+    let send = "SELECT mq.send($1, 'request', $2, $3, $4)";
+    let body = vec!["{}".to_string()];
+    // A 1 MB correlation id, a 1 MB mailbox name.
+    let huge = "x".repeat(1 << 20);
+    let error = intruder
+        .execute(
+            send,
+            &[
+                &"maskbus.producer",
+                &vec![huge.clone()],
+                &Some("intruder.box"),
+                &body,
+            ],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.code(),
+        Some(&limit),
+        "{}",
+        maskbus_pg::error_text(&error)
+    );
+    let error = intruder
+        .execute(send, &[&huge, &vec!["c".to_string()], &None::<&str>, &body])
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(&limit));
+    // Replies aimed at someone else's mailbox, or at a mailbox nobody owns.
+    for elsewhere in ["maskbus.consumer", "nobody.drains.this"] {
+        let error = intruder
+            .execute(
+                send,
+                &[
+                    &"maskbus.producer",
+                    &vec!["c".to_string()],
+                    &Some(elsewhere),
+                    &body,
+                ],
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE));
+        assert!(
+            maskbus_pg::error_text(&error).contains("replies may go only to a mailbox"),
+            "{}",
+            maskbus_pg::error_text(&error)
+        );
+    }
+    // More messages in one send than the bus takes.
+    let many: Vec<String> = (0..300).map(|n| format!("c{n}")).collect();
+    let bodies: Vec<String> = (0..300).map(|_| "{}".to_string()).collect();
+    let error = intruder
+        .execute(send, &[&"intruder.box", &many, &None::<&str>, &bodies])
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(&limit));
+    // A quota of unacked messages per sender (lowered here to keep the test small).
+    connect(&dbs.url("bus"))
+        .await
+        .batch_execute("UPDATE mq.limits SET max_pending_per_sender = 10")
+        .await
+        .unwrap();
+    let ten: Vec<String> = (0..10).map(|n| format!("c{n}")).collect();
+    let ten_bodies: Vec<String> = (0..10).map(|_| "{}".to_string()).collect();
+    intruder
+        .execute(send, &[&"intruder.box", &ten, &None::<&str>, &ten_bodies])
+        .await
+        .unwrap();
+    let error = intruder
+        .execute(send, &[&"intruder.box", &body, &None::<&str>, &body])
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(&limit));
+    assert!(maskbus_pg::error_text(&error).contains("unacked messages"));
+}
+
+#[tokio::test]
+async fn a_flood_of_page_requests_is_held_to_the_requesters_quota_of_replies() {
+    let deployment = deployed("flood", "40", &["intruder"]).await;
+    let Deployment { dbs, roles } = &deployment;
+    maskbus(&[
+        "bus",
+        "grant",
+        "--bus",
+        &dbs.url("bus"),
+        "--consumer",
+        roles.name("intruder"),
+        "--consumer-mailbox",
+        "intruder.box",
+    ])
+    .success();
+    let files = ConfigFiles::new("flood");
+    let (producer, _) = configs(&files, dbs, roles);
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    // 250 requests of 10 one-row pages each, in one send: 2,500 replies without a quota, and
+    // the intruder never claims them.
+    let request = serde_json::json!({
+        "type": "page", "v": maskbus_agents::protocol::VERSION, "entity": "public.customers",
+        "limit": 1, "pages": 10
+    })
+    .to_string();
+    let ids: Vec<String> = (0..250).map(|n| format!("flood-{n}")).collect();
+    let bodies: Vec<String> = (0..250).map(|_| request.clone()).collect();
+    let intruder = connect(&roles.url_as(&dbs.url("bus"), "intruder")).await;
+    intruder
+        .execute(
+            "SELECT mq.send('maskbus.producer', 'request', $1, 'intruder.box', $2)",
+            &[&ids, &bodies],
+        )
+        .await
+        .unwrap();
+    let bus = connect(&dbs.url("bus")).await;
+    wait_until("the producer to answer the flood", || async {
+        let left: i64 = bus
+            .query_one(
+                "SELECT count(*) FROM mq.mail WHERE mailbox = 'maskbus.producer' AND acked_at IS NULL",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        left == 0
+    })
+    .await;
+    let (pages, quota_errors): (i64, i64) = {
+        let row = bus
+            .query_one(
+                "SELECT count(*) FILTER (WHERE kind = 'page'),
+                        count(*) FILTER (WHERE kind = 'error' AND body::jsonb #>> '{error,code}' = 'quota_exceeded')
+                   FROM mq.mail WHERE mailbox = 'intruder.box'",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    let quota = maskbus_agents::protocol::MAX_PENDING_REPLIES;
+    assert!(pages <= quota, "{pages} page replies stand unacked");
+    assert!(quota_errors > 0, "no request was refused over the quota");
+    assert_eq!(
+        pages / 10 + quota_errors,
+        250,
+        "every request got an answer"
+    );
+}
+
+/// Whether `text` holds the SSN `ssn` (`AAA-GG-SSSS`) written with any separators of up to three
+/// characters between its groups, or none.
+fn holds_ssn(text: &str, ssn: &str) -> bool {
+    let groups: Vec<&str> = ssn.split('-').collect();
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(groups[0]) {
+        let start = from + at;
+        let mut pos = start + groups[0].len();
+        let mut all = true;
+        for group in &groups[1..] {
+            let mut found = false;
+            for gap in 0..=3 {
+                let at = pos + gap;
+                let between_ok = bytes[pos..(at).min(bytes.len())]
+                    .iter()
+                    .all(|b| !b.is_ascii_digit());
+                if between_ok && text.get(at..).is_some_and(|rest| rest.starts_with(group)) {
+                    pos = at + group.len();
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                all = false;
+                break;
+            }
+        }
+        if all {
+            return true;
+        }
+        from = start + 1;
+    }
+    false
+}
+
+#[tokio::test]
+async fn an_error_on_a_row_holding_a_real_ssn_carries_no_value_to_the_bus_or_either_log() {
+    let dbs = seeded("errleak", "20").await;
+    let src = connect(&dbs.url("src")).await;
+    // A real-looking SSN, issued-shaped, on one customer.
+    src.batch_execute(
+        "UPDATE customers SET ssn = '219-09-9999' WHERE id = (SELECT min(id) FROM customers)",
+    )
+    .await
+    .unwrap();
+    let files = ConfigFiles::new("errleak");
+    // A subset condition that fails at run time on the first row it casts: the server's message
+    // quotes the value (`invalid input syntax for type bigint: "219-09-9999"`).
+    let subsets = files.write(
+        "subsets.toml",
+        "[subsets.broken]\nwhere = { customers = \"ssn::bigint > 0\" }\n",
+    );
+    let (producer, consumer) = agent_configs_with(
+        &files,
+        &dbs,
+        &format!("subsets = \"{subsets}\"\n"),
+        "subset = \"broken\"\n",
+    );
+    let producer_log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &producer_log);
+    let run = maskbus_with_env(
+        &["run", "--config", &consumer, "--once"],
+        &[("MASKBUS_LOG", "debug")],
+    );
+    assert_ne!(run.code, 0, "the sync cannot succeed: {}", run.stderr);
+    producer_run.kill9();
+    let producer_text = std::fs::read_to_string(&producer_log).unwrap();
+    assert!(
+        producer_text.contains("22P02"),
+        "the producer's log names the SQLSTATE: {producer_text}"
+    );
+    let ssns: Vec<String> = src
+        .query("SELECT ssn FROM customers", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect();
+    let bus = connect(&dbs.url("bus")).await;
+    let bus_text: String = bus
+        .query_one(
+            "SELECT coalesce(string_agg(concat_ws(' ', body, last_error, correlation_id), ' '), '')
+               FROM mq.mail",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let dead_text: String = bus
+        .query_one(
+            "SELECT coalesce(string_agg(concat_ws(' ', body, error), ' '), '') FROM mq.dead_letters",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(bus_text.contains("source_failed"), "{bus_text}");
+    for (what, text) in [
+        ("the bus", &bus_text),
+        ("the dead letters", &dead_text),
+        ("the producer's log", &producer_text),
+        ("the consumer's log", &run.stderr),
+    ] {
+        for ssn in &ssns {
+            assert!(!holds_ssn(text, ssn), "{what} holds the SSN {ssn}");
+        }
+    }
+}
+
+/// The `|` of a Markdown table row that are not backslash-escaped.
+fn unescaped_pipes(line: &str) -> usize {
+    let mut count = 0;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => count += 1,
+            _ => escaped = false,
+        }
+    }
+    count
+}
+
+#[tokio::test]
+async fn hostile_table_and_column_names_write_no_policy_line_and_break_no_table() {
+    let dbs = TestDatabases::create("hostile_names", &["src"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(
+        r#"CREATE SCHEMA hr;
+           CREATE TABLE hr.employees (id int PRIMARY KEY, full_name text);
+           CREATE TABLE people (id int PRIMARY KEY, name text);
+           CREATE TABLE "x
+[hr.employees]
+id=""keep""
+full_name=""keep""" (id int PRIMARY KEY);
+           CREATE TABLE "odd#table" (id int PRIMARY KEY);
+           CREATE TABLE shapes (id int PRIMARY KEY, "a#b" text, "c=d" text, "e[f]" text, "g""h" text,
+                                "line
+break" text, "pipe|cell" text);
+           CREATE TABLE maskbus (id int PRIMARY KEY);
+           INSERT INTO people VALUES (1, 'a');"#,
+    )
+    .await
+    .unwrap();
+    let files = ConfigFiles::new("hostile_names");
+    let out = files.write("policy.toml", "");
+    maskbus(&[
+        "policy",
+        "init",
+        "--source",
+        &dbs.url("src"),
+        "--output",
+        &out,
+    ])
+    .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    // The file parses, and holds exactly the sections the schema public has (writable ones).
+    let parsed: toml::Table = toml::from_str(&text).expect("policy init wrote valid TOML");
+    let sections: Vec<&str> = parsed.keys().map(String::as_str).collect();
+    assert_eq!(sections, ["people"], "{text}");
+    let people = parsed["people"].as_table().unwrap();
+    let columns: Vec<&str> = people.keys().map(String::as_str).collect();
+    assert_eq!(columns, ["id", "name"], "{text}");
+    // Each table left out is said in one comment line; no line of the file starts a section or
+    // a key but the ones parsed above.
+    for line in text.lines() {
+        let line = line.trim_start();
+        assert!(
+            line.is_empty()
+                || line.starts_with('#')
+                || line == "[people]"
+                || line.starts_with("id ")
+                || line.starts_with("name "),
+            "a line policy init did not mean to write: {line:?}\n{text}"
+        );
+    }
+    for hostile in [
+        "x\\u{a}[hr.employees]",
+        "odd#table",
+        "shapes",
+        "public.maskbus",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("# left out:") && l.contains(hostile)),
+            "{hostile} is not said to be left out:\n{text}"
+        );
+    }
+    // policy check of that file: every row of its Markdown table has its six cell borders.
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &out,
+    ]);
+    for line in check.stdout.lines().filter(|l| l.starts_with('|')) {
+        assert_eq!(
+            unescaped_pipes(line),
+            6,
+            "a broken row: {line:?}\n{}",
+            check.stdout
+        );
+    }
+    assert!(
+        check.stdout.contains("columns checked"),
+        "{}{}",
+        check.stdout,
+        check.stderr
+    );
+}
