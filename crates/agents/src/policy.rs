@@ -124,7 +124,7 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
     let mut skipped = Vec::new();
     for info in &tables {
         if !policy_init::writable(info) {
-            skipped.push(info.table.to_string());
+            skipped.push(info.table.clone());
             continue;
         }
         let key: HashSet<String> = match info.key(None) {
@@ -195,7 +195,8 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
         proposed.push((info.table.clone(), proposals));
     }
     // Check the proposal as policy check would; a column it still gets wrong takes the safe rule.
-    let mut text = policy_init::render(source.dbname(), &proposed, &keys);
+    let skipped: Vec<maskbus_pg::TableRef> = skipped;
+    let mut text = policy_init::render(source.dbname(), &proposed, &keys, &skipped);
     if let Ok(policy) = Policy::from_toml("policy init", &text) {
         let lines = crate::schema_check::check(&policy, &tables, &fks);
         let mut changed = false;
@@ -231,13 +232,8 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
             }
         }
         if changed {
-            text = policy_init::render(source.dbname(), &proposed, &keys);
+            text = policy_init::render(source.dbname(), &proposed, &keys, &skipped);
         }
-    }
-    for table in skipped {
-        text.push_str(&format!(
-            "\n# left out: {table}, whose name (or a column's) is not a plain identifier a policy can hold\n"
-        ));
     }
     Ok(text)
 }

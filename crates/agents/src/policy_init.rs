@@ -185,65 +185,126 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
 }
 
 /// The policy file for `tables` with their proposals, in table order, and the key columns
-/// proposed for tables that have no key of their own.
+/// proposed for tables that have no key of their own, written by `toml_edit` (keys and values
+/// quoted by the serializer; every comment made one line by [`maskbus_mask::escape::one_line`]),
+/// so no name of production can add a line, a key or a section. `left_out` are tables no
+/// policy can name, each said in a comment.
 pub fn render(
     source_name: &str,
     tables: &[(TableRef, Vec<Proposal>)],
     keys: &[(TableRef, Vec<String>)],
+    left_out: &[TableRef],
 ) -> String {
-    let mut out = format!(
-        "# A masking policy proposed by `maskbus policy init` from the schema of {source_name}.\n\
+    use maskbus_mask::escape::one_line;
+    use toml_edit::{DocumentMut, Item, Table, Value};
+    let mut header = format!(
+        "# A masking policy proposed by `maskbus policy init` from the schema of {}.\n\
          # Review every line: deny by default means each column is named; `keep` passes it as is.\n\
-         # The comments say why each rule was chosen (sample evidence is counts, never values).\n"
+         # The comments say why each rule was chosen (sample evidence is counts, never values).\n",
+        one_line(source_name)
     );
     let schemas: BTreeSet<&str> = tables.iter().map(|(t, _)| t.schema.as_str()).collect();
     if schemas
         .iter()
         .any(|s| *s != maskbus_pg::model::DEFAULT_SCHEMA)
     {
-        out.push_str("# Tables outside schema public are written [schema.table].\n");
+        header.push_str("# Tables outside schema public are written [\"schema.table\"].\n");
     }
+    let mut doc = DocumentMut::new();
+    let mut first = true;
     for (table, proposals) in tables {
-        out.push('\n');
-        if table.schema == maskbus_pg::model::DEFAULT_SCHEMA {
-            out.push_str(&format!("[{}]\n", table.name));
+        let mut section = Table::new();
+        let mut prefix = if first {
+            format!("{header}\n")
         } else {
-            out.push_str(&format!("[{}.{}]\n", table.schema, table.name));
-        }
+            "\n".to_string()
+        };
+        first = false;
         let width = proposals.iter().map(|p| p.column.len()).max().unwrap_or(0);
+        // Comments for columns without a rule go before the next line (or the next section).
+        let mut pending = String::new();
         for p in proposals {
             if p.rule.is_empty() {
-                out.push_str(&format!("# {}: {}\n", p.column, p.why));
+                pending.push_str(&format!(
+                    "# {}: {}\n",
+                    one_line(&p.column),
+                    one_line(&p.why)
+                ));
                 continue;
             }
-            let line = format!("{:<width$} = {}", p.column, p.rule);
+            // A rule is TOML text made by `propose`; anything else is written as a string.
+            let mut value: Value = p
+                .rule
+                .parse()
+                .unwrap_or_else(|_| Value::from(p.rule.as_str()));
+            let pad = width.saturating_sub(p.column.len()) + 1;
             if p.why.is_empty() {
-                out.push_str(&format!("{line}\n"));
+                value.decor_mut().set_suffix("");
             } else {
-                out.push_str(&format!(
-                    "{line:<width2$}  # {}\n",
-                    p.why,
-                    width2 = width + 30
-                ));
+                let shown = value.to_string().trim().len();
+                let gap = (width + 30).saturating_sub(width + 3 + shown) + 2;
+                value
+                    .decor_mut()
+                    .set_suffix(format!("{}# {}", " ".repeat(gap), one_line(&p.why)));
+            }
+            value.decor_mut().set_prefix(" ");
+            section.insert(&p.column, Item::Value(value));
+            if let Some(mut key) = section.key_mut(&p.column) {
+                key.leaf_decor_mut()
+                    .set_prefix(std::mem::take(&mut pending));
+                key.leaf_decor_mut().set_suffix(" ".repeat(pad));
             }
         }
+        section.decor_mut().set_prefix(prefix.split_off(0));
+        if !pending.is_empty() {
+            // No line follows in this section: the comments go right under its header.
+            section
+                .decor_mut()
+                .set_suffix(format!("\n{}", pending.trim_end_matches('\n')));
+        }
+        // `[orders]` for schema public, `["sales.orders"]` for the others: one top-level key per
+        // table, so no schema's name can meet a table's.
+        let name = if table.schema == maskbus_pg::model::DEFAULT_SCHEMA {
+            table.name.clone()
+        } else {
+            format!("{}.{}", table.schema, table.name)
+        };
+        doc.insert(&name, Item::Table(section));
     }
     if !keys.is_empty() {
-        out.push_str(
+        let mut section = Table::new();
+        section.decor_mut().set_prefix(
             "\n# Tables without a primary key or unique index: their NOT NULL columns are unique\n\
-             # today, so the sync pages by them. Add a unique constraint to keep it so.\n[maskbus.keys]\n",
+             # today, so the sync pages by them. Add a unique constraint to keep it so.\n",
         );
         for (table, columns) in keys {
-            let columns: Vec<String> = columns.iter().map(|c| format!("{c:?}")).collect();
-            out.push_str(&format!("\"{table}\" = [{}]\n", columns.join(", ")));
+            let list: toml_edit::Array = columns.iter().map(String::as_str).collect();
+            section.insert(&table.to_string(), toml_edit::value(list));
         }
+        let mut maskbus = Table::new();
+        maskbus.set_implicit(true);
+        maskbus.insert("keys", Item::Table(section));
+        doc.insert(maskbus_mask::policy::SETTINGS_SECTION, Item::Table(maskbus));
     }
-    out
+    let mut trailing = String::new();
+    for table in left_out {
+        trailing.push_str(&format!(
+            "\n# left out: {}, whose name (or a column's) is not a plain identifier a policy can hold\n",
+            one_line(&table.to_string())
+        ));
+    }
+    doc.set_trailing(trailing);
+    doc.to_string()
 }
 
-/// Whether every table's name can be written in a policy (plain identifiers only).
+/// Whether every table's name can be written in a policy: plain identifiers only, and not the
+/// policy's own settings section (`[maskbus]`, `[maskbus.keys]`).
 pub fn writable(table: &TableInfo) -> bool {
-    maskbus_mask::is_identifier(&table.table.schema)
+    let settings = maskbus_mask::policy::SETTINGS_SECTION;
+    let is_default = table.table.schema == maskbus_pg::model::DEFAULT_SCHEMA;
+    table.table.schema != settings
+        && !(is_default && table.table.name == settings)
+        && maskbus_mask::is_identifier(&table.table.schema)
         && maskbus_mask::is_identifier(&table.table.name)
         && table
             .columns
@@ -385,6 +446,7 @@ mod tests {
             "shop",
             &tables,
             &[(TableRef::parse("sales.orders"), vec!["id".to_string()])],
+            &[],
         );
         let policy = maskbus_mask::Policy::from_toml("init", &text).unwrap();
         assert_eq!(

@@ -204,18 +204,17 @@ pub fn tally(lines: &[Line]) -> (usize, usize) {
 
 /// A Markdown table of the verdicts and a summary line.
 pub fn render(policy_name: &str, lines: &[Line]) -> String {
-    let mut out = format!("policy check: {policy_name}\n\n");
+    let mut out = format!("policy check: {}\n\n", crate::escape::one_line(policy_name));
     out.push_str("| entity | column | type | rule | verdict |\n|---|---|---|---|---|\n");
     for line in lines {
+        let cell = crate::escape::markdown_cell;
         let verdict = match &line.verdict {
             Verdict::Ok => "ok".to_string(),
-            Verdict::Warning(text) => format!("warning: {text}"),
-            Verdict::Error(text) => format!("**ERROR**: {text}"),
+            Verdict::Warning(text) => format!("warning: {}", cell(text)),
+            Verdict::Error(text) => format!("**ERROR**: {}", cell(text)),
         };
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
-            line.entity, line.column, line.column_type, line.rule, verdict
-        ));
+        let cells = [&line.entity, &line.column, &line.column_type, &line.rule].map(|t| cell(t));
+        out.push_str(&format!("| {} | {verdict} |\n", cells.join(" | ")));
     }
     let (errors, warnings) = tally(lines);
     out.push_str(&format!(

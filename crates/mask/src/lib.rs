@@ -17,7 +17,9 @@
 //! - [`row`]: `Masker` and `MaskedRow`.
 //! - [`pseudonym`]: deterministic keyed fakes.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
+//! - [`escape`]: names of production in generated comments and Markdown, kept to one line.
 
+pub mod escape;
 pub mod fit;
 pub mod json;
 pub mod policy;
