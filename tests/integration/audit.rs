@@ -18,6 +18,8 @@ async fn a_real_sync_audits_clean_and_moves_the_audit_watermark() {
         &dbs.url("bus"),
         "--source",
         &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
         "--compare-sql",
     ])
     .success();
@@ -105,6 +107,8 @@ async fn planted_leaks_are_all_found_and_never_shown() {
         &bus,
         "--source",
         &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
         "--compare-sql",
         "--json",
     ]);
@@ -168,6 +172,8 @@ async fn planted_leaks_are_all_found_and_never_shown() {
         &bus,
         "--source",
         &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
         "--format",
         "markdown",
     ]);

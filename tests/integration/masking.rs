@@ -1,13 +1,21 @@
 //! The masking boundary against a real schema: `maskbus policy check`, and masked rows of a
 //! seeded bank going back into the same column types.
 
-use crate::support::{bank_databases, connect, maskbus};
+use crate::support::{bank_databases, connect, maskbus, BANK_POLICY_PATH};
 use maskbus_pii::{is_issuable_ssn_text, luhn_valid};
 
 #[tokio::test]
 async fn the_bank_policy_fits_the_bank_schema() {
     let dbs = bank_databases("policy_ok").await;
-    let run = maskbus(&["policy", "check", "--source", &dbs.url("src")]).success();
+    let run = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
+    ])
+    .success();
     assert!(
         run.stdout
             .contains("| public.customers | ssn | character varying(11) | ssn | ok |"),
@@ -33,7 +41,14 @@ async fn policy_check_flags_schema_drift_and_exits_1() {
     )
     .await
     .unwrap();
-    let run = maskbus(&["policy", "check", "--source", &dbs.url("src")]);
+    let run = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
+    ]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     for expected in [
         "| public.customers | passport | character varying(20) | - | **ERROR**: no rule",

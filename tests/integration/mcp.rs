@@ -336,6 +336,8 @@ async fn two_agents_over_mcp_move_masked_rows_and_the_wire_audits_clean() {
         &dbs.url("bus"),
         "--source",
         &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
     ])
     .success();
     assert!(

@@ -194,6 +194,8 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
         &roles.url_as(&dbs.url("bus"), "auditor"),
         "--source",
         &roles.url_as(&dbs.url("src"), "reader"),
+        "--policy",
+        BANK_POLICY_PATH,
     ])
     .success();
     assert!(audit.stdout.contains(": 0 findings"), "{}", audit.stdout);

@@ -249,6 +249,8 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
         "check",
         "--source",
         &dbs.url("src"),
+        "--policy",
+        BANK_POLICY_PATH,
         "--subsets",
         &subsets,
     ]);

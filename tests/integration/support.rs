@@ -203,7 +203,11 @@ impl Drop for ConfigFiles {
     }
 }
 
-pub const TEST_KEY: &str = "integration-test-key";
+/// The tests' pseudonym key: 32 bytes or more, like every configured key.
+pub const TEST_KEY: &str = "integration-test-key-0123456789-abcdef";
+
+/// The bank's policy, the demo's file.
+pub const BANK_POLICY_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");
 
 /// Producer and consumer configs for the three test databases.
 pub fn agent_configs(
@@ -246,10 +250,19 @@ pub fn write_agent_configs(
     producer_extra: &str,
     consumer_extra: &str,
 ) -> (String, String) {
+    // The bank's policy unless the test names its own.
+    let names_policy = producer_extra
+        .lines()
+        .any(|l| l.trim_start().starts_with("policy"));
+    let policy = if names_policy {
+        String::new()
+    } else {
+        format!("policy = \"{BANK_POLICY_PATH}\"\n")
+    };
     let producer = files.write(
         "producer.toml",
         &format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"{TEST_KEY}\"\n{producer_extra}\n",
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"{TEST_KEY}\"\n{policy}{producer_extra}\n",
             urls.producer_bus, urls.source
         ),
     );

@@ -13,22 +13,20 @@ pub enum PolicyLoadError {
     Read { path: String, reason: String },
     #[error(transparent)]
     Invalid(#[from] PolicyError),
+    #[error(transparent)]
+    WeakKey(#[from] maskbus_mask::WeakKey),
 }
 
-/// The policy at `path`, or the bank policy when there is none, with the pseudonym key if given.
-pub fn load(path: Option<&Path>, key: Option<&str>) -> Result<Policy, PolicyLoadError> {
-    let policy = match path {
-        None => Policy::bank()?,
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| PolicyLoadError::Read {
-                path: path.display().to_string(),
-                reason: e.to_string(),
-            })?;
-            Policy::from_toml(&path.display().to_string(), &text)?
-        }
-    };
+/// The policy at `path`, with the pseudonym key if given (refused when weak). There is no
+/// default: a policy nobody named is a policy nobody reviewed.
+pub fn load(path: &Path, key: Option<&str>) -> Result<Policy, PolicyLoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PolicyLoadError::Read {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let policy = Policy::from_toml(&path.display().to_string(), &text)?;
     Ok(match key {
-        Some(key) if !key.is_empty() => policy.with_key(PseudonymKey::new(key.as_bytes())),
+        Some(key) if !key.is_empty() => policy.with_key(PseudonymKey::from_config(key.as_bytes())?),
         _ => policy,
     })
 }

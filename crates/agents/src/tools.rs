@@ -430,7 +430,7 @@ struct EmptyArgs {}
 pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartError> {
     let fail = |e: &dyn std::fmt::Display| StartError(e.to_string());
     let policy = crate::policy::load(
-        config.policy.as_deref(),
+        &config.policy,
         config.pseudonym_key.as_ref().map(|k| k.0.as_str()),
     )
     .map_err(|e| fail(&e))?;

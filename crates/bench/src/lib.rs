@@ -4,6 +4,12 @@
 
 pub mod chart;
 
+/// The benchmarks' pseudonym key (32 bytes or more, like every configured key; not the demo's).
+pub const BENCH_KEY: &str = "bench-key-0123456789-abcdefghijklmnop";
+
+/// The bank's policy, the demo's file, which the benchmarks' producers serve.
+pub const BANK_POLICY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");
+
 use futures_util::StreamExt;
 use maskbus_pg::Target;
 use std::time::{Duration, Instant};

@@ -51,6 +51,9 @@ enum Command {
     /// Subsets defined on the producer: plan (rows per table, before anything moves).
     #[command(subcommand)]
     Subset(commands::subset::SubsetCommand),
+    /// Pseudonym keys: `key new` prints a random one for the producer's config.
+    #[command(subcommand)]
+    Key(commands::key::KeyCommand),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
             Command::Slot(command) => commands::slot::run(command).await,
             Command::Subset(command) => commands::subset::run(command).await,
             Command::Status(args) => commands::status::run(args).await,
+            Command::Key(command) => commands::key::run(command),
         }
     });
     match result {

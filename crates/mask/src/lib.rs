@@ -32,7 +32,7 @@ pub use policy::{
     is_entity_name, is_identifier, qualify, EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML,
     DEFAULT_SCHEMA,
 };
-pub use pseudonym::{PseudonymKey, PseudonymKind};
+pub use pseudonym::{PseudonymKey, PseudonymKind, WeakKey, MIN_KEY_BYTES};
 pub use row::{MaskedCells, MaskedRow, Masker};
 pub use rules::{Rule, RuleError};
 

@@ -10,8 +10,42 @@
 #[derive(Clone)]
 pub struct PseudonymKey([u8; 32]);
 
+/// The shortest pseudonym key a configuration may give: 32 bytes (a 2-letter key was recovered
+/// from one known pair in under a millisecond; `maskbus key new` prints a random one).
+pub const MIN_KEY_BYTES: usize = 32;
+
+/// The fewest distinct bytes a configured key must hold (`aaaa...` is long and guessable).
+pub const MIN_KEY_DISTINCT_BYTES: usize = 10;
+
+/// Why a configured key is refused. Never shows the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WeakKey {
+    #[error("the pseudonym key has {got} bytes; it needs at least {MIN_KEY_BYTES}: make one with `maskbus key new` and keep it secret")]
+    TooShort { got: usize },
+    #[error("the pseudonym key repeats a few characters ({distinct} distinct; at least {MIN_KEY_DISTINCT_BYTES}): make one with `maskbus key new`")]
+    TooPlain { distinct: usize },
+}
+
 impl PseudonymKey {
-    /// Derives a 32-byte key from any secret text (a passphrase or random bytes).
+    /// The key of a configuration: refused when shorter than [`MIN_KEY_BYTES`] or made of
+    /// fewer than [`MIN_KEY_DISTINCT_BYTES`] distinct bytes.
+    pub fn from_config(secret: &[u8]) -> Result<Self, WeakKey> {
+        if secret.len() < MIN_KEY_BYTES {
+            return Err(WeakKey::TooShort { got: secret.len() });
+        }
+        let mut seen = [false; 256];
+        for &b in secret {
+            seen[b as usize] = true;
+        }
+        let distinct = seen.iter().filter(|s| **s).count();
+        if distinct < MIN_KEY_DISTINCT_BYTES {
+            return Err(WeakKey::TooPlain { distinct });
+        }
+        Ok(Self::new(secret))
+    }
+
+    /// Derives a 32-byte key from any secret text (a passphrase or random bytes). Tests and
+    /// benchmarks only: a configured key goes through [`PseudonymKey::from_config`].
     pub fn new(secret: &[u8]) -> Self {
         Self(blake3::derive_key("maskbus 2026 pseudonym key v1", secret))
     }
@@ -266,6 +300,21 @@ const LAST_NAMES: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configured_keys_are_long_and_varied() {
+        assert!(matches!(
+            PseudonymKey::from_config(b"k"),
+            Err(WeakKey::TooShort { got: 1 })
+        ));
+        assert!(matches!(
+            PseudonymKey::from_config(&[b'a'; 64]),
+            Err(WeakKey::TooPlain { distinct: 1 })
+        ));
+        assert!(PseudonymKey::from_config(b"0123456789abcdefghijklmnopqrstuv").is_ok());
+        let shown = PseudonymKey::from_config(b"k").unwrap_err().to_string();
+        assert!(!shown.contains("\"k\""), "{shown}");
+    }
 
     #[test]
     fn same_input_and_key_same_fake_other_key_other_fake() {

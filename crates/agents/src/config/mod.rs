@@ -36,7 +36,8 @@ pub fn status_mailbox(mailbox: &str) -> String {
 pub struct ProducerConfig {
     pub bus_url: Secret,
     pub source_url: Secret,
-    pub policy: Option<PathBuf>,
+    /// The masking policy: required (no built-in default serves rules nobody reviewed).
+    pub policy: PathBuf,
     pub pseudonym_key: Option<Secret>,
     /// The mailbox the producer serves.
     pub mailbox: String,
@@ -550,11 +551,19 @@ pub fn resolve(
         "producer" => AgentConfig::Producer(ProducerConfig {
             bus_url: Secret(required("bus_url")?),
             source_url: Secret(required("source_url")?),
-            policy: raw.text("policy").map(PathBuf::from),
-            pseudonym_key: raw
-                .text("pseudonym_key")
-                .filter(|k| !k.is_empty())
-                .map(Secret),
+            policy: raw.text("policy").map(PathBuf::from).ok_or_else(|| {
+                invalid(
+                    "a producer needs `policy = \"FILE\"` (or MASKBUS_POLICY): the masking policy it serves by; `maskbus policy init` proposes one".to_string(),
+                )
+            })?,
+            pseudonym_key: match raw.text("pseudonym_key").filter(|k| !k.is_empty()) {
+                None => None,
+                Some(key) => {
+                    maskbus_mask::PseudonymKey::from_config(key.as_bytes())
+                        .map_err(|e| invalid(e.to_string()))?;
+                    Some(Secret(key))
+                }
+            },
             mailbox: raw
                 .text("mailbox")
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),

@@ -13,7 +13,7 @@ fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 fn a_producer_and_a_consumer() {
     let producer = parse(
         "p.toml",
-        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"",
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\npolicy = \"p\"",
     )
     .unwrap();
     let AgentConfig::Producer(p) = resolve("p.toml", producer, &env(&[])).unwrap() else {
@@ -153,7 +153,7 @@ fn every_key_is_overridden_by_its_variable_and_checked() {
 fn the_environment_overrides_the_file() {
     let raw = parse(
         "p.toml",
-        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"",
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\npolicy = \"p\"",
     )
     .unwrap();
     let AgentConfig::Producer(p) =
@@ -189,5 +189,32 @@ fn workers_are_numbered_within_their_count_and_get_their_own_mailbox() {
     assert_eq!(
         (c.workers, c.worker, c.mailbox.as_str()),
         (1, 1, "maskbus.consumer")
+    );
+}
+
+#[test]
+fn a_producer_needs_a_policy_and_a_strong_key() {
+    let producer = |extra: &str| {
+        let raw = parse(
+            "p.toml",
+            &format!("role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\n{extra}"),
+        )
+        .unwrap();
+        resolve("p.toml", raw, &env(&[]))
+    };
+    let missing = producer("").unwrap_err().to_string();
+    assert!(missing.contains("policy"), "{missing}");
+    for weak in ["k", "hunter2", "demo-key-not-a-secret", &"ab".repeat(20)] {
+        let refused = producer(&format!("policy = \"p\"\npseudonym_key = \"{weak}\""))
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("maskbus key new"), "{refused}");
+        assert!(
+            weak.len() < 4 || !refused.contains(weak),
+            "the key shows in: {refused}"
+        );
+    }
+    assert!(
+        producer("policy = \"p\"\npseudonym_key = \"0123456789abcdef0123456789abcdef\"").is_ok()
     );
 }

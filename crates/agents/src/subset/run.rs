@@ -216,7 +216,7 @@ pub async fn plan_report(
     )?;
     let file = SubsetFile::load(path).map_err(|e| e.to_string())?;
     let policy = crate::policy::load(
-        config.policy.as_deref(),
+        &config.policy,
         config.pseudonym_key.as_ref().map(|k| k.0.as_str()),
     )
     .map_err(|e| e.to_string())?;

@@ -16,6 +16,7 @@ use anyhow::Result;
 use clap::Parser;
 use futures_util::StreamExt;
 use maskbus_bench::{fresh_database, timed, url_for};
+use maskbus_bench::{BANK_POLICY, BENCH_KEY};
 use maskbus_pg::{apply_migrations, Target};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -180,7 +181,7 @@ async fn main() -> Result<()> {
     let producer = write(
         "stream-producer.toml",
         format!(
-            "role = \"producer\"\nbus_url = \"{bus_url}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\nslot = \"{SLOT}\"\n",
+            "role = \"producer\"\nbus_url = \"{bus_url}\"\nsource_url = \"{}\"\npolicy = \"{BANK_POLICY}\"\npseudonym_key = \"{BENCH_KEY}\"\nslot = \"{SLOT}\"\n",
             url_for(&args.url, "mbb_stream_source")
         ),
     )?;

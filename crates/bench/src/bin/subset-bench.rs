@@ -8,6 +8,7 @@
 use anyhow::Result;
 use clap::Parser;
 use maskbus_bench::{fresh_database, timed, url_for};
+use maskbus_bench::{BANK_POLICY, BENCH_KEY};
 use maskbus_pg::apply_migrations;
 use serde_json::json;
 use std::time::Duration;
@@ -47,7 +48,7 @@ async fn sync(
     let producer = write(
         &format!("subset-producer-{name}.toml"),
         format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\nsubsets = \"{subsets}\"\n",
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{BANK_POLICY}\"\npseudonym_key = \"{BENCH_KEY}\"\nsubsets = \"{subsets}\"\n",
             url_for(&args.url, &bus_db),
             url_for(&args.url, SOURCE)
         ),

@@ -17,6 +17,7 @@ use bytes::Bytes;
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use maskbus_bench::{fresh_database, url_for};
+use maskbus_bench::{BANK_POLICY, BENCH_KEY};
 use maskbus_pg::{apply_migrations, Target};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -160,7 +161,7 @@ async fn main() -> Result<()> {
         let agent_config =
             |file: &str, text: String| maskbus_bench::write_config(&args.work, file, text);
         let producer_config = agent_config("producer.toml", format!(
-            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npseudonym_key = \"bench\"\n",
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{BANK_POLICY}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
             url_for(&args.url, &bus_name), url_for(&args.url, "mbb_source")))?;
         let consumer_config = |target: &str, workers: u32, worker: u32| {
             agent_config(

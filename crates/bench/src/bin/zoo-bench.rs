@@ -12,6 +12,7 @@ use anyhow::Result;
 use bytes::Bytes;
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
+use maskbus_bench::BENCH_KEY;
 use maskbus_bench::{fresh_database, median, url_for};
 use maskbus_pg::{apply_migrations, TableRef, Target};
 use serde_json::json;
@@ -114,7 +115,7 @@ async fn main() -> Result<()> {
         std::fs::write(
             &producer_config,
             format!(
-                "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy_path}\"\npseudonym_key = \"bench\"\n",
+                "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy_path}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
                 url_for(&args.url, "mbz_bus"),
                 url_for(&args.url, "mbz_source")
             ),

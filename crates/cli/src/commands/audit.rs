@@ -52,7 +52,7 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
         match maskbus_agents::config::load(path)? {
             maskbus_agents::config::AgentConfig::Producer(producer) => {
                 source_url = source_url.or(Some(producer.source_url.0));
-                policy_path = policy_path.or(producer.policy);
+                policy_path = policy_path.or(Some(producer.policy));
             }
             maskbus_agents::config::AgentConfig::Consumer(_) => anyhow::bail!(
                 "--config {} is a consumer's: the audit takes the source and policy from the producer's config",
@@ -63,7 +63,12 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
     let exact = match &source_url {
         Some(url) => {
             let source = Target::parse("source", url)?;
-            let policy = maskbus_agents::policy::load(policy_path.as_deref(), None)?;
+            let policy_path = policy_path.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--source needs --policy (or --config with the producer's config): the policy says which source columns are sensitive"
+                )
+            })?;
+            let policy = maskbus_agents::policy::load(&policy_path, None)?;
             let (matcher, stats) = wire_audit::load_source_values(&source, &policy).await?;
             eprintln!(
                 "exact match: {} real values from {} columns of {} held as keyed hashes; left out {} unchanged by their rule, \

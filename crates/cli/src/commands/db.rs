@@ -34,9 +34,9 @@ pub struct StatusArgs {
     source: String,
     #[arg(long, env = "MASKBUS_TARGET_URL")]
     target: String,
-    /// The policy whose tables to count (default: the bank policy).
+    /// The policy whose tables to count (the demo's is policies/bank.toml).
     #[arg(long, env = "MASKBUS_POLICY")]
-    policy: Option<PathBuf>,
+    policy: PathBuf,
 }
 
 pub async fn run(command: DbCommand) -> Result<ExitCode> {
@@ -49,7 +49,7 @@ pub async fn run(command: DbCommand) -> Result<ExitCode> {
 async fn status(args: StatusArgs) -> Result<ExitCode> {
     let source = Target::parse("source", &args.source)?;
     let target = Target::parse("target", &args.target)?;
-    let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
+    let policy = maskbus_agents::policy::load(&args.policy, None)?;
     let (source_client, target_client) = (source.connect().await?, target.connect().await?);
     let tables: Vec<TableRef> = policy
         .entities()

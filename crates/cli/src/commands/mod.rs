@@ -5,6 +5,7 @@ pub mod audit;
 pub mod bank;
 pub mod bus;
 pub mod db;
+pub mod key;
 pub mod policy;
 pub mod seed;
 pub mod slot;

@@ -32,9 +32,9 @@ pub struct CheckArgs {
     /// The production database whose schema the policy must fit.
     #[arg(long, env = "MASKBUS_SOURCE_URL")]
     source: String,
-    /// A policy TOML file; the bank policy (policies/bank.toml) when left out.
+    /// The policy TOML file to check (the demo's is policies/bank.toml).
     #[arg(long, env = "MASKBUS_POLICY")]
-    policy: Option<PathBuf>,
+    policy: PathBuf,
     /// A subsets file to check with it: every subset planned over the policy's tables, every
     /// root condition planned by the server (nothing runs).
     #[arg(long, env = "MASKBUS_SUBSETS")]
@@ -67,7 +67,7 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
         }
         PolicyCommand::Check(args) => {
             let source = Target::parse("source", &args.source)?;
-            let policy = maskbus_agents::policy::load(args.policy.as_deref(), None)?;
+            let policy = maskbus_agents::policy::load(&args.policy, None)?;
             let lines = maskbus_agents::policy::check(&source, &policy).await?;
             print!("{}", maskbus_mask::fit::render(policy.name(), &lines));
             let (mut errors, _) = maskbus_mask::fit::tally(&lines);

@@ -1,0 +1,27 @@
+//! `maskbus key new`: a random pseudonym key, for the producer's `pseudonym_key` (or
+//! MASKBUS_PSEUDONYM_KEY). 32 bytes from the operating system's generator, printed as 64 hex
+//! digits; a configured key must have at least `maskbus_mask::MIN_KEY_BYTES` bytes.
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum KeyCommand {
+    /// Print a new random pseudonym key (64 hex digits) on standard output.
+    New,
+}
+
+pub fn run(command: KeyCommand) -> Result<ExitCode> {
+    match command {
+        KeyCommand::New => {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("drawing a random key from the operating system")?;
+            let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            println!("{key}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
