@@ -511,3 +511,126 @@ break" text, "pipe|cell" text);
         check.stderr
     );
 }
+
+const LARGE_SCHEMA: &str = "
+    CREATE TABLE blobs (id int PRIMARY KEY, body text);
+    CREATE TABLE longkeys (k text PRIMARY KEY, n int);
+    CREATE TABLE huge (id int PRIMARY KEY, body text);
+    CREATE TABLE unkeyed (k text NOT NULL, n int);";
+
+const LARGE_POLICY: &str = "
+[blobs]
+id = \"keep\"
+body = \"keep\"
+
+[longkeys]
+k = \"keep\"
+n = \"keep\"
+
+[huge]
+id = \"keep\"
+body = \"keep\"
+
+[unkeyed]
+k = \"keep\"
+n = \"keep\"
+
+[maskbus.keys]
+unkeyed = [\"k\"]
+";
+
+#[tokio::test]
+async fn legal_rows_of_any_size_and_long_keys_all_arrive_and_what_cannot_travel_never_exits_0() {
+    let dbs = TestDatabases::create("large", &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(LARGE_SCHEMA).await.unwrap();
+    connect(&dbs.url("dst"))
+        .await
+        .batch_execute(LARGE_SCHEMA)
+        .await
+        .unwrap();
+    // Ten 7 MB rows (73 MB in one page before), and 40 text keys of 9,600 bytes each (over
+    // the 8,192 a cursor carried before: 32 of 40 arrived, and the run exited 0).
+    src.batch_execute(
+        "INSERT INTO blobs SELECT i, repeat(md5(i::text), 229376) FROM generate_series(1, 10) i;
+         INSERT INTO longkeys SELECT repeat(md5(i::text), 300), i FROM generate_series(1, 40) i;
+         INSERT INTO unkeyed VALUES ('a', 1);",
+    )
+    .await
+    .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new("large");
+    let policy = files.write("policy.toml", LARGE_POLICY);
+    let (producer, consumer) = agent_configs_with(
+        &files,
+        &dbs,
+        &format!("policy = \"{policy}\""),
+        "page_size = 200\npages_per_request = 32",
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let dst = connect(&dbs.url("dst")).await;
+    for (table, rows) in [("blobs", 10i64), ("longkeys", 40)] {
+        let sql = format!("SELECT count(*) FROM {table}");
+        let fingerprint =
+            format!("SELECT md5(string_agg(t::text, '' ORDER BY t::text)) FROM {table} t");
+        let count: i64 = dst.query_one(&sql, &[]).await.unwrap().get(0);
+        assert_eq!(count, rows, "{table}");
+        let (a, b): (String, String) = (
+            src.query_one(&fingerprint, &[]).await.unwrap().get(0),
+            dst.query_one(&fingerprint, &[]).await.unwrap().get(0),
+        );
+        assert_eq!(a, b, "{table}: the target differs from the source");
+    }
+    let bus = connect(&dbs.url("bus")).await;
+    let (largest, dead): (i32, i64) = {
+        let row = bus
+            .query_one(
+                "SELECT (SELECT max(octet_length(body)) FROM mq.mail), (SELECT count(*) FROM mq.dead_letters)",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert!(largest < 32 << 20, "a reply of {largest} bytes");
+    assert_eq!(dead, 0, "nothing is dead-lettered");
+
+    // A row no reply can carry, and a key no cursor can: named by policy check, and the run
+    // that cannot move them exits non-zero, naming the table.
+    src.batch_execute(
+        "INSERT INTO huge VALUES (1, repeat(md5('x'), 1100000));
+         INSERT INTO unkeyed VALUES (repeat(md5('y'), 40000), 2);",
+    )
+    .await
+    .unwrap();
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &policy,
+    ]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    assert!(
+        check.stdout.contains("public.unkeyed | (key)"),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        check.stdout.contains("limits: a row crosses the bus"),
+        "{}",
+        check.stdout
+    );
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_ne!(run.code, 0, "a run that could not move a row exited 0");
+    for expected in [
+        "public.huge",
+        "row_too_large",
+        "public.unkeyed",
+        "key_too_long",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
+    }
+}

@@ -5,6 +5,7 @@
 //! - [`protocol`]: the typed, versioned JSON on the bus; strict parsing, never a panic.
 //! - [`source`]: the producer's reads: keyset pages by transaction window, masked.
 //! - [`producer`]: the serve loop; replies carry masked rows only.
+//! - [`page_cut`]: masked rows cut into pages bounded by rows and bytes (pure).
 //! - [`consumer`]: the watermark sync, parents first, idempotent upserts.
 //! - [`plan`]: foreign-key order (pure).
 //! - [`tools`]: the tool registry of each role, shared by the CLI and MCP.
@@ -18,6 +19,7 @@ pub mod consumer;
 pub mod digest;
 mod hashes;
 mod health;
+pub mod page_cut;
 pub mod page_rows;
 pub mod plan;
 pub mod policy;

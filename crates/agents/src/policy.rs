@@ -75,6 +75,37 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
             });
         }
     }
+    // A key value longer than a cursor carries would stop its table's sync: named here first.
+    for info in &tables {
+        let entity = info.table.to_string();
+        if policy.entity(&entity).is_none() {
+            continue;
+        }
+        let Ok(key) = info.key(policy.key_columns(&entity)) else {
+            continue;
+        };
+        let limit = crate::protocol::MAX_KEY_VALUE_BYTES as i32;
+        let overlong = client
+            .query_opt(
+                &maskbus_pg::statements::overlong_key(&info.table, &key),
+                &[&limit],
+            )
+            .await
+            .map_err(|e| source.query_error(format!("measuring the key of {entity}"), &e))?
+            .is_some();
+        if overlong {
+            lines.push(Line {
+                entity: entity.clone(),
+                column: "(key)".into(),
+                column_type: "-".into(),
+                rule: "-".into(),
+                verdict: Verdict::Error(format!(
+                    "a key value of {entity} ({}) is longer than the {limit} bytes a key cursor carries; the sync cannot page by it: key the table by shorter columns ([maskbus.keys])",
+                    key.names().join(", ")
+                )),
+            });
+        }
+    }
     // `keep` on a column whose values look like PII: a sample of each kept text column runs
     // through the audit's detectors here, on the production side; only counts come out.
     for info in &tables {

@@ -135,7 +135,7 @@ impl Producer {
                 columns,
                 keys,
                 ..
-            }) => vec![self.source.rows(&entity, &columns, &keys).await],
+            }) => self.source.rows(&entity, &columns, &keys).await,
             Ok(Request::Changes {
                 after,
                 join,

@@ -1,7 +1,8 @@
 //! The producer's rows by key: the parents a consumer's page needs, fetched by the columns
 //! their children reference. Masked like any page; looked up by `keep` columns only.
 
-use crate::protocol::{ErrorCode, PageReply, Reply, VERSION};
+use crate::page_cut::PageCut;
+use crate::protocol::{ErrorCode, PageReply, Reply, MAX_PAGES_PER_REQUEST, MAX_PAGE_ROWS, VERSION};
 use crate::source::{Refusal, Source};
 use maskbus_pg::statements;
 
@@ -9,7 +10,7 @@ impl Source {
     /// Specific rows whose `columns` equal one of `keys` (parents a consumer's page needs),
     /// masked. Only `keep` columns can be looked up: a lookup by a masked column would let the
     /// asker test guesses of the real values.
-    pub async fn rows(&self, entity: &str, columns: &[String], keys: &[Vec<String>]) -> Reply {
+    pub async fn rows(&self, entity: &str, columns: &[String], keys: &[Vec<String>]) -> Vec<Reply> {
         let result = async {
             let shape = self.shape(entity).await?;
             let entity = shape.table.to_string();
@@ -42,32 +43,48 @@ impl Source {
                 .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
                 .collect();
             let client = self.client().await?;
-            let rows = client.query(&sql, &params).await.map_err(|e| {
-                Refusal::from(
-                    self.target()
-                        .query_error(format!("reading rows of {entity} by key"), &e),
+            // Cut by bytes like any page; rows that do not fit are left out and the last part
+            // says `more`, so the consumer asks again for the keys it did not get.
+            let (chunks, keys, left, _) = self
+                .masked_pages(
+                    &shape,
+                    &client,
+                    &sql,
+                    &params,
+                    PageCut::new(
+                        MAX_PAGE_ROWS as usize,
+                        MAX_PAGES_PER_REQUEST as usize,
+                        shape.key_positions.clone(),
+                    ),
+                    &format!("reading rows of {entity} by key"),
                 )
-            })?;
-            // One page: only its last key is its cursor.
-            let (masked, keys) = self.mask_rows(&shape, rows, usize::MAX)?;
-            Ok::<_, Refusal>(PageReply {
-                v: VERSION,
-                entity,
-                key: shape.key.names(),
-                columns: shape.columns.clone(),
-                rows: masked,
-                next_after: keys.last().cloned(),
-                more: false,
-                since: None,
-                until: None,
-                part: 0,
-                parts: 1,
-            })
+                .await?;
+            let parts = chunks.len() as u32;
+            Ok::<_, Refusal>(
+                chunks
+                    .into_iter()
+                    .zip(keys.into_iter().map(Some).chain(std::iter::repeat(None)))
+                    .enumerate()
+                    .map(|(part, (rows, next_after))| PageReply {
+                        v: VERSION,
+                        entity: entity.clone(),
+                        key: shape.key.names(),
+                        columns: shape.columns.clone(),
+                        rows,
+                        next_after,
+                        more: left && part as u32 + 1 == parts,
+                        since: None,
+                        until: None,
+                        part: part as u32,
+                        parts,
+                    })
+                    .collect::<Vec<_>>(),
+            )
         }
         .await;
         match result {
-            Ok(page) => Reply::Page(page),
-            Err(refusal) => refusal.into_reply(),
+            Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
+            Err(refusal) => vec![refusal.into_reply()],
         }
     }
 }

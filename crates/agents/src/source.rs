@@ -11,7 +11,10 @@
 //! so it falls in the next window and is never skipped; a transaction open elsewhere on the
 //! server holds nothing back. Updates give a row a new xmin, so they are synced again too.
 
-use crate::protocol::{ErrorCode, ErrorReply, KeyCursor, PageReply, Reply, Snapshot, VERSION};
+use crate::page_cut::{PageCut, Unsendable, MAX_ROW_BYTES};
+use crate::protocol::{
+    ErrorCode, ErrorReply, KeyCursor, PageReply, Reply, Snapshot, MAX_KEY_VALUE_BYTES, VERSION,
+};
 use crate::schema_check;
 use crate::subset::{Planned, SubsetFile};
 use maskbus_mask::{MaskedRow, Policy};
@@ -315,37 +318,60 @@ impl Source {
             .with_widths(shape.widths.clone()))
     }
 
-    /// Masks `rows`, and returns with them the key cursor of every `limit`-th row and of the
-    /// last: the `next_after` of each page the rows are cut into.
-    pub(crate) fn mask_rows(
+    /// Reads the rows of `sql` as they arrive, masks each and cuts them into pages
+    /// ([`PageCut`]: bounded by rows and bytes); stops reading when the answer is full. Returns
+    /// the pages, each page's cursor, and whether rows remain that did not fit.
+    pub(crate) async fn masked_pages(
         &self,
         shape: &Shape,
-        rows: Vec<tokio_postgres::Row>,
-        limit: usize,
-    ) -> Result<(Vec<MaskedRow>, Vec<KeyCursor>), Refusal> {
+        client: &tokio_postgres::Client,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        cut: PageCut,
+        action: &str,
+    ) -> Result<(Vec<Vec<MaskedRow>>, Vec<KeyCursor>, bool, usize), Refusal> {
+        use futures_util::StreamExt;
+        let entity = shape.table.to_string();
+        let failed = |e: &tokio_postgres::Error| {
+            Refusal::from(self.target.query_error(action, e)).on(&entity)
+        };
         let masker = self.masker(shape)?;
-        let count = rows.len();
-        let limit = limit.max(1);
-        let mut keys = Vec::with_capacity(count.div_ceil(limit));
-        let mut masked = Vec::with_capacity(count);
-        for (n, row) in rows.into_iter().enumerate() {
+        let rows = client
+            .query_raw(sql, params.iter().copied())
+            .await
+            .map_err(|e| failed(&e))?;
+        futures_util::pin_mut!(rows);
+        let mut cut = cut;
+        let mut read = 0usize;
+        while let Some(row) = rows.next().await {
+            let row = row.map_err(|e| failed(&e))?;
+            read += 1;
             let values: Vec<Option<String>> =
                 (0..shape.columns.len()).map(|i| row.get(i)).collect();
-            // Key columns are `keep` (checked in `shape`), so the cursor is what the consumer sees.
-            if (n + 1) % limit == 0 || n + 1 == count {
-                keys.push(
-                    shape
-                        .key_positions
-                        .iter()
-                        .map(|&i| values[i].clone().unwrap_or_default())
-                        .collect(),
-                );
+            let masked = masker
+                .mask(values)
+                .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&entity))?;
+            match cut.push(masked) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(Unsendable::RowTooLarge { bytes }) => {
+                    return Err(Refusal::new(
+                        ErrorCode::RowTooLarge,
+                        format!("a row of {entity} is {bytes} bytes as JSON, over the {MAX_ROW_BYTES} a reply may carry"),
+                    )
+                    .on(&entity))
+                }
+                Err(Unsendable::KeyTooLong { bytes }) => {
+                    return Err(Refusal::new(
+                        ErrorCode::KeyTooLong,
+                        format!("a key value of {entity} is {bytes} bytes, over the {MAX_KEY_VALUE_BYTES} a cursor may carry"),
+                    )
+                    .on(&entity))
+                }
             }
-            masked.push(masker.mask(values).map_err(|e| {
-                Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&shape.table.to_string())
-            })?);
         }
-        Ok((masked, keys))
+        let (chunks, keys, left) = cut.finish();
+        Ok((chunks, keys, left, read))
     }
 
     /// `ask.pages` consecutive pages of masked rows (each its own reply of at most `ask.limit`
@@ -409,37 +435,20 @@ impl Source {
             None => None,
         };
         let sql = in_subset.as_ref().unwrap_or(plain);
-        let mut rows = client
-            .query(
+        let since_text = since.as_ref().map(|s| s.0.as_str());
+        let asked = wanted as i64 + 1;
+        let (chunks, keys, left, read) = self
+            .masked_pages(
+                &shape,
+                &client,
                 sql,
-                &[
-                    &after,
-                    &since.as_ref().map(|s| s.0.as_str()),
-                    &until.0,
-                    &(wanted as i64 + 1),
-                ],
+                &[&after, &since_text, &until.0, &asked],
+                PageCut::new(limit as usize, pages as usize, shape.key_positions.clone()),
+                &format!("reading a page of {}", shape.table),
             )
-            .await
-            .map_err(|e| {
-                Refusal::from(
-                    self.target
-                        .query_error(format!("reading a page of {}", shape.table), &e),
-                )
-                .on(&shape.table.to_string())
-            })?;
-        let more_after_all = rows.len() > wanted;
-        rows.truncate(wanted);
-        let (masked, keys) = self.mask_rows(&shape, rows, limit as usize)?;
-        // Cut into pages of `limit` rows, each moved once (keys[i] is page i's last key).
-        let mut rows = masked.into_iter().peekable();
-        let mut chunks: Vec<Vec<MaskedRow>> = Vec::with_capacity(keys.len().max(1));
-        while rows.peek().is_some() {
-            chunks.push(rows.by_ref().take(limit.max(1) as usize).collect());
-        }
-        if chunks.is_empty() {
-            // No rows: one empty page still says where the window stands.
-            chunks.push(Vec::new());
-        }
+            .await?;
+        // One row more than asked was read to tell whether more remain; a cut answer has more.
+        let more_after_all = read > wanted || left;
         let parts = chunks.len() as u32;
         Ok(chunks
             .into_iter()

@@ -265,6 +265,21 @@ pub fn duplicate_key(table: &TableRef, key: &KeyDef) -> String {
     )
 }
 
+/// One row whose key has a value longer than `$1` bytes as text, if any: a key a cursor cannot
+/// carry.
+pub fn overlong_key(table: &TableRef, key: &KeyDef) -> String {
+    let longer: Vec<String> = key
+        .columns
+        .iter()
+        .map(|c| format!("octet_length(t.{}::text) > $1", quote_ident(&c.name)))
+        .collect();
+    format!(
+        "SELECT 1 FROM {} t WHERE {} LIMIT 1",
+        table.sql(),
+        longer.join(" OR ")
+    )
+}
+
 /// Up to `$1` non-NULL values of one column, as text: a sample for the detectors.
 pub fn sample(table: &TableRef, column: &str) -> String {
     let column = quote_ident(column);

@@ -345,9 +345,15 @@ impl ChangeFeed {
         let Some(values) = values.into_iter().map(|v| v.map(String::from)).collect() else {
             return Ok(None);
         };
-        match self.source.rows(entity, key, &[values]).await {
-            Reply::Page(page) => Ok(page.rows.into_iter().next()),
-            Reply::Error { error, .. } => Err(Refusal(
+        match self
+            .source
+            .rows(entity, key, &[values])
+            .await
+            .into_iter()
+            .next()
+        {
+            Some(Reply::Page(page)) => Ok(page.rows.into_iter().next()),
+            Some(Reply::Error { error, .. }) => Err(Refusal(
                 error,
                 format!("looking up a changed row of {entity} by key"),
             )),

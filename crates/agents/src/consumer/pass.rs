@@ -11,14 +11,92 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// The most key text one rows request carries: requests stay far under a producer's body limit
+/// whatever the keys' length (keys up to `protocol::MAX_KEY_VALUE_BYTES` each).
+pub(super) const MAX_ROWS_REQUEST_KEY_BYTES: usize = 4 << 20;
+
+/// `keys` in batches of at most `MAX_PAGE_ROWS` keys and [`MAX_ROWS_REQUEST_KEY_BYTES`] of
+/// text (a batch holds at least one key).
+fn key_batches(keys: Vec<Vec<String>>) -> Vec<Vec<Vec<String>>> {
+    let mut batches = Vec::new();
+    let mut batch: Vec<Vec<String>> = Vec::new();
+    let mut bytes = 0;
+    for key in keys {
+        let size: usize = key.iter().map(|v| v.len() + 8).sum();
+        if !batch.is_empty()
+            && (batch.len() == crate::protocol::MAX_PAGE_ROWS as usize
+                || bytes + size > MAX_ROWS_REQUEST_KEY_BYTES)
+        {
+            batches.push(std::mem::take(&mut batch));
+            bytes = 0;
+        }
+        bytes += size;
+        batch.push(key);
+    }
+    if !batch.is_empty() {
+        batches.push(batch);
+    }
+    batches
+}
+
 impl Consumer {
-    /// The rows of `parent` whose `columns` equal one of `keys`, asked of the producer (masked).
+    /// The rows of `parent` whose `columns` equal one of `keys`, asked of the producer (masked),
+    /// in requests of at most [`MAX_ROWS_REQUEST_KEY_BYTES`] of key text, each answered in as
+    /// many parts as its rows need; when an answer was cut short (rows too large to fit one),
+    /// the keys not yet answered are asked again.
     pub(super) async fn parent_rows(
         &self,
         parent: &EntityPlan,
         columns: &[String],
         keys: Vec<Vec<String>>,
     ) -> Result<ReceivedPage, ConsumerError> {
+        let mut merged: Option<ReceivedPage> = None;
+        for batch in key_batches(keys) {
+            let mut wanted = batch;
+            // Each round answers at least one key, or stops.
+            while !wanted.is_empty() {
+                let (page, more) = self.rows_once(parent, columns, wanted.clone()).await?;
+                let at: Vec<Option<usize>> = columns
+                    .iter()
+                    .map(|c| page.columns.iter().position(|p| p == c))
+                    .collect();
+                let got: BTreeSet<Vec<String>> = page
+                    .rows
+                    .iter()
+                    .filter_map(|row| {
+                        at.iter()
+                            .map(|i| i.and_then(|i| row.get(i)).map(str::to_string))
+                            .collect::<Option<Vec<String>>>()
+                    })
+                    .collect();
+                let answered = page.rows.len();
+                match &mut merged {
+                    None => merged = Some(page),
+                    Some(all) => all.rows.extend(page.rows),
+                }
+                if !more || answered == 0 {
+                    break;
+                }
+                let before = wanted.len();
+                wanted.retain(|k| !got.contains(k));
+                if wanted.len() == before {
+                    break; // keys printed another way than the source prints them: no progress
+                }
+            }
+        }
+        merged.ok_or_else(|| ConsumerError::BadReply {
+            entity: parent.entity.clone(),
+            reason: "expected a page".into(),
+        })
+    }
+
+    /// One rows request, its parts merged into one page; and whether the producer left rows out.
+    async fn rows_once(
+        &self,
+        parent: &EntityPlan,
+        columns: &[String],
+        keys: Vec<Vec<String>>,
+    ) -> Result<(ReceivedPage, bool), ConsumerError> {
         let request = Request::Rows {
             v: VERSION,
             entity: parent.entity.clone(),
@@ -26,19 +104,26 @@ impl Consumer {
             keys,
         };
         let what = format!("rows of {}", parent.entity);
-        match self
-            .asker
-            .ask_patiently(&request, &what)
-            .await?
-            .into_iter()
-            .next()
-        {
-            Some(ReceivedReply::Page(page)) => Ok(page),
-            _ => Err(ConsumerError::BadReply {
-                entity: parent.entity.clone(),
-                reason: "expected a page".into(),
-            }),
+        let mut merged: Option<ReceivedPage> = None;
+        let mut more = false;
+        for reply in self.asker.ask_patiently(&request, &what).await? {
+            let ReceivedReply::Page(page) = reply else {
+                return Err(ConsumerError::BadReply {
+                    entity: parent.entity.clone(),
+                    reason: "expected a page".into(),
+                });
+            };
+            more |= page.more;
+            match &mut merged {
+                None => merged = Some(page),
+                Some(all) => all.rows.extend(page.rows),
+            }
         }
+        let page = merged.ok_or_else(|| ConsumerError::BadReply {
+            entity: parent.entity.clone(),
+            reason: "expected a page".into(),
+        })?;
+        Ok((page, more))
     }
 
     /// Applies a page, first fetching any parent rows the target lacks.
