@@ -159,11 +159,8 @@ async fn planted_leaks_are_all_found_and_never_shown() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("audit watermark not moved"),
-        "{}",
-        run.stdout
-    );
+    // Each finding is recorded once, open until an auditor acknowledges it.
+    assert!(run.stdout.contains("open findings"), "{}", run.stdout);
 
     // The report a CI job publishes: counts by detector and mailbox, not a character of a value.
     let run = maskbus(&[

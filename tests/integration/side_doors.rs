@@ -634,3 +634,176 @@ async fn legal_rows_of_any_size_and_long_keys_all_arrive_and_what_cannot_travel_
         assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
     }
 }
+
+#[tokio::test]
+async fn one_finding_is_triaged_not_a_dam_and_a_stale_audit_is_said() {
+    let deployment = deployed("triage", "10", &[]).await;
+    let Deployment { dbs, roles } = &deployment;
+    let files = ConfigFiles::new("triage");
+    let (producer, consumer) = configs(&files, dbs, roles);
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    // Any participant can send a note that looks like an SSN.
+    let note = maskbus(&[
+        "bus",
+        "send",
+        "--bus",
+        &roles.url_as(&dbs.url("bus"), "operator"),
+        "--to",
+        "notes",
+        "--body",
+        r#"{"note":"SSN 224-30-8280"}"#,
+    ])
+    .success();
+    let note_id: i64 = note
+        .stdout
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{}", note.stdout));
+    let admin = connect(&dbs.url("bus")).await;
+    // Handled and archived, like any message.
+    admin
+        .execute(
+            "UPDATE mq.mail SET acked_at = now(), visible_at = 'infinity' WHERE id = $1",
+            &[&note_id],
+        )
+        .await
+        .unwrap();
+    let auditor = roles.url_as(&dbs.url("bus"), "auditor");
+    let audit = maskbus(&["wire-audit", "--bus", &auditor]);
+    assert_eq!(audit.code, 1, "{}", audit.stdout);
+    assert!(audit.stdout.contains("open findings"), "{}", audit.stdout);
+    assert!(!audit.stdout.contains("224-30-8280"), "{}", audit.stdout);
+    // The watermark moved all the same: the finding is recorded, not a dam.
+    let (through, horizon): (i64, i64) = {
+        let row = admin
+            .query_one(
+                "SELECT (SELECT scanned_through FROM mq.audit_state), (SELECT max(id) FROM mq.mail)",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!(through, horizon, "the watermark stopped at the finding");
+    // More traffic, then purge: every audited message goes but the evidence.
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    maskbus(&["wire-audit", "--bus", &auditor]);
+    let purge = maskbus(&[
+        "bus",
+        "purge",
+        "--bus",
+        &roles.url_as(&dbs.url("bus"), "operator"),
+        "--older-than",
+        "0s",
+    ])
+    .success();
+    assert!(
+        purge.stdout.contains("as the evidence of open findings"),
+        "{}",
+        purge.stdout
+    );
+    let left: Vec<i64> = admin
+        .query("SELECT id FROM mq.mail WHERE acked_at IS NOT NULL", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        left,
+        vec![note_id],
+        "purge kept more (or less) than the evidence"
+    );
+    let stats = maskbus(&["bus", "stats", "--bus", &dbs.url("bus")]).success();
+    assert!(stats.stdout.contains("1 open findings"), "{}", stats.stdout);
+    // Only the auditor acknowledges, and only with a reason.
+    let id = {
+        let listed = maskbus(&["wire-audit", "--bus", &auditor, "--findings"]);
+        assert_eq!(listed.code, 1);
+        listed
+            .stdout
+            .lines()
+            .find(|l| l.contains("OPEN"))
+            .and_then(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{}", listed.stdout))
+    };
+    let wrong = maskbus(&[
+        "wire-audit",
+        "--bus",
+        &roles.url_as(&dbs.url("bus"), "operator"),
+        "--ack",
+        &id,
+        "--reason",
+        "not mine to say",
+    ]);
+    assert_ne!(wrong.code, 0);
+    let empty = maskbus(&[
+        "wire-audit",
+        "--bus",
+        &auditor,
+        "--ack",
+        &id,
+        "--reason",
+        " ",
+    ]);
+    assert_ne!(empty.code, 0);
+    maskbus(&[
+        "wire-audit",
+        "--bus",
+        &auditor,
+        "--ack",
+        &id,
+        "--reason",
+        "a note of the operator's test, 224-30-8280 is a published example number",
+    ])
+    .success();
+    maskbus(&["wire-audit", "--bus", &auditor]).success();
+    maskbus(&[
+        "bus",
+        "purge",
+        "--bus",
+        &roles.url_as(&dbs.url("bus"), "operator"),
+        "--older-than",
+        "0s",
+    ])
+    .success();
+    let left: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM mq.mail WHERE acked_at IS NOT NULL",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        left, 0,
+        "an acknowledged finding's message is purged like any other"
+    );
+
+    // A message waiting longer than audit_max_age: bus stats and status say STALE.
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let stale = maskbus(&[
+        "bus",
+        "stats",
+        "--bus",
+        &dbs.url("bus"),
+        "--audit-max-age",
+        "1ms",
+    ])
+    .success();
+    assert!(stale.stdout.contains("STALE"), "{}", stale.stdout);
+    let strict = files.write(
+        "strict.toml",
+        &format!(
+            "{}audit_max_age = \"1ms\"\n",
+            std::fs::read_to_string(&consumer).unwrap()
+        ),
+    );
+    let status = maskbus(&["status", "--config", &strict]);
+    assert!(status.stdout.contains("STALE"), "{}", status.stdout);
+    let status = maskbus(&["status", "--config", &consumer]);
+    assert!(!status.stdout.contains("STALE"), "{}", status.stdout);
+}

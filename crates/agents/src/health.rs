@@ -15,7 +15,9 @@ impl Agent {
 
     /// `Ok` when the agent reaches every database it works with; else which it cannot reach
     /// (by role, never by endpoint).
-    pub async fn health(&self) -> Result<(), String> {
+    /// And the wire audit: a message that has waited longer than `audit_max_age` for it
+    /// fails the check.
+    pub async fn health(&self, audit_max_age: std::time::Duration) -> Result<(), String> {
         let own = match self {
             Agent::Producer(p) => p
                 .source
@@ -35,8 +37,14 @@ impl Agent {
         self.bus()
             .stats()
             .await
-            .map(|_| ())
-            .map_err(|_| "the bus cannot be reached".to_string())
+            .map_err(|_| "the bus cannot be reached".to_string())?;
+        match self.bus().audit_status().await {
+            Ok(audit) if audit.is_stale(audit_max_age) => Err(format!(
+                "the wire audit is stale: a message has waited over {} for it (run maskbus wire-audit)",
+                humantime_secs(audit_max_age)
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Puts the bus's pending, leased and dead counts of this agent's mailboxes in the metrics.
@@ -51,4 +59,9 @@ impl Agent {
             }
         }
     }
+}
+
+/// A duration in whole seconds, for a health reason.
+fn humantime_secs(d: std::time::Duration) -> String {
+    format!("{} s", d.as_secs())
 }

@@ -138,3 +138,103 @@ pub async fn stream_through(
         let _ = batches.send(Ok(batch)).await;
     }
 }
+
+/// One finding as the bus records it: where, by which detector; never the value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedFinding {
+    pub id: i64,
+    pub message_id: i64,
+    pub detector: String,
+    pub path: String,
+    pub acked: bool,
+}
+
+/// A finding to record: message, mailbox, detector, path.
+pub struct NewFinding<'a> {
+    pub message_id: i64,
+    pub mailbox: &'a str,
+    pub detector: &'a str,
+    pub path: &'a str,
+}
+
+/// Records `findings` (each once: the same message, detector and path are one finding) and
+/// returns every one with its id and whether an auditor acknowledged it.
+pub async fn record_findings(
+    bus: &Target,
+    client: &Client,
+    findings: &[NewFinding<'_>],
+) -> Result<Vec<RecordedFinding>, PgError> {
+    let mut recorded = Vec::with_capacity(findings.len());
+    for chunk in findings.chunks(1000) {
+        let ids: Vec<i64> = chunk.iter().map(|f| f.message_id).collect();
+        let mailboxes: Vec<&str> = chunk.iter().map(|f| f.mailbox).collect();
+        let detectors: Vec<&str> = chunk.iter().map(|f| f.detector).collect();
+        let paths: Vec<&str> = chunk.iter().map(|f| f.path).collect();
+        let rows = client
+            .query(
+                "SELECT id, message_id, detector, path, acked FROM mq.record_findings($1, $2, $3, $4)",
+                &[&ids, &mailboxes, &detectors, &paths],
+            )
+            .await
+            .map_err(|e| bus.query_error("recording the audit's findings", &e))?;
+        recorded.extend(rows.iter().map(|r| RecordedFinding {
+            id: r.get(0),
+            message_id: r.get(1),
+            detector: r.get(2),
+            path: r.get(3),
+            acked: r.get(4),
+        }));
+    }
+    recorded.sort_by_key(|f| f.id);
+    recorded.dedup_by_key(|f| f.id);
+    Ok(recorded)
+}
+
+/// Acknowledges finding `id` with `reason`: false when there is no such open finding.
+pub async fn ack_finding(
+    bus: &Target,
+    client: &Client,
+    id: i64,
+    reason: &str,
+) -> Result<bool, PgError> {
+    Ok(client
+        .query_one("SELECT mq.ack_finding($1, $2)", &[&id, &reason])
+        .await
+        .map_err(|e| bus.query_error(format!("acknowledging finding {id}"), &e))?
+        .get(0))
+}
+
+/// One finding as the auditor lists it.
+#[derive(Clone, Debug)]
+pub struct ListedFinding {
+    pub id: i64,
+    pub message_id: i64,
+    pub mailbox: String,
+    pub detector: String,
+    pub path: String,
+    pub acked_by: Option<String>,
+    pub ack_reason: Option<String>,
+}
+
+/// Every finding recorded, open ones first.
+pub async fn list_findings(bus: &Target, client: &Client) -> Result<Vec<ListedFinding>, PgError> {
+    let rows = client
+        .query(
+            "SELECT id, message_id, mailbox, detector, path, acked_by::text, ack_reason FROM mq.audit_findings_list()",
+            &[],
+        )
+        .await
+        .map_err(|e| bus.query_error("listing the audit's findings", &e))?;
+    Ok(rows
+        .iter()
+        .map(|r| ListedFinding {
+            id: r.get(0),
+            message_id: r.get(1),
+            mailbox: r.get(2),
+            detector: r.get(3),
+            path: r.get(4),
+            acked_by: r.get(5),
+            ack_reason: r.get(6),
+        })
+        .collect())
+}

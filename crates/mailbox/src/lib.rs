@@ -38,8 +38,8 @@ mod store;
 pub use backoff::backoff;
 pub use body::{body_of, Body};
 pub use store::{
-    Lease, Mailbox, MailboxError, MailboxStats, Message, NackOutcome, Outgoing, PurgeReport,
-    Received, Settings, Wake,
+    AuditStatus, Lease, Mailbox, MailboxError, MailboxStats, Message, NackOutcome, Outgoing,
+    PurgeReport, Received, Settings, Wake,
 };
 
 use maskbus_pg::Migration;
@@ -75,6 +75,11 @@ pub const MIGRATIONS: &[Migration] = &[
         component: "bus",
         name: "0006_side_doors.sql",
         sql: include_str!("../../../sql/bus/0006_side_doors.sql"),
+    },
+    Migration {
+        component: "bus",
+        name: "0007_audit_triage.sql",
+        sql: include_str!("../../../sql/bus/0007_audit_triage.sql"),
     },
 ];
 

@@ -140,6 +140,27 @@ pub struct PurgeReport {
     /// Old enough dead letters, kept because dead letters were not asked for.
     pub kept_dead: i64,
     pub audited_through: i64,
+    /// Old enough and audited, but kept as the evidence of an open finding.
+    pub kept_evidence: i64,
+}
+
+/// How far the wire audit is (`mq.audit_status`): numbers only, for any participant.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AuditStatus {
+    pub scanned_through: i64,
+    /// Seconds since the oldest message the audit has not scanned was sent; none when every
+    /// message is scanned.
+    pub oldest_unaudited_secs: Option<f64>,
+    pub open_findings: i64,
+    pub acked_findings: i64,
+}
+
+impl AuditStatus {
+    /// Whether a message has waited for the audit longer than `max_age`.
+    pub fn is_stale(&self, max_age: Duration) -> bool {
+        self.oldest_unaudited_secs
+            .is_some_and(|age| age > max_age.as_secs_f64())
+    }
 }
 
 /// A handle on the bus: a connection pool plus one LISTEN connection for long polls.
@@ -573,7 +594,8 @@ impl Mailbox {
         let client = self.client().await?;
         let row = client
             .query_one(
-                "SELECT deleted_archived, deleted_dead, kept_unaudited, kept_in_flight, kept_dead, audited_through
+                "SELECT deleted_archived, deleted_dead, kept_unaudited, kept_in_flight, kept_dead, audited_through,
+                        kept_evidence
                    FROM mq.purge($1, $2)",
                 &[&older_than.as_secs_f64(), &dead_letters],
             )
@@ -586,6 +608,27 @@ impl Mailbox {
             kept_in_flight: row.get(3),
             kept_dead: row.get(4),
             audited_through: row.get(5),
+            kept_evidence: row.get(6),
+        })
+    }
+
+    /// How far the wire audit is: its watermark, how long the oldest unscanned message has
+    /// waited, and the findings open and acknowledged.
+    pub async fn audit_status(&self) -> Result<AuditStatus, MailboxError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT scanned_through, oldest_unaudited_secs, open_findings, acked_findings
+                   FROM mq.audit_status()",
+                &[],
+            )
+            .await
+            .map_err(|e| self.error("reading how far the audit is", &e))?;
+        Ok(AuditStatus {
+            scanned_through: row.get(0),
+            oldest_unaudited_secs: row.get(1),
+            open_findings: row.get(2),
+            acked_findings: row.get(3),
         })
     }
 

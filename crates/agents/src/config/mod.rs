@@ -48,7 +48,13 @@ pub struct ProducerConfig {
     pub subsets: Option<PathBuf>,
     /// Where to serve `/metrics` and `/health` while running; none when unset.
     pub metrics_addr: Option<SocketAddr>,
+    /// `/health` fails when a message has waited longer than this for the wire audit.
+    pub audit_max_age: Duration,
 }
+
+/// How long a message may wait for the wire audit before `/health`, `status` and `bus stats`
+/// say so, unless `audit_max_age` says otherwise.
+pub const DEFAULT_AUDIT_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 
 /// How a consumer follows the source after its first copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +115,9 @@ pub struct ConsumerConfig {
     pub subset: Option<String>,
     /// Where to serve `/metrics` and `/health` while running; none when unset.
     pub metrics_addr: Option<SocketAddr>,
+    /// `/health` fails, and `status` says so, when a message has waited longer than this for
+    /// the wire audit.
+    pub audit_max_age: Duration,
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
@@ -122,6 +131,14 @@ pub enum AgentConfig {
 
 impl AgentConfig {
     /// Where the agent serves `/metrics` and `/health`, if it does.
+    /// How long a message may wait for the wire audit before `/health` fails.
+    pub fn audit_max_age(&self) -> Duration {
+        match self {
+            AgentConfig::Producer(p) => p.audit_max_age,
+            AgentConfig::Consumer(c) => c.audit_max_age,
+        }
+    }
+
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
         match self {
             AgentConfig::Producer(p) => p.metrics_addr,
@@ -248,6 +265,12 @@ pub const KEYS: &[Key] = &[
     ),
     key("mode", "MASKBUS_MODE", Takes::Consumer, Kind::Text),
     key("metrics_addr", "MASKBUS_METRICS_ADDR", Takes::Both, Kind::Text),
+    key(
+        "audit_max_age",
+        "MASKBUS_AUDIT_MAX_AGE",
+        Takes::Both,
+        Kind::Duration,
+    ),
     key("subset", "MASKBUS_SUBSET", Takes::Consumer, Kind::Text),
     key(
         "producer_mailbox",
@@ -527,6 +550,9 @@ pub fn resolve(
             ))
         })?),
     };
+    let audit_max_age = raw
+        .duration("audit_max_age")
+        .unwrap_or(DEFAULT_AUDIT_MAX_AGE);
     let subset = raw.text("subset");
     if let Some(name) = &subset {
         if !crate::protocol::is_plain_name(name) {
@@ -570,6 +596,7 @@ pub fn resolve(
             slot: raw.text("slot"),
             subsets: raw.text("subsets").map(PathBuf::from),
             metrics_addr,
+            audit_max_age,
         }),
         _ => AgentConfig::Consumer(ConsumerConfig {
             bus_url: Secret(required("bus_url")?),
@@ -602,6 +629,7 @@ pub fn resolve(
             mode,
             subset,
             metrics_addr,
+            audit_max_age,
             init_target: false,
         }),
     })

@@ -56,6 +56,18 @@ pub struct StatusReport {
     pub xids_since_watermark: Option<u64>,
     /// Changes wait after the applied position (stream mode).
     pub stream_behind: Option<bool>,
+    /// How far the wire audit is, when the bus says.
+    pub audit: Option<AuditState>,
+}
+
+/// The wire audit as `status` shows it: numbers only.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct AuditState {
+    pub scanned_through: i64,
+    pub oldest_unaudited_secs: Option<f64>,
+    pub open_findings: i64,
+    /// A message has waited longer than `audit_max_age` for the audit.
+    pub stale: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -154,6 +166,12 @@ pub async fn status(
             dead: m.dead,
         })
         .collect();
+    report.audit = mailbox.audit_status().await.ok().map(|a| AuditState {
+        stale: a.is_stale(config.audit_max_age),
+        scanned_through: a.scanned_through,
+        oldest_unaudited_secs: a.oldest_unaudited_secs,
+        open_findings: a.open_findings,
+    });
     if !report.is_target {
         return Ok(report);
     }

@@ -58,8 +58,14 @@ pub struct AuditReport {
     /// The count of the design's one-line SQL grep, when asked for.
     pub sql_one_liner: Option<(i64, Duration)>,
     pub exact: Option<ExactStats>,
-    /// The audit watermark was moved to this id (only when the scan found nothing).
+    /// The audit watermark was moved to this id: every message up to it is scanned and its
+    /// findings recorded.
     pub recorded_through: Option<i64>,
+    /// Findings recorded on the bus and not acknowledged (this scan's and earlier ones'):
+    /// the audit fails while there are any.
+    pub open: Vec<maskbus_mailbox::audit::RecordedFinding>,
+    /// Findings of this scan an auditor has acknowledged (with a reason).
+    pub acknowledged: u64,
 }
 
 pub use maskbus_mailbox::audit::SQL_ONE_LINER;
@@ -89,6 +95,8 @@ pub async fn run(
     // One scanner per core, kept from batch to batch with its memory and the last page's columns.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut scanners: Vec<Scanner> = (0..threads).map(|_| Scanner::default()).collect();
+    // (message, mailbox, detector, path) of every finding, to record on the bus.
+    let mut found: Vec<(i64, String, &'static str, String)> = Vec::new();
     while let Some(page) = incoming.recv().await {
         let page = page?;
         // The detectors run on every core while the next page is read.
@@ -101,6 +109,12 @@ pub async fn run(
             }
             for finding in findings {
                 report.findings += 1;
+                found.push((
+                    message.id,
+                    message.mailbox.clone(),
+                    finding.hit.detector.name(),
+                    finding.path.clone(),
+                ));
                 on_finding(&MessageFinding {
                     message_id: message.id,
                     table: message.table.to_string(),
@@ -120,12 +134,34 @@ pub async fn run(
         let matches = audit::sql_one_liner(bus, &client).await?;
         report.sql_one_liner = Some((matches, sql_started.elapsed()));
     }
-    // Purge may delete what an audit has scanned, so the watermark moves only on a clean scan:
-    // messages with findings stay as evidence.
-    if report.findings == 0 {
-        audit::record(bus, &client, horizon).await?;
-        report.recorded_through = Some(horizon);
-    }
+    // Findings are recorded first, then the watermark moves past them: purge keeps the
+    // messages of open findings as evidence, and an auditor acknowledges each with a reason.
+    let new: Vec<audit::NewFinding<'_>> = found
+        .iter()
+        .map(|(message_id, mailbox, detector, path)| audit::NewFinding {
+            message_id: *message_id,
+            mailbox,
+            detector,
+            path,
+        })
+        .collect();
+    let recorded = audit::record_findings(bus, &client, &new).await?;
+    report.acknowledged = recorded.iter().filter(|f| f.acked).count() as u64;
+    audit::record(bus, &client, horizon).await?;
+    report.recorded_through = Some(horizon);
+    // Open findings of earlier scans whose messages are still kept count too.
+    report.open = audit::list_findings(bus, &client)
+        .await?
+        .into_iter()
+        .filter(|f| f.acked_by.is_none())
+        .map(|f| audit::RecordedFinding {
+            id: f.id,
+            message_id: f.message_id,
+            detector: f.detector,
+            path: f.path,
+            acked: false,
+        })
+        .collect();
     Ok(report)
 }
 

@@ -84,10 +84,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         // the databases at each health check.
         let runtime = tokio::runtime::Handle::current();
         let (counted, checked, scrape) = (agent.clone(), agent.clone(), runtime.clone());
+        let max_age = config.audit_max_age();
         maskbus_telemetry::serve(
             addr,
             move || scrape.block_on(counted.count_bus()),
-            move || runtime.block_on(checked.health()),
+            move || runtime.block_on(checked.health(max_age)),
         )
         .map_err(anyhow::Error::msg)?;
     }

@@ -25,7 +25,7 @@ pub struct AuditArgs {
     /// shape; they are held as keyed hashes in memory only. Run this on the production side.
     #[arg(long, env = "MASKBUS_SOURCE_URL")]
     source: Option<String>,
-    /// The policy that says which source columns are sensitive (default: the bank policy).
+    /// The policy that says which source columns are sensitive (with --source).
     #[arg(long, env = "MASKBUS_POLICY")]
     policy: Option<PathBuf>,
     /// Take the source and the policy from the producer's config (run on the production side);
@@ -35,6 +35,60 @@ pub struct AuditArgs {
     /// Also run the design's one-line SQL grep and print its count beside ours.
     #[arg(long)]
     compare_sql: bool,
+    /// Acknowledge the recorded finding with this id (see the audit's "open findings"), with
+    /// --reason; nothing is scanned. Purge may then delete its message, and the audit passes
+    /// without it.
+    #[arg(long, value_name = "ID", requires = "reason")]
+    ack: Option<i64>,
+    /// Why the finding is no leak (1 to 500 characters), recorded with the auditor's role.
+    #[arg(long, value_name = "TEXT")]
+    reason: Option<String>,
+    /// List every recorded finding (open first, then acknowledged with their reasons) and exit:
+    /// 0 when none is open, 1 otherwise. Nothing is scanned.
+    #[arg(long, conflicts_with = "ack")]
+    findings: bool,
+}
+
+/// `--ack` and `--findings`: triage on the bus, no scan.
+async fn triage(bus: &Target, args: &AuditArgs) -> Result<ExitCode> {
+    use maskbus_mailbox::audit;
+    let client = bus.connect().await?;
+    if let (Some(id), Some(reason)) = (args.ack, &args.reason) {
+        return Ok(if audit::ack_finding(bus, &client, id, reason).await? {
+            println!("finding {id} acknowledged");
+            ExitCode::SUCCESS
+        } else {
+            eprintln!("no open finding {id}: `maskbus wire-audit --findings` lists them");
+            ExitCode::from(1)
+        });
+    }
+    let findings = audit::list_findings(bus, &client).await?;
+    let one_line = maskbus_mask::escape::one_line;
+    println!(
+        "{:>7}  {:>9}  {:<18} {:<15} {:<28} acknowledged",
+        "finding", "message", "mailbox", "detector", "path"
+    );
+    for f in &findings {
+        let acked = match (&f.acked_by, &f.ack_reason) {
+            (Some(by), Some(reason)) => format!("by {}: {}", one_line(by), one_line(reason)),
+            _ => "OPEN".to_string(),
+        };
+        println!(
+            "{:>7}  {:>9}  {:<18} {:<15} {:<28} {acked}",
+            f.id,
+            f.message_id,
+            one_line(&f.mailbox),
+            f.detector,
+            one_line(&f.path)
+        );
+    }
+    let open = findings.iter().filter(|f| f.acked_by.is_none()).count();
+    println!("{} findings: {open} open", findings.len());
+    Ok(if open == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -47,6 +101,9 @@ pub enum Format {
 pub async fn run(args: AuditArgs) -> Result<ExitCode> {
     let format = if args.json { Format::Json } else { args.format };
     let bus = Target::parse("bus", &args.bus)?;
+    if args.ack.is_some() || args.findings {
+        return triage(&bus, &args).await;
+    }
     let (mut source_url, mut policy_path) = (args.source.clone(), args.policy.clone());
     if let Some(path) = &args.config {
         match maskbus_agents::config::load(path)? {
@@ -160,6 +217,8 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
             serde_json::json!({
                 "summary": true, "scanned": report.scanned, "bytes": report.bytes, "seconds": seconds,
                 "findings": report.findings, "horizon": report.horizon,
+                "open_findings": report.open.iter().map(|f| f.id).collect::<Vec<_>>(),
+                "acknowledged": report.acknowledged,
                 "sql_one_liner": report.sql_one_liner.map(|(n, _)| n),
                 "exact_match": exact.is_some(),
             })
@@ -173,15 +232,38 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
                 report.messages_with_findings
             );
         }
-        if report.recorded_through.is_none() {
-            println!("audit watermark not moved: messages with findings stay on the bus as evidence (purge keeps them)");
+        if !report.open.is_empty() {
+            println!(
+                "open findings, kept on the bus as evidence until acknowledged (`maskbus wire-audit --ack ID --reason TEXT`):"
+            );
+            for f in report.open.iter().take(50) {
+                println!(
+                    "  finding {}: message {} {} at {}",
+                    f.id,
+                    f.message_id,
+                    f.detector,
+                    maskbus_mask::escape::one_line(&f.path)
+                );
+            }
+            if report.open.len() > 50 {
+                println!(
+                    "  ... {} more: `maskbus wire-audit --findings`",
+                    report.open.len() - 50
+                );
+            }
+        }
+        if report.acknowledged > 0 {
+            println!(
+                "{} findings of this scan were acknowledged earlier (with their reasons: `--findings`)",
+                report.acknowledged
+            );
         }
         println!(
             "scanned {} messages ({} bytes) in {seconds:.2} s: {} findings",
             report.scanned, report.bytes, report.findings
         );
     }
-    Ok(if report.findings == 0 {
+    Ok(if report.open.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

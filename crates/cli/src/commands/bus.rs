@@ -65,8 +65,13 @@ enum BusCommand {
         #[arg(long)]
         correlation_id: Option<String>,
     },
-    /// Per mailbox: pending, leased, delayed, archived and dead counts, and the oldest pending age.
-    Stats,
+    /// Per mailbox: pending, leased, delayed, archived and dead counts, and the oldest pending
+    /// age; then how far the wire audit is, and STALE when a message waited too long for it.
+    Stats {
+        /// How long a message may wait for the wire audit before the audit is called stale.
+        #[arg(long, env = "MASKBUS_AUDIT_MAX_AGE", value_parser = humantime::parse_duration, default_value = "24h")]
+        audit_max_age: std::time::Duration,
+    },
     /// Move the dead letters of a mailbox back to pending.
     Redrive {
         #[arg(long)]
@@ -170,7 +175,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
                 .await?;
             println!("sent message {id} to {to}");
         }
-        BusCommand::Stats => {
+        BusCommand::Stats { audit_max_age } => {
             let mailbox = Mailbox::connect(target, Settings::default()).await?;
             let stats = mailbox.stats().await?;
             println!(
@@ -189,6 +194,22 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             }
             if stats.is_empty() {
                 println!("(no messages on the bus)");
+            }
+            let audit = mailbox.audit_status().await?;
+            let waiting = audit
+                .oldest_unaudited_secs
+                .map_or("every message audited".to_string(), |s| {
+                    format!("the oldest unaudited message waits {s:.0} s")
+                });
+            println!(
+                "wire audit: through message {}, {waiting}; {} open findings, {} acknowledged",
+                audit.scanned_through, audit.open_findings, audit.acked_findings
+            );
+            if audit.is_stale(audit_max_age) {
+                println!(
+                    "STALE: a message has waited over {} for the wire audit; run `maskbus wire-audit`",
+                    humantime::format_duration(audit_max_age)
+                );
             }
         }
         BusCommand::Redrive { mailbox: name } => {
@@ -219,6 +240,12 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
                 println!(
                     "kept back {} old messages still pending, delayed or leased",
                     report.kept_in_flight
+                );
+            }
+            if report.kept_evidence > 0 {
+                println!(
+                    "kept back {} old messages as the evidence of open findings (`maskbus wire-audit --findings`)",
+                    report.kept_evidence
                 );
             }
             if report.kept_dead > 0 {

@@ -105,6 +105,29 @@ fn print(report: &StatusReport, verdict: &Verdict) {
             m.mailbox, m.pending, m.leased, m.dead
         );
     }
+    if let Some(audit) = &report.audit {
+        let waiting =
+            audit
+                .oldest_unaudited_secs
+                .map_or("every message audited".to_string(), |s| {
+                    format!(
+                        "the oldest unaudited message waits {}",
+                        humantime::format_duration(std::time::Duration::from_secs(
+                            s.max(0.0) as u64
+                        ))
+                    )
+                });
+        println!(
+            "wire audit: through message {}, {waiting}, {} open findings{}",
+            audit.scanned_through,
+            audit.open_findings,
+            if audit.stale {
+                "; STALE: older than audit_max_age, run `maskbus wire-audit`"
+            } else {
+                ""
+            }
+        );
+    }
     match verdict {
         Verdict::CaughtUp => println!("caught up"),
         Verdict::Behind(why) => println!("behind: {}", why.join("; ")),
