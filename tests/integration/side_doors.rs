@@ -76,41 +76,53 @@ async fn no_participant_shadows_the_catalog_and_no_outsider_reaches_the_channel(
     }
 
     // And should a DBA give TEMP back by mistake, the shadows change nothing: pg_temp is
-    // searched last and the catalogs are schema-qualified.
-    connect(&dbs.url("bus"))
-        .await
-        .batch_execute(&format!(
-            "GRANT TEMPORARY ON DATABASE \"{}\" TO {}",
-            bus_name(dbs),
-            roles.name("intruder")
-        ))
-        .await
-        .unwrap();
-    let intruder = connect(&roles.url_as(&dbs.url("bus"), "intruder")).await;
-    for shadow in SHADOWS {
-        intruder.batch_execute(shadow).await.unwrap();
-    }
-    intruder
-        .batch_execute(&format!(
-            "INSERT INTO pg_temp.mailboxes VALUES ('maskbus.producer', '{0}');
-             INSERT INTO pg_temp.duties VALUES ('{0}', 'auditor'), ('{0}', 'operator')",
-            roles.name("intruder")
-        ))
-        .await
-        .unwrap();
+    // searched last and the catalogs are schema-qualified. Each participant in turn shadows
+    // every catalog relation and bus table, claims every right in its shadows, and tries every
+    // door that is not its own.
+    let admin = connect(&dbs.url("bus")).await;
     let denied = SqlState::INSUFFICIENT_PRIVILEGE;
-    for door in [
-        "SELECT * FROM mq.claim('maskbus.producer', 10, 30, 5)",
-        "SELECT * FROM mq.claim('maskbus.consumer', 10, 30, 5)",
-        "SELECT mq.record_audit(1000000)",
-        "SELECT mq.audit_horizon()",
-        "SELECT * FROM mq.purge(0, true)",
-        "SELECT mq.redrive('maskbus.consumer')",
-        "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'maskbus.consumer', ARRAY['{}'])",
-        "SELECT mq.grant_participant(session_user, 'auditor')",
-        "SELECT count(*) FROM mq.mail",
-    ] {
-        expect_refused(&intruder, door, &denied).await;
+    let doors: &[(&str, &[&str])] = &[
+        ("SELECT * FROM mq.claim('maskbus.producer', 10, 30, 5)", &["producer"]),
+        ("SELECT * FROM mq.claim('maskbus.consumer', 10, 30, 5)", &["consumer"]),
+        ("SELECT mq.record_audit(1000000)", &["auditor"]),
+        ("SELECT mq.audit_horizon()", &["auditor"]),
+        ("SELECT mq.ack_finding(1, 'mine now')", &["auditor"]),
+        ("SELECT count(*) FROM mq.mail", &["auditor"]),
+        ("SELECT * FROM mq.purge(0, true)", &["operator"]),
+        ("SELECT mq.redrive('maskbus.consumer')", &["operator"]),
+        (
+            "SELECT mq.send('maskbus.producer', 'request', ARRAY['x'], 'maskbus.consumer', ARRAY['{}'])",
+            &["consumer"],
+        ),
+        ("SELECT mq.grant_participant(session_user, 'auditor')", &[]),
+        ("UPDATE mq.limits SET max_pending_per_sender = 1000000000", &[]),
+    ];
+    for label in ["producer", "consumer", "auditor", "operator", "intruder"] {
+        admin
+            .batch_execute(&format!(
+                "GRANT TEMPORARY ON DATABASE \"{}\" TO {}",
+                bus_name(dbs),
+                roles.name(label)
+            ))
+            .await
+            .unwrap();
+        let client = connect(&roles.url_as(&dbs.url("bus"), label)).await;
+        for shadow in SHADOWS {
+            client.batch_execute(shadow).await.unwrap();
+        }
+        client
+            .batch_execute(&format!(
+                "INSERT INTO pg_temp.mailboxes VALUES ('maskbus.producer', '{0}'), ('maskbus.consumer', '{0}');
+                 INSERT INTO pg_temp.duties VALUES ('{0}', 'auditor'), ('{0}', 'operator')",
+                roles.name(label)
+            ))
+            .await
+            .unwrap();
+        for (door, owners) in doors {
+            if !owners.contains(&label) {
+                expect_refused(&client, door, &denied).await;
+            }
+        }
     }
     // The consumer's request is still pending, unclaimed.
     let pending: i64 = connect(&dbs.url("bus"))
@@ -806,4 +818,28 @@ async fn one_finding_is_triaged_not_a_dam_and_a_stale_audit_is_said() {
     assert!(status.stdout.contains("STALE"), "{}", status.stdout);
     let status = maskbus(&["status", "--config", &consumer]);
     assert!(!status.stdout.contains("STALE"), "{}", status.stdout);
+}
+
+#[tokio::test]
+async fn a_constraint_the_target_refuses_is_logged_by_sqlstate_and_name_not_by_the_failing_row() {
+    let dbs = seeded("errrow", "5").await;
+    // The target refuses every customer: the server's DETAIL would quote the whole row.
+    connect(&dbs.url("dst"))
+        .await
+        .batch_execute("ALTER TABLE customers ADD CONSTRAINT only_nobody CHECK (first_name = '')")
+        .await
+        .unwrap();
+    let files = ConfigFiles::new("errrow");
+    let (producer, consumer) = agent_configs(&files, &dbs, "bulk_load = false");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let run = maskbus_with_env(
+        &["run", "--config", &consumer, "--once"],
+        &[("MASKBUS_LOG", "debug")],
+    );
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("23514"), "{}", run.stderr);
+    assert!(run.stderr.contains("only_nobody"), "{}", run.stderr);
+    for server_text in ["Failing row contains", "violates check constraint"] {
+        assert!(!run.stderr.contains(server_text), "{}", run.stderr);
+    }
 }
