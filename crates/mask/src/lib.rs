@@ -60,14 +60,4 @@ pub enum MaskError {
     },
 }
 
-/// Names from outside (a request's entity) are echoed in errors; keep them short.
-pub fn shorten(text: &str) -> String {
-    const MAX: usize = 64;
-    if text.chars().count() <= MAX {
-        text.to_string()
-    } else {
-        let mut short: String = text.chars().take(MAX).collect();
-        short.push('…');
-        short
-    }
-}
+pub use maskbus_model::shorten;

@@ -50,20 +50,11 @@ impl EntityPolicy {
 }
 
 /// The schema of a table named without one.
-pub const DEFAULT_SCHEMA: &str = "public";
+pub use maskbus_model::{is_entity_name, is_identifier, qualify, DEFAULT_SCHEMA};
 
 /// The name of the policy's own section (`[maskbus.keys]`): `maskbus` is maskbus' own schema in
 /// every database it writes to, so no table of a user's is ever synced from it.
 pub const SETTINGS_SECTION: &str = "maskbus";
-
-/// `orders` → `public.orders`; `sales.orders` stays.
-pub fn qualify(entity: &str) -> String {
-    if entity.contains('.') {
-        entity.to_string()
-    } else {
-        format!("{DEFAULT_SCHEMA}.{entity}")
-    }
-}
 
 /// A parsed policy, with the pseudonym key if one was supplied. Entities are schema-qualified
 /// (`public.customers`); lookups accept a name without a schema as one in [`DEFAULT_SCHEMA`].
@@ -264,29 +255,6 @@ impl Policy {
             rules,
             self.key.as_ref(),
         ))
-    }
-}
-
-/// True for a plain SQL identifier (ASCII letters, digits, `_`, `$`, not starting with a digit or
-/// `$`; at most 63 bytes): the only names a policy, and a request naming an entity, may carry.
-/// Upper case is kept as written (the table `"Album"` is `Album`).
-pub fn is_identifier(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
-}
-
-/// `table` or `schema.table`, each part an [`is_identifier`].
-pub fn is_entity_name(name: &str) -> bool {
-    match name.split_once('.') {
-        Some((schema, table)) => is_identifier(schema) && is_identifier(table),
-        None => is_identifier(name),
     }
 }
 

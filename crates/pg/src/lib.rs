@@ -11,7 +11,6 @@ pub mod catalog;
 pub mod closure;
 mod endpoint;
 mod migrate;
-pub mod model;
 pub mod pgoutput;
 mod pool;
 pub mod slot;
@@ -21,8 +20,13 @@ pub mod testing;
 
 pub use deadpool_postgres;
 pub use endpoint::Endpoint;
+/// The table-and-key model (pure, its own crate), as `maskbus_pg::model` and at the root.
+pub use maskbus_model as model;
+pub use maskbus_model::{
+    excerpt, quote_ident, Column, ForeignKey, KeyColumn, KeyCursor, KeyDef, KeySource, TableInfo,
+    TableRef,
+};
 pub use migrate::{apply_migrations, ensure_database, Migration};
-pub use model::{Column, ForeignKey, KeyColumn, KeyCursor, KeyDef, KeySource, TableInfo, TableRef};
 pub use pool::PgPool;
 pub use tokio_postgres;
 
@@ -361,24 +365,4 @@ pub fn condition(code: &str) -> &'static str {
             _ => "the server refused the statement",
         },
     }
-}
-
-/// At most `max` characters of `text`, control characters replaced by `?`, with `…` when cut:
-/// what an error may echo of input it complains about.
-pub fn excerpt(text: &str, max: usize) -> String {
-    let mut out: String = text
-        .chars()
-        .take(max)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if text.chars().nth(max).is_some() {
-        out.push('…');
-    }
-    out
-}
-
-/// Quotes an SQL identifier. Only names that come from our own config or the catalog pass through
-/// here, never request text, but quoting keeps even those safe.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }

@@ -6,34 +6,12 @@
 //! masked from the same text a page is masked from. A value the change left in TOAST storage,
 //! unchanged, is [`Cell::Unchanged`]: pgoutput does not send it again.
 
-use std::fmt;
-
 /// A byte string that is not a pgoutput message maskbus can read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a pgoutput (protocol 1) message: {0}")]
 pub struct DecodeError(String);
 
-/// A write-ahead log position.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Lsn(pub u64);
-
-impl fmt::Display for Lsn {
-    /// As Postgres prints a `pg_lsn`: `16/B374D848`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:X}/{:X}", self.0 >> 32, self.0 & 0xFFFF_FFFF)
-    }
-}
-
-impl std::str::FromStr for Lsn {
-    type Err = DecodeError;
-    fn from_str(text: &str) -> Result<Self, DecodeError> {
-        let bad = || DecodeError(format!("{text:?} is not a WAL position"));
-        let (high, low) = text.split_once('/').ok_or_else(bad)?;
-        let high = u32::from_str_radix(high, 16).map_err(|_| bad())?;
-        let low = u32::from_str_radix(low, 16).map_err(|_| bad())?;
-        Ok(Lsn((u64::from(high) << 32) | u64::from(low)))
-    }
-}
+pub use maskbus_model::Lsn;
 
 /// One column of a relation, as the plugin describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]

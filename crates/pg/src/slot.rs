@@ -301,8 +301,9 @@ pub async fn without_replica_identity(
 }
 
 fn parse_lsn(source: &Target, text: &str) -> Result<Lsn, PgError> {
-    text.parse()
-        .map_err(|e: pgoutput::DecodeError| source.refusal("reading a WAL position", e.to_string()))
+    text.parse().map_err(|e: maskbus_model::NotAnLsn| {
+        source.refusal("reading a WAL position", e.to_string())
+    })
 }
 
 #[cfg(test)]

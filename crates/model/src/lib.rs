@@ -1,11 +1,111 @@
 //! The table-and-key model every other part of maskbus speaks: a schema-qualified table, its
-//! columns, the key the sync pages by, and the foreign keys between tables.
+//! columns, the key the sync pages by, the foreign keys between tables, a WAL position, and the
+//! rules of a name (what a policy, a request or an error may call a table or a column).
 //!
-//! Pure data, read from the catalog by [`crate::catalog`] and turned into SQL in one place,
-//! [`crate::statements`]. A name here is always a real name from the catalog or from a policy
-//! checked against it; it is quoted where SQL is written, never spliced raw.
+//! Pure data and pure functions (std only; `tests/integration/architecture.rs` holds it so):
+//! read from the catalog by `maskbus_pg::catalog` and turned into SQL in one place,
+//! `maskbus_pg::statements`. A name here is always a real name from the catalog or from a policy
+//! checked against it; it is quoted where SQL is written ([`quote_ident`]), never spliced raw.
+//! Both the masker and the consumer speak it, so neither reaches the other through it.
 
 use std::fmt;
+
+/// A plain SQL identifier as a policy may write it: a letter or `_`, then letters, digits, `_`
+/// or `$`, at most 63 bytes.
+pub fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+}
+
+/// `table` or `schema.table`, each part an [`is_identifier`].
+pub fn is_entity_name(name: &str) -> bool {
+    match name.split_once('.') {
+        Some((schema, table)) => is_identifier(schema) && is_identifier(table),
+        None => is_identifier(name),
+    }
+}
+
+/// `orders` → `public.orders`; `sales.orders` stays.
+pub fn qualify(entity: &str) -> String {
+    if entity.contains('.') {
+        entity.to_string()
+    } else {
+        format!("{DEFAULT_SCHEMA}.{entity}")
+    }
+}
+
+/// Names from outside (a request's entity) are echoed in errors; keep them short.
+pub fn shorten(text: &str) -> String {
+    const MAX: usize = 64;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let mut short: String = text.chars().take(MAX).collect();
+        short.push('…');
+        short
+    }
+}
+
+/// At most `max` characters of `text`, control characters replaced by `?`, with `…` when cut:
+/// what an error may echo of input it complains about.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Quotes an SQL identifier. Only names that come from our own config or the catalog pass through
+/// here, never request text, but quoting keeps even those safe.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A write-ahead log position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lsn(pub u64);
+
+impl fmt::Display for Lsn {
+    /// As Postgres prints a `pg_lsn`: `16/B374D848`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:X}/{:X}", self.0 >> 32, self.0 & 0xFFFF_FFFF)
+    }
+}
+
+/// Text that is not a WAL position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAnLsn(pub String);
+
+impl fmt::Display for NotAnLsn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} is not a WAL position", self.0)
+    }
+}
+
+impl std::error::Error for NotAnLsn {}
+
+impl std::str::FromStr for Lsn {
+    type Err = NotAnLsn;
+    fn from_str(text: &str) -> Result<Self, NotAnLsn> {
+        let bad = || NotAnLsn(format!("{:?}", excerpt(text, 40)));
+        let (high, low) = text.split_once('/').ok_or_else(bad)?;
+        let high = u32::from_str_radix(high, 16).map_err(|_| bad())?;
+        let low = u32::from_str_radix(low, 16).map_err(|_| bad())?;
+        Ok(Lsn((u64::from(high) << 32) | u64::from(low)))
+    }
+}
 
 /// The schema a table name without one belongs to.
 pub const DEFAULT_SCHEMA: &str = "public";
@@ -37,11 +137,7 @@ impl TableRef {
 
     /// The quoted SQL name: `"sales"."orders"`.
     pub fn sql(&self) -> String {
-        format!(
-            "{}.{}",
-            crate::quote_ident(&self.schema),
-            crate::quote_ident(&self.name)
-        )
+        format!("{}.{}", quote_ident(&self.schema), quote_ident(&self.name))
     }
 }
 
