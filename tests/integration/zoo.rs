@@ -24,9 +24,7 @@ pub(crate) fn zoo_policy() -> Policy {
 /// A connection that prints values the way the producer reads them (ISO dates, UTC, ...).
 async fn canonical(url: &str) -> Client {
     let mut target = Target::parse("test", url).unwrap();
-    target
-        .config
-        .options(maskbus_agents::source::READ_ONLY_CANONICAL);
+    target.config.options(maskbus_pg::READ_ONLY_CANONICAL);
     target.connect().await.unwrap()
 }
 

@@ -1,34 +1,25 @@
-//! The producer and consumer roles of maskbus: the imperative shell around the mask crate.
+//! The roles of maskbus as a caller sees them: each role's tool registry (shared by the CLI
+//! and MCP), how an agent starts from its config, and what its `/health` reads. A thin facade:
+//! the work lives in the crates it re-exports.
 //!
-//! - [`config`]: one TOML file (and `MASKBUS_*` variables) makes a process one role or the other;
-//!   a role holding the other side's URL is refused before anything connects.
-//! - [`protocol`]: the typed, versioned JSON on the bus; strict parsing, never a panic.
-//! - [`source`]: the producer's reads: keyset pages by transaction window, masked.
-//! - [`producer`]: the serve loop; replies carry masked rows only.
-//! - [`page_cut`]: masked rows cut into pages bounded by rows and bytes (pure).
-//! - [`consumer`]: the watermark sync, parents first, idempotent upserts.
-//! - [`plan`]: foreign-key order (pure).
-//! - [`tools`]: the tool registry of each role, shared by the CLI and MCP.
-//! - [`policy`]: loading a policy, checking it against the live schema, proposing one.
-//! - [`policy_init`]: the rule proposed for each column (pure).
-//! - [`wire_audit`]: the audit's shell: streams the bus through `maskbus_audit`.
+//! - [`tools`]: the tool registry of each role and the dispatch that refuses everything else.
+//! - `health`: what `/health` and the bus gauges read.
+//!
+//! Where the rest lives: `maskbus_config` (a config makes a process one role),
+//! `maskbus_protocol` (the wire contract), `maskbus_producer`, `maskbus_consumer`,
+//! `maskbus_policy` (policy load, check, init), `maskbus_wire_audit` (the audit's shell).
 
-pub mod changes;
-pub mod config;
-pub mod consumer;
-pub mod digest;
-mod hashes;
 mod health;
-pub mod page_cut;
-pub mod page_rows;
-pub mod plan;
-pub mod policy;
-pub mod policy_init;
-pub mod producer;
-pub mod protocol;
-mod rows_by_key;
-pub mod schema_check;
-pub mod source;
-pub mod subset;
 pub mod tools;
-pub mod wire_audit;
+
+pub use maskbus_config as config;
+pub use maskbus_consumer as consumer;
+pub use maskbus_policy as policy;
+pub use maskbus_producer::{changes, source, subset};
+pub use maskbus_protocol as protocol;
+pub use maskbus_wire_audit as wire_audit;
+
+/// The producer's serve loop (`maskbus_producer::serve`).
+pub mod producer {
+    pub use maskbus_producer::serve::*;
+}

@@ -9,10 +9,11 @@
 use crate::config::{AgentConfig, ProducerConfig};
 use crate::consumer::{Consumer, ConsumerError};
 use crate::producer::Producer;
-use crate::protocol::{Reply, Snapshot, MAX_PAGE_ROWS};
+use crate::protocol::{Snapshot, MAX_PAGE_ROWS};
 use crate::source::Source;
 use maskbus_mailbox::{Mailbox, Outgoing, Settings};
 use maskbus_pg::Target;
+use maskbus_producer::reply::Reply;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! The bank that maskbus protects: its schema and a seeder for the production database.
 //!
-//! `schema` hands the SQL under `sql/bank/` to the migration runner; `profile` reads the named
+//! `schema` hands the SQL under `crates/bank/sql/` to the migration runner; `profile` reads the named
 //! sizes kept in `seeds/`; `generate` makes rows as pure functions of a seeded random generator
 //! (the same seed gives the same bank, byte for byte); `seed` streams those rows into Postgres with
 //! COPY. This crate writes real-looking PII on purpose and only ever into the source database:
@@ -28,7 +28,7 @@ pub const TABLES: [&str; 5] = [
 pub const MIGRATIONS: &[Migration] = &[Migration {
     component: "bank",
     name: "0001_schema.sql",
-    sql: include_str!("../../../sql/bank/0001_schema.sql"),
+    sql: include_str!("../sql/0001_schema.sql"),
 }];
 
 /// Rows per bank table in `database` (source or target), parents first.

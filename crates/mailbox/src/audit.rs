@@ -1,6 +1,6 @@
 //! The auditor's reads of the bus: the horizon, every message up to it (streamed), the design's
 //! SQL one-liner, and the watermark that lets purge delete what was scanned. The auditor role
-//! alone may do these (`sql/bus/0003_authenticated_mailboxes.sql`).
+//! alone may do these (`crates/mailbox/sql/0003_authenticated_mailboxes.sql`).
 
 use maskbus_pg::{PgError, Target};
 use tokio_postgres::Client;

@@ -22,7 +22,7 @@
 //! - **Authenticated, least privilege**: every participant is its own database role; the sender
 //!   of a message is the session's role, written by `mq.send`; only a mailbox's owner claims from
 //!   it; only the auditor reads every body and moves the audit watermark; only the operator
-//!   purges and redrives (`sql/bus/0003_authenticated_mailboxes.sql`, [`Mailbox::grant`]).
+//!   purges and redrives (`crates/mailbox/sql/0003_authenticated_mailboxes.sql`, [`Mailbox::grant`]).
 //! - **Poison never stops a receiver**: a body over the receiver's size limit, or one it cannot
 //!   parse, goes to the dead letters with the reason instead of being returned.
 //!
@@ -49,37 +49,37 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         component: "bus",
         name: "0001_mailbox.sql",
-        sql: include_str!("../../../sql/bus/0001_mailbox.sql"),
+        sql: include_str!("../sql/0001_mailbox.sql"),
     },
     Migration {
         component: "bus",
         name: "0002_mailbox_semantics.sql",
-        sql: include_str!("../../../sql/bus/0002_mailbox_semantics.sql"),
+        sql: include_str!("../sql/0002_mailbox_semantics.sql"),
     },
     Migration {
         component: "bus",
         name: "0003_authenticated_mailboxes.sql",
-        sql: include_str!("../../../sql/bus/0003_authenticated_mailboxes.sql"),
+        sql: include_str!("../sql/0003_authenticated_mailboxes.sql"),
     },
     Migration {
         component: "bus",
         name: "0004_bodies_written_once.sql",
-        sql: include_str!("../../../sql/bus/0004_bodies_written_once.sql"),
+        sql: include_str!("../sql/0004_bodies_written_once.sql"),
     },
     Migration {
         component: "bus",
         name: "0005_bodies_as_text.sql",
-        sql: include_str!("../../../sql/bus/0005_bodies_as_text.sql"),
+        sql: include_str!("../sql/0005_bodies_as_text.sql"),
     },
     Migration {
         component: "bus",
         name: "0006_side_doors.sql",
-        sql: include_str!("../../../sql/bus/0006_side_doors.sql"),
+        sql: include_str!("../sql/0006_side_doors.sql"),
     },
     Migration {
         component: "bus",
         name: "0007_audit_triage.sql",
-        sql: include_str!("../../../sql/bus/0007_audit_triage.sql"),
+        sql: include_str!("../sql/0007_audit_triage.sql"),
     },
 ];
 

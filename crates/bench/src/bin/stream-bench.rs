@@ -77,7 +77,7 @@ async fn masked_read(source_url: &str) -> Result<Duration> {
                 .await
             {
                 match reply {
-                    maskbus_agents::protocol::Reply::Page(page) => {
+                    maskbus_producer::reply::Reply::Page(page) => {
                         after = page.next_after;
                         if !page.more {
                             break 'table;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 #[derive(Subcommand)]
 pub enum BankCommand {
     /// Create the source (and, if given, the target) database if missing and apply the bank
-    /// schema (sql/bank) to it: the demo's production and test databases.
+    /// schema (crates/bank/sql) to it: the demo's production and test databases.
     Init {
         /// The demo's production database, e.g. postgres://postgres@127.0.0.1:55432/fintechp
         #[arg(long, env = "MASKBUS_SOURCE_URL")]

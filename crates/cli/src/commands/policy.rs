@@ -71,7 +71,7 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
             let lines = maskbus_agents::policy::check(&source, &policy).await?;
             println!(
                 "limits: a row crosses the bus if its JSON text is at most {} MiB; a key value at most {} MiB",
-                maskbus_agents::page_cut::MAX_ROW_BYTES >> 20,
+                maskbus_agents::protocol::MAX_ROW_BYTES >> 20,
                 maskbus_agents::protocol::MAX_KEY_VALUE_BYTES >> 20
             );
             print!("{}", maskbus_mask::fit::render(policy.name(), &lines));

@@ -1,0 +1,204 @@
+//! The config rules, tried key by key.
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_producer_and_a_consumer() {
+    let producer = parse(
+        "p.toml",
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\npolicy = \"p\"",
+    )
+    .unwrap();
+    let AgentConfig::Producer(p) = resolve("p.toml", producer, &env(&[])).unwrap() else {
+        panic!()
+    };
+    assert_eq!(p.mailbox, DEFAULT_PRODUCER_MAILBOX);
+    let consumer = parse(
+        "c.toml",
+        "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\npage_size = 50",
+    )
+    .unwrap();
+    let AgentConfig::Consumer(c) = resolve("c.toml", consumer, &env(&[])).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (c.page_size, c.follow_interval),
+        (50, Duration::from_secs(10))
+    );
+}
+
+#[test]
+fn a_role_holding_the_other_sides_url_is_refused() {
+    let raw = parse(
+        "p.toml",
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\ntarget_url = \"t\"",
+    )
+    .unwrap();
+    let err = resolve("p.toml", raw, &env(&[])).unwrap_err().to_string();
+    assert!(
+        err.contains("a producer must not hold target_url (set by the file p.toml)"),
+        "{err}"
+    );
+
+    let raw = parse(
+        "c.toml",
+        "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"",
+    )
+    .unwrap();
+    let err = resolve("c.toml", raw, &env(&[("MASKBUS_SOURCE_URL", "s")]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "a consumer must not hold source_url (set by environment variable MASKBUS_SOURCE_URL)"
+        ),
+        "{err}"
+    );
+
+    let raw = parse(
+        "c.toml",
+        "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\npseudonym_key = \"k\"",
+    )
+    .unwrap();
+    assert!(resolve("c.toml", raw, &env(&[]))
+        .unwrap_err()
+        .to_string()
+        .contains("pseudonym_key"));
+}
+
+#[test]
+fn unknown_keys_and_missing_ones_are_named() {
+    let err = parse("x.toml", "role = \"producer\"\nsorce_url = \"s\"")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sorce_url"), "{err}");
+    let raw = parse("x.toml", "role = \"consumer\"\nbus_url = \"b\"").unwrap();
+    let err = resolve("x.toml", raw, &env(&[])).unwrap_err().to_string();
+    assert!(
+        err.contains("needs target_url") && err.contains("MASKBUS_TARGET_URL"),
+        "{err}"
+    );
+    let err = resolve("x.toml", RawConfig::default(), &env(&[]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no role"), "{err}");
+}
+
+#[test]
+fn zero_durations_are_refused() {
+    let err = parse(
+        "c.toml",
+        "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\nrequest_timeout = \"0s\"",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("request_timeout") && err.contains("zero"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_key_is_overridden_by_its_variable_and_checked() {
+    let raw = parse(
+        "c.toml",
+        "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"",
+    )
+    .unwrap();
+    let AgentConfig::Consumer(c) = resolve(
+        "c.toml",
+        raw.clone(),
+        &env(&[
+            ("MASKBUS_PAGES_PER_REQUEST", "3"),
+            ("MASKBUS_PAGE_SIZE", "50"),
+            ("MASKBUS_REQUEST_TIMEOUT", "5s"),
+            ("MASKBUS_ALL_OR_NOTHING", "true"),
+            ("MASKBUS_BULK_LOAD", "false"),
+        ]),
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            c.pages_per_request,
+            c.page_size,
+            c.request_timeout,
+            c.all_or_nothing,
+            c.bulk_load
+        ),
+        (3, 50, Duration::from_secs(5), true, false)
+    );
+    let err = resolve("c.toml", raw, &env(&[("MASKBUS_PAGES_PER_REQUEST", "99")]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("MASKBUS_PAGES_PER_REQUEST") && err.contains("outside 1 to 64"),
+        "{err}"
+    );
+    // Every key has its own variable, spelled from its name.
+    for key in KEYS {
+        assert_eq!(key.env, format!("MASKBUS_{}", key.name.to_uppercase()));
+    }
+}
+
+#[test]
+fn the_environment_overrides_the_file() {
+    let raw = parse(
+        "p.toml",
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\npolicy = \"p\"",
+    )
+    .unwrap();
+    let AgentConfig::Producer(p) =
+        resolve("p.toml", raw, &env(&[("MASKBUS_BUS_URL", "other")])).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(p.bus_url, Secret("other".into()));
+    assert_eq!(format!("{:?}", p.bus_url), "Secret(..)");
+}
+
+#[test]
+fn workers_are_numbered_within_their_count_and_get_their_own_mailbox() {
+    let config = |extra: &str| {
+        parse(
+            "c.toml",
+            &format!("role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\n{extra}"),
+        )
+        .and_then(|raw| resolve("c.toml", raw, &env(&[])))
+    };
+    let err = config("workers = 2\nworker = 3").unwrap_err().to_string();
+    assert!(err.contains("workers are numbered 1 to 2"), "{err}");
+    let Ok(AgentConfig::Consumer(c)) = config("workers = 2\nworker = 2") else {
+        panic!()
+    };
+    assert_eq!(
+        (c.workers, c.worker, c.mailbox.as_str()),
+        (2, 2, "maskbus.consumer.2")
+    );
+    let Ok(AgentConfig::Consumer(c)) = config("") else {
+        panic!()
+    };
+    assert_eq!(
+        (c.workers, c.worker, c.mailbox.as_str()),
+        (1, 1, "maskbus.consumer")
+    );
+}
+
+#[test]
+fn a_producer_needs_a_policy() {
+    let raw = parse(
+        "p.toml",
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\n",
+    )
+    .unwrap();
+    let missing = resolve("p.toml", raw, &env(&[])).unwrap_err().to_string();
+    assert!(missing.contains("policy"), "{missing}");
+}

@@ -1,0 +1,281 @@
+//! The consumer role of maskbus: it holds the test database's credentials only, asks the
+//! producer for pages after its watermark (or follows the masked change stream) and writes them
+//! into the target in foreign-key order, idempotently. It never holds a policy or a key, and
+//! cannot reach the masker: `maskbus-mask` is not among its dependencies, direct or not
+//! (`tests/integration/architecture.rs`).
+//!
+//! - [`client`]: the request/reply client over the bus.
+//! - [`writer`]: the target writer (pages with their watermark in one transaction, deferred
+//!   links, sequences) and the consumer's bookkeeping schema.
+//! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
+//! - [`local`]: the back-ends of the consumer's tools (`insert_rows`, `query_local`).
+//! - `load`: the first pass into empty tables, loaded in bulk as `pg_restore` does.
+//! - `copy`: pages into the target with `COPY` (the bulk load's first windows).
+//! - [`rebuild`]: rebuilding what a bulk load lifted, beside the pass and at its end.
+//! - `pass`: one sync pass, table by table, page by page, parents fetched when missing.
+//!
+//! Each page is upserted by key in one transaction together with the entity's watermark, so a
+//! page delivered twice changes nothing and a crash between pages resumes exactly where the last
+//! commit left off. A child page whose parents are not in the target yet (a parent row
+//! committed late on the source) asks the producer for those parents first. Foreign keys that
+//! close a cycle are written NULL, staged, and set when the pass is through. The target's
+//! sequences are moved past the synced values after each pass.
+
+mod changes;
+pub mod client;
+mod copy;
+mod held_subset;
+mod load;
+pub mod local;
+pub mod pages;
+mod pass;
+pub mod rebuild;
+mod share;
+pub mod status;
+pub mod stream;
+pub mod verify;
+pub mod writer;
+
+pub use pages::{EntityPlan, Skipped, SyncState};
+pub use writer::MIGRATIONS;
+
+use client::Asker;
+use maskbus_config::ConsumerConfig;
+use maskbus_mailbox::{Mailbox, MailboxError, Settings};
+use maskbus_pg::{PgError, Target};
+use maskbus_protocol::{ErrorReply, ReceivedReply, Request, VERSION};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+use tokio::sync::watch;
+use writer::Writer;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConsumerError {
+    #[error(transparent)]
+    Pg(#[from] PgError),
+    #[error(transparent)]
+    Mailbox(#[from] MailboxError),
+    #[error("the producer refused {what}: {error}")]
+    Refused { what: String, error: ErrorReply },
+    #[error("no reply from the producer at mailbox {mailbox} after {tries} tries of {timeout:?}: is `maskbus run` running with the producer config?")]
+    NoReply {
+        mailbox: String,
+        tries: u32,
+        timeout: Duration,
+    },
+    #[error("a reply for {entity} does not fit the target: {reason}")]
+    BadReply { entity: String, reason: String },
+    #[error("{entity}: {reason}")]
+    Unsupported { entity: String, reason: String },
+    #[error("{0}")]
+    Plan(#[from] maskbus_protocol::plan::PlanError),
+    #[error("{} of {} tables could not be synced: {}", failed.len(), tables, failed.iter().map(|s| format!("{} ({})", s.entity, s.reason)).collect::<Vec<_>>().join("; "))]
+    Partial { failed: Vec<Skipped>, tables: usize },
+    #[error("the target database {database} holds data (table {table} has rows) and is not a maskbus target: the consumer writes only into an empty copy of the schema, which it marks on its first run. Point target_url at the test database; if this one really is it, run the consumer once with --init-target")]
+    NotATarget { database: String, table: String },
+    #[error("the target database {database} holds {held}, and the config asks for {asked}: a target holds one subset for good (a delta of one cannot turn its rows into another's). Sync into another empty database, or drop this one and start again")]
+    OtherSubset {
+        database: String,
+        held: String,
+        asked: String,
+    },
+    #[error("stopped by a signal")]
+    Stopped,
+}
+
+impl ConsumerError {
+    /// Worth retrying after a pause: a database or the bus restarting, a dropped connection.
+    /// Everything else (a type mismatch, a missing table, permission denied, a refusal) is
+    /// permanent and fails fast.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ConsumerError::Pg(e) | ConsumerError::Mailbox(MailboxError::Pg(e)) => e.is_transient(),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PassReport {
+    /// The pass finished one that a crash had cut short (so it only reached that pass's horizon).
+    pub resumed: bool,
+    /// Rows inserted or updated per entity, in plan order.
+    pub rows: Vec<(String, u64)>,
+    pub pages: u64,
+    pub parents_fetched: u64,
+    pub links_set: u64,
+    /// Indexes and foreign keys rebuilt after a bulk load.
+    pub rebuilt: usize,
+    /// The source snapshot the pass reached (every table synced up to it).
+    pub until: Option<String>,
+    /// Entities that could not be synced, and why (the rest were).
+    pub failed: Vec<Skipped>,
+}
+
+impl PassReport {
+    /// Adds this finished pass to the process's metrics.
+    pub fn count(&self) {
+        let metrics = maskbus_telemetry::metrics();
+        for (entity, rows) in &self.rows {
+            metrics.add_rows("consumer", entity, *rows);
+        }
+        metrics.add_pages("consumer", self.pages);
+        metrics.pass_done(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        );
+    }
+
+    /// Whether this pass synced `entity` (and still counts it as synced).
+    pub fn synced(&self, entity: &str) -> bool {
+        self.rows.iter().any(|(e, _)| e == entity)
+    }
+
+    pub fn total_rows(&self) -> u64 {
+        self.rows.iter().map(|(_, n)| n).sum()
+    }
+}
+
+pub struct Consumer {
+    pub config: ConsumerConfig,
+    pub asker: Asker,
+    pub writer: Writer,
+}
+
+impl Consumer {
+    pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
+        let bus = Target::parse("bus", &config.bus_url.0)?;
+        let target = Target::parse("target", &config.target_url.0)?;
+        let writer = Writer::start(target, config.init_target, config.disable_triggers).await?;
+        writer.hold_subset(config.subset.as_deref()).await?;
+        let mailbox = Mailbox::connect(bus, Settings::default()).await?;
+        Ok(Self {
+            asker: Asker::new(mailbox, &config).await?,
+            config,
+            writer,
+        })
+    }
+
+    /// The entities to sync, in fill order (what the producer serves and the target can take),
+    /// and those skipped with the reason.
+    pub async fn plan(&self) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
+        let (offered, keys) = match self
+            .asker
+            .ask_patiently(&Request::Entities { v: VERSION }, "the entity list")
+            .await?
+            .into_iter()
+            .next()
+        {
+            Some(ReceivedReply::Entities { entities, keys, .. }) => (entities, keys),
+            _ => {
+                return Err(ConsumerError::BadReply {
+                    entity: String::new(),
+                    reason: "expected the entity list".into(),
+                })
+            }
+        };
+        self.catalog_plan(&offered, &keys).await
+    }
+
+    /// How `offered` lands in the target, from its catalog alone.
+    pub async fn catalog_plan(
+        &self,
+        offered: &[String],
+        keys: &BTreeMap<String, Vec<String>>,
+    ) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
+        let offered: Vec<String> = offered
+            .iter()
+            .filter(|e| maskbus_protocol::is_entity_name(e))
+            .map(|e| maskbus_model::qualify(e))
+            .collect();
+        let schemas: Vec<String> = offered
+            .iter()
+            .map(|e| maskbus_pg::TableRef::parse(e).schema)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let (tables, fks) = self.writer.catalog(&schemas).await?;
+        let (plans, skipped) = pages::entity_plans(&offered, keys, &tables, &fks)?;
+        for plan in &plans {
+            for fk in &plan.outside {
+                tracing::warn!(entity = %plan.entity, constraint = %fk.name, parent = %fk.parent, "a foreign key references a table the producer does not serve; its rows must already be in the target");
+            }
+        }
+        Ok((plans, skipped))
+    }
+
+    pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, ConsumerError> {
+        Ok(self.writer.states().await?)
+    }
+
+    /// Passes until stopped (or until caught up with `once`). Returns the rows moved.
+    pub async fn run(
+        &self,
+        once: bool,
+        mut stop: watch::Receiver<bool>,
+    ) -> Result<u64, ConsumerError> {
+        if self.config.mode == maskbus_config::SyncMode::Stream {
+            // A signal ends a wait for the producer too: what is not committed is asked again.
+            let mut signal = stop.clone();
+            return tokio::select! {
+                followed = self.follow_stream(once, &stop) => followed,
+                _ = signal.wait_for(|stopped| *stopped) => Ok(0),
+            };
+        }
+        tracing::info!("watermark mode: passes bring new and updated rows; rows deleted in the source stay until `maskbus verify --repair` (or `run --once --repair`) removes them. mode = \"stream\" follows deletes too");
+        let mut total = 0;
+        let mut transient_failures = 0;
+        loop {
+            // A signal ends the wait for a reply too, not only the gaps between pages: what is
+            // not committed is asked again by the next run.
+            let mut signal = stop.clone();
+            let pass = tokio::select! {
+                pass = self.sync_pass(&stop) => pass,
+                _ = signal.wait_for(|stopped| *stopped) => Err(ConsumerError::Stopped),
+            };
+            let report = match pass {
+                Ok(report) => report,
+                Err(ConsumerError::Stopped) => return Ok(total),
+                // Between pages (reading the plan or the watermarks) a restart can also strike;
+                // the pass resumes from the watermarks the target holds.
+                Err(e) if e.is_transient() && transient_failures < 40 => {
+                    transient_failures += 1;
+                    tracing::warn!(error = %e, "transient failure; resuming the pass");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+                Err(e @ ConsumerError::Partial { .. }) if !once => {
+                    tracing::error!(error = %e, "pass incomplete; following the tables that sync");
+                    tokio::select! {
+                        _ = stop.wait_for(|stopped| *stopped) => return Ok(total),
+                        _ = tokio::time::sleep(self.config.follow_interval) => {}
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            transient_failures = 0;
+            total += report.total_rows();
+            report.count();
+            tracing::info!(
+                rows = report.total_rows(),
+                pages = report.pages,
+                parents_fetched = report.parents_fetched,
+                links_set = report.links_set,
+                "sync pass done"
+            );
+            // A resumed pass only reached the old pass's horizon; --once means caught up to now.
+            if once && !report.resumed {
+                return Ok(total);
+            }
+            if once {
+                continue;
+            }
+            tokio::select! {
+                _ = stop.wait_for(|stopped| *stopped) => return Ok(total),
+                _ = tokio::time::sleep(self.config.follow_interval) => {}
+            }
+        }
+    }
+}

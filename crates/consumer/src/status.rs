@@ -1,0 +1,358 @@
+//! `maskbus status`: where a consumer's target stands, read without writing anything.
+//!
+//! From the target: each synced table's rows, its watermark, whether a pass is under way and
+//! when it last moved; the change stream's position; the subset it holds. From the bus: the
+//! pending, leased and dead messages of the two mailboxes. From the producer, when it answers
+//! (asked on a mailbox of status's own, so a running follower never takes its replies): in
+//! watermark mode whether each table has rows written after its watermark (a page of one row
+//! since it) and how many transaction ids the source has handed out since; in stream mode
+//! whether changes wait after the applied position. The verdict ([`StatusReport::verdict`]) is
+//! pure and decides the exit code.
+
+use super::client::Asker;
+use super::ConsumerError;
+use maskbus_config::{ConsumerConfig, SyncMode};
+use maskbus_mailbox::{Mailbox, MailboxStats, Settings};
+use maskbus_pg::{TableRef, Target};
+use maskbus_protocol::{ChangeOp, Position, ReceivedReply, Request, Snapshot, VERSION};
+use std::time::Duration;
+
+/// One synced table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TableStatus {
+    pub entity: String,
+    pub rows: i64,
+    /// The source snapshot every row of which is in (`xmin:xmax:xip`), if any pass finished.
+    pub watermark: Option<String>,
+    pub pass_running: bool,
+    /// When the watermark last moved (UTC, ISO 8601).
+    pub last_moved: Option<String>,
+    /// Rows written on the source after the watermark: `None` when the producer did not say.
+    pub behind: Option<bool>,
+}
+
+/// Where the change stream stands.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct StreamStatus {
+    pub applied: String,
+    pub transactions_applied: i64,
+    pub rows_applied: i64,
+    pub last_moved: String,
+}
+
+/// Everything `maskbus status` shows.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct StatusReport {
+    /// The target holds maskbus's bookkeeping (a first sync has started).
+    pub is_target: bool,
+    pub mode: &'static str,
+    pub subset: Option<String>,
+    pub tables: Vec<TableStatus>,
+    pub stream: Option<StreamStatus>,
+    pub mailboxes: Vec<MailboxCounts>,
+    pub producer_answered: bool,
+    /// Transaction ids the source handed out since the oldest watermark (an upper bound on the
+    /// transactions behind: some wrote nothing synced, or rolled back).
+    pub xids_since_watermark: Option<u64>,
+    /// Changes wait after the applied position (stream mode).
+    pub stream_behind: Option<bool>,
+    /// How far the wire audit is, when the bus says.
+    pub audit: Option<AuditState>,
+}
+
+/// The wire audit as `status` shows it: numbers only.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct AuditState {
+    pub scanned_through: i64,
+    pub oldest_unaudited_secs: Option<f64>,
+    pub open_findings: i64,
+    /// A message has waited longer than `audit_max_age` for the audit.
+    pub stale: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MailboxCounts {
+    pub mailbox: String,
+    pub pending: i64,
+    pub leased: i64,
+    pub dead: i64,
+}
+
+/// What the status says, for people and for the exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    CaughtUp,
+    /// Behind, with why.
+    Behind(Vec<String>),
+    /// The producer did not answer, so whether the source moved is not known.
+    Unknown(String),
+}
+
+impl StatusReport {
+    pub fn verdict(&self) -> Verdict {
+        let mut why = Vec::new();
+        if !self.is_target {
+            return Verdict::Behind(vec!["nothing synced yet".into()]);
+        }
+        if self.mode == "stream" {
+            if self.stream.is_none() {
+                why.push("the change stream has not started".into());
+            }
+            if self.stream_behind == Some(true) {
+                why.push("changes wait on the source".into());
+            }
+        } else {
+            for t in &self.tables {
+                if t.watermark.is_none() {
+                    why.push(format!("{} never finished a pass", t.entity));
+                } else if t.pass_running {
+                    why.push(format!("{} has a pass under way", t.entity));
+                } else if t.behind == Some(true) {
+                    why.push(format!("{} has rows written after its watermark", t.entity));
+                }
+            }
+        }
+        for m in &self.mailboxes {
+            if m.dead > 0 {
+                why.push(format!("{} has {} dead letters", m.mailbox, m.dead));
+            }
+        }
+        if !why.is_empty() {
+            return Verdict::Behind(why);
+        }
+        if !self.producer_answered {
+            return Verdict::Unknown(
+                "the producer did not answer, so whether the source moved is not known".into(),
+            );
+        }
+        Verdict::CaughtUp
+    }
+}
+
+/// Reads where `config`'s target stands; asks the producer, waiting up to `wait`.
+pub async fn status(
+    config: &ConsumerConfig,
+    wait: Duration,
+) -> Result<StatusReport, ConsumerError> {
+    let target = Target::parse("target", &config.target_url.0)?;
+    let mut report = StatusReport {
+        mode: match config.mode {
+            SyncMode::Watermark => "watermark",
+            SyncMode::Stream => "stream",
+        },
+        subset: config.subset.clone(),
+        ..StatusReport::default()
+    };
+    let client = target.connect().await?;
+    let target = &target;
+    let read = |what: &'static str| move |e: tokio_postgres::Error| target.query_error(what, &e);
+    report.is_target = client
+        .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+        .await
+        .map_err(read("looking for the maskbus target marker"))?
+        .get(0);
+    let bus = Target::parse("bus", &config.bus_url.0)?;
+    let mailbox = Mailbox::connect(bus, Settings::default()).await?;
+    let ours = [config.mailbox.as_str(), config.producer_mailbox.as_str()];
+    report.mailboxes = mailbox
+        .stats()
+        .await?
+        .into_iter()
+        .filter(|m: &MailboxStats| ours.contains(&m.mailbox.as_str()))
+        .map(|m| MailboxCounts {
+            mailbox: m.mailbox,
+            pending: m.pending,
+            leased: m.leased,
+            dead: m.dead,
+        })
+        .collect();
+    report.audit = mailbox.audit_status().await.ok().map(|a| AuditState {
+        stale: a.is_stale(config.audit_max_age),
+        scanned_through: a.scanned_through,
+        oldest_unaudited_secs: a.oldest_unaudited_secs,
+        open_findings: a.open_findings,
+    });
+    if !report.is_target {
+        return Ok(report);
+    }
+    // The subset the target was made with, which is what it holds whatever the config says.
+    if let Some(row) = client
+        .query_opt(
+            "SELECT subset FROM maskbus.target_subset WHERE to_regclass('maskbus.target_subset') IS NOT NULL",
+            &[],
+        )
+        .await
+        .ok()
+        .flatten()
+    {
+        report.subset = row.get(0);
+    }
+    for row in client
+        .query(
+            "SELECT entity, synced_until, pass_until IS NOT NULL,
+                    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+               FROM maskbus.sync_state ORDER BY entity",
+            &[],
+        )
+        .await
+        .map_err(read("reading maskbus.sync_state"))?
+    {
+        let entity: String = row.get(0);
+        let count = client
+            .query_one(
+                &format!("SELECT count(*) FROM {}", TableRef::parse(&entity).sql()),
+                &[],
+            )
+            .await
+            .map_err(read("counting a synced table's rows"))?;
+        report.tables.push(TableStatus {
+            rows: count.get(0),
+            watermark: row.get(1),
+            pass_running: row.get(2),
+            last_moved: row.get(3),
+            behind: None,
+            entity,
+        });
+    }
+    let stream = client
+        .query_opt(
+            "SELECT applied_lsn, join_snapshot, transactions_applied, rows_applied,
+                    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+               FROM maskbus.stream_state",
+            &[],
+        )
+        .await
+        .map_err(read("reading maskbus.stream_state"))?;
+    let mut stream_position = None;
+    if let Some(row) = &stream {
+        let applied: String = row.get(0);
+        stream_position = applied
+            .parse()
+            .ok()
+            .map(|lsn| (Position(lsn), row.get::<_, Option<String>>(1)));
+        report.stream = Some(StreamStatus {
+            applied,
+            transactions_applied: row.get(2),
+            rows_applied: row.get(3),
+            last_moved: row.get(4),
+        });
+    }
+    // The producer, asked on a reply mailbox of status's own.
+    let mut asking = config.clone();
+    asking.mailbox = maskbus_config::status_mailbox(&config.mailbox);
+    asking.request_timeout = (wait / 3).max(Duration::from_millis(200));
+    let asker = Asker::new(mailbox, &asking).await?;
+    match config.mode {
+        SyncMode::Watermark => {
+            let mut newest = None;
+            for table in &mut report.tables {
+                let Some(watermark) = &table.watermark else {
+                    continue;
+                };
+                let request = Request::Page {
+                    v: VERSION,
+                    entity: table.entity.clone(),
+                    since: Some(Snapshot(watermark.clone())),
+                    until: None,
+                    after: None,
+                    limit: 1,
+                    pages: None,
+                    subset: config.subset.clone(),
+                };
+                let Ok(replies) = asker.ask(&request).await else {
+                    break;
+                };
+                if let Some(ReceivedReply::Page(page)) = replies.first() {
+                    report.producer_answered = true;
+                    table.behind = Some(!page.rows.is_empty());
+                    newest = page.until.clone().or(newest);
+                }
+            }
+            let oldest = report
+                .tables
+                .iter()
+                .filter_map(|t| Some(Snapshot(t.watermark.clone()?).bounds()?.1))
+                .min();
+            if let (Some((_, now)), Some(oldest)) = (newest.and_then(|s| s.bounds()), oldest) {
+                report.xids_since_watermark = Some(now.saturating_sub(oldest));
+            }
+        }
+        SyncMode::Stream => {
+            if let Some((after, join)) = stream_position {
+                let request = Request::Changes {
+                    v: VERSION,
+                    after: Some(after),
+                    join: join.map(Snapshot),
+                    limit: 1,
+                    wait_ms: None,
+                };
+                if let Ok(replies) = asker.ask(&request).await {
+                    let answered: Vec<_> = replies
+                        .iter()
+                        .filter_map(|r| match r {
+                            ReceivedReply::Changes(c) => Some(c),
+                            _ => None,
+                        })
+                        .collect();
+                    if !answered.is_empty() {
+                        report.producer_answered = true;
+                        report.stream_behind =
+                            Some(answered.iter().any(|c| c.op != ChangeOp::None));
+                    }
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caught_up() -> StatusReport {
+        StatusReport {
+            is_target: true,
+            mode: "watermark",
+            tables: vec![TableStatus {
+                entity: "public.customers".into(),
+                rows: 3,
+                watermark: Some("10:12:".into()),
+                behind: Some(false),
+                ..TableStatus::default()
+            }],
+            producer_answered: true,
+            ..StatusReport::default()
+        }
+    }
+
+    #[test]
+    fn caught_up_only_when_every_table_is_and_the_producer_says_so() {
+        assert_eq!(caught_up().verdict(), Verdict::CaughtUp);
+        let mut behind = caught_up();
+        behind.tables[0].behind = Some(true);
+        assert!(
+            matches!(behind.verdict(), Verdict::Behind(why) if why[0].contains("after its watermark"))
+        );
+        let mut running = caught_up();
+        running.tables[0].pass_running = true;
+        assert!(matches!(running.verdict(), Verdict::Behind(_)));
+        let mut silent = caught_up();
+        silent.producer_answered = false;
+        silent.tables[0].behind = None;
+        assert!(matches!(silent.verdict(), Verdict::Unknown(_)));
+        let mut dead = caught_up();
+        dead.mailboxes.push(MailboxCounts {
+            mailbox: "maskbus.consumer".into(),
+            dead: 2,
+            ..MailboxCounts::default()
+        });
+        assert!(
+            matches!(dead.verdict(), Verdict::Behind(why) if why[0].contains("2 dead letters"))
+        );
+        assert!(matches!(
+            StatusReport::default().verdict(),
+            Verdict::Behind(_)
+        ));
+    }
+}

@@ -1,0 +1,184 @@
+//! Following the producer's change stream: start it, copy the source once, then apply the
+//! changes transaction by transaction.
+//!
+//! 1. No stream yet: ask the producer to start one; it answers with the slot's first position,
+//!    recorded in `maskbus.stream_state`.
+//! 2. No copy yet: one ordinary pass (a first copy, or the delta since an earlier watermark
+//!    pass), with a snapshot taken after the slot was made. Its snapshot is recorded as the join:
+//!    the transactions it holds are passed over by the producer.
+//! 3. Then rounds of "changes after my position": each source transaction is applied with the
+//!    position it reaches; the producer's slot moves only when the next request names it.
+//!
+//! A lost stream (the slot dropped, or moved past this target) is started again from step 1,
+//! with a warning: deletes made while it was lost are found by `maskbus verify`.
+
+use super::pages::EntityPlan;
+use super::{changes, Consumer, ConsumerError};
+use maskbus_protocol::{
+    ErrorCode, Request, Snapshot, MAX_CHANGE_ROWS, MAX_CHANGE_WAIT_MS, VERSION,
+};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// What one round of the stream did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoundReport {
+    pub transactions: u64,
+    pub rows: u64,
+    /// Nothing was left to apply: the target is caught up with the source.
+    pub caught_up: bool,
+}
+
+impl Consumer {
+    /// Follows the change stream until stopped, or until caught up with `once`. Returns the rows
+    /// written by the copy and the changes.
+    pub(super) async fn follow_stream(
+        &self,
+        once: bool,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<u64, ConsumerError> {
+        let mut total = 0u64;
+        let mut plans: Option<Vec<EntityPlan>> = None;
+        let mut transient_failures = 0;
+        let mut caught_up = false;
+        loop {
+            if *stop.borrow() {
+                return Ok(total);
+            }
+            // Following, an idle round is a long poll: the producer answers as soon as a change
+            // commits (or after the follow interval, at most half the request timeout).
+            let wait = if once || !caught_up {
+                Duration::ZERO
+            } else {
+                self.config
+                    .follow_interval
+                    .min(self.config.request_timeout / 2)
+            };
+            let round = self.stream_round(&mut plans, wait, stop).await;
+            let report = match round {
+                Ok(report) => report,
+                Err(ConsumerError::Refused { error, .. })
+                    if error.code() == ErrorCode::StreamLost =>
+                {
+                    tracing::error!(refused = %error, "the change stream was lost; starting it again (deletes made meanwhile need `maskbus verify --repair`)");
+                    self.writer.stream_forgotten().await?;
+                    continue;
+                }
+                Err(e) if e.is_transient() && transient_failures < 40 => {
+                    transient_failures += 1;
+                    plans = None;
+                    tracing::warn!(error = %e, "transient failure; resuming the stream from the target's position");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            transient_failures = 0;
+            total += report.rows;
+            caught_up = report.caught_up;
+            if caught_up && once {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// One step of the stream: start it, make the copy, or apply the next changes.
+    /// With `wait`, the producer holds an answer with no change that long for one to come.
+    pub async fn stream_round(
+        &self,
+        plans: &mut Option<Vec<EntityPlan>>,
+        wait: Duration,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<RoundReport, ConsumerError> {
+        let Some(state) = self.writer.stream_state().await? else {
+            let batch = self.ask_changes(None, None, Duration::ZERO).await?;
+            if !batch.started {
+                return Err(ConsumerError::BadReply {
+                    entity: String::new(),
+                    reason: "the producer did not start the stream".into(),
+                });
+            }
+            self.writer.stream_started(batch.through).await?;
+            tracing::info!(position = %batch.through, "change stream started; copying the source");
+            return Ok(RoundReport::default());
+        };
+        let Some(join) = state.join else {
+            // The copy: passes until one is not the rest of a pass cut short (whose snapshot may
+            // be older than the slot).
+            let mut rows = 0;
+            loop {
+                let report = self.sync_pass(stop).await?;
+                report.count();
+                rows += report.total_rows();
+                if !report.resumed {
+                    let Some(until) = report.until else {
+                        return Err(ConsumerError::BadReply {
+                            entity: String::new(),
+                            reason: "the copy ended without the snapshot it reached".into(),
+                        });
+                    };
+                    self.writer.stream_joined(&Snapshot(until)).await?;
+                    tracing::info!(rows, "copy done; following the change stream");
+                    return Ok(RoundReport {
+                        rows,
+                        ..RoundReport::default()
+                    });
+                }
+            }
+        };
+        if plans.is_none() {
+            *plans = Some(self.plan().await?.0);
+        }
+        let plans = plans.as_deref().unwrap_or_default();
+        let batch = self
+            .ask_changes(Some(state.applied), Some(join), wait)
+            .await?;
+        let mut report = RoundReport {
+            caught_up: batch.transactions.is_empty() && !batch.more,
+            ..RoundReport::default()
+        };
+        report.rows = self
+            .writer
+            .apply_transactions(plans, &batch.transactions)
+            .await?;
+        report.transactions = batch.transactions.len() as u64;
+        let mut touched: Vec<EntityPlan> = Vec::new();
+        for set in batch.transactions.iter().flat_map(|t| &t.sets) {
+            if let Some(plan) = plans.iter().find(|p| p.entity == set.entity) {
+                if !touched.iter().any(|t| t.entity == plan.entity) {
+                    touched.push(plan.clone());
+                }
+            }
+        }
+        self.writer.stream_reached(batch.through).await?;
+        if !touched.is_empty() {
+            self.writer.move_sequences(&touched).await?;
+        }
+        if report.transactions > 0 {
+            tracing::info!(transactions = report.transactions, rows = report.rows, position = %batch.through, "changes applied");
+            maskbus_telemetry::metrics().applied(report.transactions, report.rows);
+        }
+        Ok(report)
+    }
+
+    async fn ask_changes(
+        &self,
+        after: Option<maskbus_protocol::Lsn>,
+        join: Option<Snapshot>,
+        wait: Duration,
+    ) -> Result<changes::ChangeBatch, ConsumerError> {
+        let request = Request::Changes {
+            v: VERSION,
+            after: after.map(maskbus_protocol::Position),
+            join,
+            limit: (self.config.page_size * self.config.pages_per_request).min(MAX_CHANGE_ROWS),
+            wait_ms: (!wait.is_zero())
+                .then(|| wait.as_millis().min(u128::from(MAX_CHANGE_WAIT_MS)) as u32),
+        };
+        let replies = self
+            .asker
+            .ask_patiently(&request, "the source's changes")
+            .await?;
+        changes::group(replies)
+    }
+}

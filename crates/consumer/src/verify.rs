@@ -1,0 +1,384 @@
+//! `maskbus verify`: is the target equal to the masked source, and if not, where not.
+//!
+//! For each table the producer hashes its masked rows in buckets of consecutive keys; the
+//! consumer reads its own rows of the same key range once, puts them in the same buckets
+//! ([`maskbus_protocol::digest::Bucketing`]) and compares. Only buckets that differ are narrowed down, to
+//! one hash per row on both sides. So two equal databases cost one read of each side. What it
+//! reports is counts and keys (keys are `keep` columns), never a value.
+//!
+//! `--repair` then deletes the rows the source does not have (children first, over all tables),
+//! and asks the producer for the missing and different rows by key (parents first).
+
+use super::pages::EntityPlan;
+use super::{Consumer, ConsumerError, PassReport};
+use futures_util::StreamExt;
+use maskbus_pg::statements;
+use maskbus_pg::READ_ONLY_CANONICAL;
+use maskbus_protocol::digest::{hex, Bucketing, RowHasher};
+use maskbus_protocol::{HashReply, KeyCursor, ReceivedReply, Request, MAX_PAGE_ROWS, VERSION};
+use std::collections::BTreeMap;
+use tokio_postgres::types::ToSql;
+
+/// How one table differs from the masked source.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TableDrift {
+    pub entity: String,
+    pub source_rows: u64,
+    pub target_rows: u64,
+    /// Keys the source has and the target lacks.
+    pub missing: Vec<KeyCursor>,
+    /// Keys the target has and the source does not.
+    pub extra: Vec<KeyCursor>,
+    /// Keys both have, with different values.
+    pub different: Vec<KeyCursor>,
+}
+
+impl TableDrift {
+    pub fn is_equal(&self) -> bool {
+        self.missing.is_empty() && self.extra.is_empty() && self.different.is_empty()
+    }
+}
+
+/// What a verify found (and, with repair, mended).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VerifyReport {
+    pub tables: Vec<TableDrift>,
+    /// Rows deleted and rows written by a repair.
+    pub deleted: u64,
+    pub written: u64,
+}
+
+impl VerifyReport {
+    pub fn is_equal(&self) -> bool {
+        self.tables.iter().all(TableDrift::is_equal)
+    }
+}
+
+/// One key range of one target table, read to be hashed.
+struct TargetRange<'a> {
+    client: &'a tokio_postgres::Client,
+    target: &'a maskbus_pg::Target,
+    plan: &'a EntityPlan,
+    /// The columns the producer hashed, in its order.
+    columns: &'a [String],
+}
+
+impl TargetRange<'_> {
+    /// Hashes the target's rows with key in (`after`, `through`] as they stream in, in key
+    /// order, handing each key and hash to `each`; returns how many there were. Memory stays one
+    /// row however large the range.
+    async fn each_hash(
+        &self,
+        after: &Option<KeyCursor>,
+        through: &Option<KeyCursor>,
+        mut each: impl FnMut(&[&str], u64),
+    ) -> Result<u64, ConsumerError> {
+        let plan = self.plan;
+        if let Some(column) = self.columns.iter().find(|c| !plan.types.contains_key(*c)) {
+            return Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: format!(
+                    "the source hashes column {}, which the target lacks",
+                    maskbus_model::shorten(column)
+                ),
+            });
+        }
+        let sql = statements::key_range(
+            &plan.table,
+            &plan.key,
+            self.columns,
+            after.is_some(),
+            through.is_some(),
+            "true",
+        );
+        let failed = |e: tokio_postgres::Error| {
+            self.target
+                .query_error(format!("reading {} to verify it", plan.entity), &e)
+        };
+        let params: [&(dyn ToSql + Sync); 3] = [after, through, &i64::MAX];
+        let stream = self
+            .client
+            .query_raw(&sql, params.iter().copied())
+            .await
+            .map_err(failed)?;
+        futures_util::pin_mut!(stream);
+        let positions: Vec<usize> = plan
+            .key
+            .columns
+            .iter()
+            .filter_map(|k| self.columns.iter().position(|c| *c == k.name))
+            .collect();
+        let mut hasher = RowHasher::default();
+        let mut read = 0;
+        while let Some(row) = stream.next().await.transpose().map_err(failed)? {
+            let key: Vec<&str> = positions
+                .iter()
+                .map(|&i| row.get::<_, Option<&str>>(i).unwrap_or_default())
+                .collect();
+            let hash = hasher.hash((0..self.columns.len()).map(|i| row.get(i)));
+            each(&key, hash);
+            read += 1;
+        }
+        Ok(read)
+    }
+}
+
+/// The row hashes of a key range on one side, by key.
+type RowHashes = BTreeMap<Vec<String>, String>;
+
+/// A hash reply names this entity, its key as the target's, every key column among the
+/// columns hashed, and every key it carries whole: what the comparison and a repair rely on.
+fn hashes_fit(plan: &EntityPlan, reply: &HashReply) -> bool {
+    let width = plan.key.columns.len();
+    reply.entity == plan.entity
+        && reply.key == plan.key.names()
+        && reply.key.iter().all(|k| reply.columns.contains(k))
+        && reply.buckets.iter().all(|b| b.last.len() == width)
+        && reply.rows.iter().all(|r| r.key.len() == width)
+        && reply.next_after.as_ref().is_none_or(|k| k.len() == width)
+}
+
+impl Consumer {
+    /// Compares every synced table with the masked source; with `repair`, makes them equal.
+    pub async fn verify(&self, repair: bool) -> Result<VerifyReport, ConsumerError> {
+        let (plans, _) = self.plan().await?;
+        let mut target = self.writer.target.clone();
+        target.config.options(READ_ONLY_CANONICAL);
+        let client = target.connect().await?;
+        let mut report = VerifyReport::default();
+        for plan in &plans {
+            let drift = self.verify_table(&client, &target, plan).await?;
+            if !drift.is_equal() {
+                tracing::warn!(entity = %plan.entity, missing = drift.missing.len(), extra = drift.extra.len(), different = drift.different.len(), "the target differs from the masked source");
+            }
+            report.tables.push(drift);
+        }
+        if repair && !report.is_equal() {
+            self.repair(&plans, &mut report).await?;
+        }
+        Ok(report)
+    }
+
+    async fn ask_hashes(
+        &self,
+        plan: &EntityPlan,
+        after: Option<KeyCursor>,
+        through: Option<KeyCursor>,
+        rows: bool,
+    ) -> Result<HashReply, ConsumerError> {
+        let request = Request::Hashes {
+            v: VERSION,
+            entity: plan.entity.clone(),
+            after,
+            through,
+            rows,
+            subset: self.config.subset.clone(),
+        };
+        let what = format!("hashes of {}", plan.entity);
+        match self
+            .asker
+            .ask_patiently(&request, &what)
+            .await?
+            .into_iter()
+            .next()
+        {
+            Some(ReceivedReply::Hashes(reply)) if hashes_fit(plan, &reply) => Ok(reply),
+            _ => Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: "expected hashes of this table, keyed as the target is, every key whole"
+                    .into(),
+            }),
+        }
+    }
+
+    /// The target's rows with key in (`after`, `through`], as (key, hash), in key order.
+    async fn target_hashes(
+        &self,
+        client: &tokio_postgres::Client,
+        target: &maskbus_pg::Target,
+        plan: &EntityPlan,
+        columns: &[String],
+        after: &Option<KeyCursor>,
+        through: &Option<KeyCursor>,
+    ) -> Result<Vec<(Vec<String>, u64)>, ConsumerError> {
+        let mut rows = Vec::new();
+        let range = TargetRange {
+            client,
+            target,
+            plan,
+            columns,
+        };
+        range
+            .each_hash(after, through, |key, hash| {
+                rows.push((key.iter().map(|k| k.to_string()).collect(), hash))
+            })
+            .await?;
+        Ok(rows)
+    }
+
+    async fn verify_table(
+        &self,
+        client: &tokio_postgres::Client,
+        target: &maskbus_pg::Target,
+        plan: &EntityPlan,
+    ) -> Result<TableDrift, ConsumerError> {
+        let mut drift = TableDrift {
+            entity: plan.entity.clone(),
+            ..TableDrift::default()
+        };
+        let mut cursor: Option<KeyCursor> = None;
+        let mut reply = self.ask_hashes(plan, None, None, false).await?;
+        loop {
+            // The range this reply covers; the last one is open (the target's rows beyond the
+            // source's last key are extra).
+            let through = if reply.more {
+                reply.next_after.clone()
+            } else {
+                None
+            };
+            // The producer hashes the next range while the target's rows of this one are read.
+            let ask_next = async {
+                match reply.more {
+                    true => Some(
+                        self.ask_hashes(plan, reply.next_after.clone(), None, false)
+                            .await,
+                    ),
+                    false => None,
+                }
+            };
+            let mut bucketing = Bucketing::new(&reply.buckets);
+            let range = TargetRange {
+                client,
+                target,
+                plan,
+                columns: &reply.columns,
+            };
+            let (next, read) = tokio::join!(
+                ask_next,
+                range.each_hash(&cursor, &through, |key, hash| bucketing.add(key, hash))
+            );
+            drift.target_rows += read?;
+            drift.source_rows += reply.buckets.iter().map(|b| b.count).sum::<u64>();
+            for index in bucketing.differing() {
+                let lower = if index == 0 {
+                    cursor.clone()
+                } else {
+                    Some(reply.buckets[index - 1].last.clone())
+                };
+                let upper = Some(reply.buckets[index].last.clone());
+                self.narrow(
+                    client,
+                    target,
+                    plan,
+                    &reply.columns,
+                    lower,
+                    upper,
+                    &mut drift,
+                )
+                .await?;
+            }
+            if bucketing.beyond.count > 0 {
+                let from = reply
+                    .buckets
+                    .last()
+                    .map(|b| b.last.clone())
+                    .or(cursor.clone());
+                let extra = self
+                    .target_hashes(client, target, plan, &reply.columns, &from, &None)
+                    .await?;
+                drift.extra.extend(extra.into_iter().map(|(k, _)| k));
+            }
+            match next {
+                None => return Ok(drift),
+                Some(next) => {
+                    cursor = reply.next_after.take();
+                    reply = next?;
+                }
+            }
+        }
+    }
+
+    /// Compares one key range row by row.
+    #[allow(clippy::too_many_arguments)]
+    async fn narrow(
+        &self,
+        client: &tokio_postgres::Client,
+        target: &maskbus_pg::Target,
+        plan: &EntityPlan,
+        columns: &[String],
+        lower: Option<KeyCursor>,
+        upper: Option<KeyCursor>,
+        drift: &mut TableDrift,
+    ) -> Result<(), ConsumerError> {
+        let mut source = RowHashes::new();
+        let mut after = lower.clone();
+        loop {
+            let reply = self
+                .ask_hashes(plan, after.clone(), upper.clone(), true)
+                .await?;
+            for row in reply.rows {
+                source.insert(row.key, row.hash);
+            }
+            if !reply.more {
+                break;
+            }
+            after = reply.next_after;
+        }
+        let ours: RowHashes = self
+            .target_hashes(client, target, plan, columns, &lower, &upper)
+            .await?
+            .into_iter()
+            .map(|(k, h)| (k, hex(h)))
+            .collect();
+        for (key, hash) in &source {
+            match ours.get(key) {
+                None => drift.missing.push(key.clone()),
+                Some(h) if h != hash => drift.different.push(key.clone()),
+                Some(_) => {}
+            }
+        }
+        drift
+            .extra
+            .extend(ours.into_keys().filter(|k| !source.contains_key(k)));
+        Ok(())
+    }
+
+    /// Deletes the extra rows (children first), then fetches the missing and different ones
+    /// (parents first).
+    async fn repair(
+        &self,
+        plans: &[EntityPlan],
+        report: &mut VerifyReport,
+    ) -> Result<(), ConsumerError> {
+        let deletions: Vec<(&EntityPlan, &[Vec<String>])> = plans
+            .iter()
+            .zip(&report.tables)
+            .rev()
+            .filter(|(_, drift)| !drift.extra.is_empty())
+            .map(|(plan, drift)| (plan, drift.extra.as_slice()))
+            .collect();
+        if !deletions.is_empty() {
+            report.deleted = self.writer.delete_keys(&deletions).await?;
+        }
+        let mut pass = PassReport::default();
+        for (plan, drift) in plans.iter().zip(&report.tables) {
+            let wanted: Vec<Vec<String>> = drift
+                .missing
+                .iter()
+                .chain(&drift.different)
+                .cloned()
+                .collect();
+            for chunk in wanted.chunks(MAX_PAGE_ROWS as usize) {
+                let page = self
+                    .parent_rows(plan, &plan.key.names(), chunk.to_vec())
+                    .await?;
+                report.written += self
+                    .apply_with_parents(plans, plan, &page, None, &mut pass, 0)
+                    .await?;
+            }
+        }
+        let touched: Vec<EntityPlan> = plans.to_vec();
+        self.writer.move_sequences(&touched).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,497 @@
+//! The consumer's writes into the target: pages upserted together with their watermark and
+//! their staged links in one transaction, links set once a cycle is in, sequences moved past
+//! the synced values. The consumer's own bookkeeping lives in schema `maskbus` of the target
+//! (`maskbus.sync_state`, `maskbus.pending_links`), created on first run.
+
+use super::pages::{self, EntityPlan, SyncState};
+use super::ConsumerError;
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::deadpool_postgres::GenericClient;
+use maskbus_pg::{statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use maskbus_protocol::ReceivedPage;
+use std::collections::BTreeMap;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+
+/// The consumer's own bookkeeping in the target database.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        component: "sync",
+        name: "0001_sync_state.sql",
+        sql: include_str!("../sql/0001_sync_state.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0002_any_key.sql",
+        sql: include_str!("../sql/0002_any_key.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0003_bulk_load.sql",
+        sql: include_str!("../sql/0003_bulk_load.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0004_stream_state.sql",
+        sql: include_str!("../sql/0004_stream_state.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0005_target_subset.sql",
+        sql: include_str!("../sql/0005_target_subset.sql"),
+    },
+];
+
+/// Why a page could not be written.
+pub enum ApplyError {
+    /// A foreign key (by constraint name, when the server says) to a row the target does not
+    /// have yet: fetch the parents and try again.
+    MissingParents(Option<String>),
+    Consumer(ConsumerError),
+}
+
+/// How a page goes into its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    /// `COPY ... FROM STDIN`: the rows of a first pass, which the table cannot hold yet.
+    Copy,
+    /// `INSERT ... ON CONFLICT` or `MERGE` by key: any page, any number of times.
+    Upsert,
+}
+
+impl Load {
+    /// COPY for a page of an entity's first window (rows after the cursor, which no earlier
+    /// page wrote) keyed by a constraint, so that a row that is there after all (written by
+    /// hand, or fetched as a parent) is refused by the key and the page is upserted instead.
+    fn for_page(plan: &EntityPlan, page: &ReceivedPage) -> Self {
+        if page.since.is_none() && plan.key.is_constraint() && !page.rows.is_empty() {
+            Load::Copy
+        } else {
+            Load::Upsert
+        }
+    }
+}
+
+impl From<PgError> for ApplyError {
+    fn from(e: PgError) -> Self {
+        ApplyError::Consumer(e.into())
+    }
+}
+
+pub struct Writer {
+    pub target: Target,
+    pool: PgPool,
+    /// While tables are filled together (a cycle of deferrable NOT NULL links), the one
+    /// connection whose open transaction holds all their pages and watermarks.
+    group: tokio::sync::Mutex<Option<deadpool_postgres::Object>>,
+}
+
+/// The first table (outside maskbus' own schema) that holds a row, if any.
+async fn first_table_with_rows(
+    target: &Target,
+    client: &tokio_postgres::Client,
+) -> Result<Option<String>, PgError> {
+    let tables = client
+        .query(
+            "SELECT format('%I.%I', n.nspname, c.relname), format('%s.%s', n.nspname, c.relname)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+                AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
+                AND n.nspname NOT LIKE 'pg\\_%'
+                AND has_table_privilege(c.oid, 'SELECT')
+              ORDER BY 2",
+            &[],
+        )
+        .await
+        .map_err(|e| target.query_error("listing the target's tables", &e))?;
+    for row in &tables {
+        let (sql_name, name): (String, String) = (row.get(0), row.get(1));
+        let has_rows: bool = client
+            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {sql_name})"), &[])
+            .await
+            .map_err(|e| target.query_error(format!("looking into {name}"), &e))?
+            .get(0);
+        if has_rows {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
+    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
+}
+
+impl Writer {
+    /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
+    /// rows in any table, or `adopt` must say that this database really is the test database:
+    /// maskbus never writes into a database that is not its target (production, by a typo).
+    pub async fn start(
+        mut target: Target,
+        adopt: bool,
+        disable_triggers: bool,
+    ) -> Result<Self, ConsumerError> {
+        if disable_triggers {
+            // Every connection of the writer, pooled or not, writes as a replica would.
+            let options = format!(
+                "{} -c session_replication_role=replica",
+                target.config.get_options().unwrap_or("")
+            );
+            target.config.options(options.trim());
+        }
+        {
+            let client = target.connect().await?;
+            let marked: bool = client
+                .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+                .await
+                .map_err(|e| target.query_error("looking for the maskbus target marker", &e))?
+                .get(0);
+            if !marked && !adopt {
+                if let Some(table) = first_table_with_rows(&target, &client).await? {
+                    return Err(ConsumerError::NotATarget {
+                        database: target.dbname().to_string(),
+                        table,
+                    });
+                }
+            }
+        }
+        maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
+        let pool = PgPool::new(target.clone(), 3)?;
+        Ok(Self {
+            target,
+            pool,
+            group: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    pub async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        self.pool.get().await
+    }
+
+    /// This writer's pool (the rebuilds after a bulk load run on it too).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The target's tables and foreign keys in `schemas`, counting those a bulk load has lifted
+    /// and not yet rebuilt (they are the target's all the same).
+    pub async fn catalog(
+        &self,
+        schemas: &[String],
+    ) -> Result<(Vec<TableInfo>, Vec<ForeignKey>), PgError> {
+        let client = self.client().await?;
+        let tables = maskbus_pg::catalog::tables(&self.target, &client, schemas).await?;
+        let mut fks = maskbus_pg::catalog::foreign_keys(&self.target, &**client, schemas).await?;
+        fks.extend(
+            self.lifted()
+                .await?
+                .into_iter()
+                .filter_map(|(_, l)| l.foreign_key)
+                .filter(|fk| schemas.contains(&fk.table.schema)),
+        );
+        Ok((tables, fks))
+    }
+
+    /// Every entity's watermark, by `schema.table`.
+    pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT entity, synced_until, pass_until, after_key, rows_synced FROM maskbus.sync_state",
+                &[],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    SyncState {
+                        synced_until: r.get(1),
+                        pass_until: r.get(2),
+                        after_key: r.get(3),
+                        rows_synced: r.get(4),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// Opens the transaction that tables filled together share: their constraints are checked
+    /// once, at [`Writer::commit_group`].
+    pub async fn begin_group(&self) -> Result<(), PgError> {
+        let client = self.client().await?;
+        client
+            .batch_execute("BEGIN; SET CONSTRAINTS ALL DEFERRED")
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error("BEGIN of tables filled together", &e)
+            })?;
+        *self.group.lock().await = Some(client);
+        Ok(())
+    }
+
+    /// True while tables are being filled together: a lost connection then loses the whole
+    /// group, so the pass starts over instead of retrying a page.
+    pub async fn in_group(&self) -> bool {
+        self.group.lock().await.is_some()
+    }
+
+    /// Commits the shared transaction: every deferred constraint is checked now.
+    pub async fn commit_group(&self) -> Result<(), PgError> {
+        if let Some(client) = self.group.lock().await.take() {
+            client.batch_execute("COMMIT").await.map_err(|e| {
+                self.target
+                    .query_error("COMMIT of tables filled together", &e)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Rolls the shared transaction back: nothing of the group is kept, watermarks included.
+    pub async fn abort_group(&self) {
+        if let Some(client) = self.group.lock().await.take() {
+            if client.batch_execute("ROLLBACK").await.is_err() {
+                // A connection that cannot roll back must not go back to the pool half-open.
+                let _ = deadpool_postgres::Object::take(client);
+            }
+        }
+    }
+
+    /// Upserts a page, stages its deferred links and, with `state`, records the watermark, all
+    /// in one transaction (or, while tables are filled together, in the shared one, behind a
+    /// savepoint). Returns the number of rows written.
+    pub async fn apply(
+        &self,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        state: Option<&SyncState>,
+    ) -> Result<u64, ApplyError> {
+        let load = Load::for_page(plan, page);
+        match self.apply_as(plan, page, state, load).await? {
+            Some(written) => Ok(written),
+            None => Ok(self
+                .apply_as(plan, page, state, Load::Upsert)
+                .await?
+                .unwrap_or(0)),
+        }
+    }
+
+    /// [`Writer::apply`] with the given load; `None` when COPY met a row that is there already
+    /// (nothing of the page was kept).
+    async fn apply_as(
+        &self,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        state: Option<&SyncState>,
+        load: Load,
+    ) -> Result<Option<u64>, ApplyError> {
+        let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
+        let mut group = self.group.lock().await;
+        if let Some(client) = group.as_mut() {
+            let q = |action: &str, e: tokio_postgres::Error| self.target.query_error(action, &e);
+            client
+                .batch_execute("SAVEPOINT page")
+                .await
+                .map_err(|e| q("SAVEPOINT", e))?;
+            let written = self
+                .write_page(&*client, plan, page, &columns, state, load)
+                .await;
+            let end = if matches!(written, Ok(Some(_))) {
+                "RELEASE SAVEPOINT page"
+            } else {
+                "ROLLBACK TO SAVEPOINT page"
+            };
+            client.batch_execute(end).await.map_err(|e| q(end, e))?;
+            return written;
+        }
+        drop(group);
+        let mut client = self.client().await?;
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        // Deferrable constraints are checked at COMMIT, so rows of one page may reference each
+        // other in any order; one more round trip, spent only where a link is deferrable.
+        if plan.parents.iter().any(|fk| fk.deferrable) {
+            tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
+                .await
+                .map_err(q("SET CONSTRAINTS".into()))?;
+        }
+        let Some(written) = self
+            .write_page(&tx, plan, page, &columns, state, load)
+            .await?
+        else {
+            return Ok(None);
+        };
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of a page of {}", plan.entity)))?;
+        Ok(Some(written))
+    }
+
+    /// The statements of one page, in the caller's transaction.
+    async fn write_page(
+        &self,
+        tx: &impl super::copy::PageClient,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        columns: &[(String, String)],
+        state: Option<&SyncState>,
+        load: Load,
+    ) -> Result<Option<u64>, ApplyError> {
+        let links = pages::staged_links(plan, page);
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let wrote = if page.rows.is_empty() {
+            Ok(0)
+        } else if load == Load::Copy {
+            super::copy::copy_page(tx, plan, page).await
+        } else {
+            let statement = statements::upsert(&statements::Write {
+                table: &plan.table,
+                key: &plan.key,
+                columns,
+                deferred: &plan.deferred,
+                identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
+            });
+            let values: Vec<Vec<Option<&str>>> = (0..page.columns.len())
+                .map(|i| page.rows.iter().map(|row| row.get(i)).collect())
+                .collect();
+            tx.execute(&statement, &params(&values)).await
+        };
+        let written = match wrote {
+            Ok(n) => n,
+            Err(e) if load == Load::Copy && e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                return Ok(None);
+            }
+            Err(e) if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => {
+                let constraint = e
+                    .as_db_error()
+                    .and_then(|d| d.constraint())
+                    .map(String::from);
+                return Err(ApplyError::MissingParents(constraint));
+            }
+            Err(e) => {
+                return Err(q(format!("writing a page of {}", plan.entity))(e).into());
+            }
+        };
+        if !links.is_empty() {
+            // Keys and values travel as JSON arrays of arrays: a text[][] must be rectangular and
+            // NULL-free in places these are not.
+            let keys = serde_json::json!(links.iter().map(|(k, _)| k).collect::<Vec<_>>());
+            let vals = serde_json::json!(links.iter().map(|(_, v)| v).collect::<Vec<_>>());
+            tx.execute(
+                "INSERT INTO maskbus.pending_links (entity, key, columns, vals)
+                 SELECT $1,
+                        ARRAY(SELECT e.v FROM jsonb_array_elements_text(k.value) WITH ORDINALITY e(v, i) ORDER BY e.i),
+                        $2,
+                        ARRAY(SELECT e.v FROM jsonb_array_elements_text(v.value) WITH ORDINALITY e(v, i) ORDER BY e.i)
+                   FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY k(value, n)
+                   JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY v(value, n) USING (n)
+                 ON CONFLICT (entity, key) DO UPDATE SET columns = EXCLUDED.columns, vals = EXCLUDED.vals",
+                &[&plan.entity, &plan.deferred, &keys, &vals],
+            )
+            .await
+            .map_err(q(format!("staging the links of {}", plan.entity)))?;
+        }
+        if let Some(state) = state {
+            tx.execute(
+                "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, now())
+                 ON CONFLICT (entity) DO UPDATE
+                    SET synced_until = EXCLUDED.synced_until, pass_until = EXCLUDED.pass_until,
+                        after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced, updated_at = now()",
+                &[&plan.entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
+            )
+            .await
+            .map_err(q("recording the watermark".into()))?;
+        }
+        Ok(Some(written))
+    }
+
+    /// Sets the staged links of `plan`'s table and forgets them, in one transaction. Returns the
+    /// rows linked.
+    pub async fn set_links(&self, plan: &EntityPlan) -> Result<u64, PgError> {
+        let mut client = self.client().await?;
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        let linked = if plan.deferred.is_empty() {
+            0
+        } else {
+            let sql = statements::set_later(
+                &plan.table,
+                &plan.key,
+                &plan.deferred_types(),
+                "SELECT key, vals FROM maskbus.pending_links WHERE entity = $1 AND columns = $2::text[]",
+            );
+            tx.execute(&sql, &[&plan.entity, &plan.deferred])
+                .await
+                .map_err(q(format!("setting the deferred links of {}", plan.entity)))?
+        };
+        tx.execute(
+            "DELETE FROM maskbus.pending_links WHERE entity = $1",
+            &[&plan.entity],
+        )
+        .await
+        .map_err(q("clearing maskbus.pending_links".into()))?;
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of the links of {}", plan.entity)))?;
+        Ok(linked)
+    }
+
+    /// The tuples of `parent_columns` (name, type) of `plan`'s table among `tuples` that no row
+    /// has yet.
+    pub async fn missing(
+        &self,
+        plan: &EntityPlan,
+        lookup: &[(String, String)],
+        tuples: &[Vec<String>],
+    ) -> Result<Vec<Vec<String>>, PgError> {
+        let client = self.client().await?;
+        let arrays: Vec<Vec<&str>> = (0..lookup.len())
+            .map(|i| tuples.iter().map(|t| t[i].as_str()).collect())
+            .collect();
+        let rows = client
+            .query(&statements::missing(&plan.table, lookup), &params(&arrays))
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error(format!("looking for missing rows of {}", plan.entity), &e)
+            })?;
+        Ok(rows
+            .iter()
+            .map(|r| (0..lookup.len()).map(|i| r.get(i)).collect())
+            .collect())
+    }
+
+    /// Sets every sequence behind a synced column past the largest synced value, so the test
+    /// engineers' own inserts do not collide with synced rows.
+    pub async fn move_sequences(&self, plans: &[EntityPlan]) -> Result<(), PgError> {
+        let client = self.client().await?;
+        for plan in plans {
+            for (sequence, column) in
+                maskbus_pg::catalog::sequences(&self.target, &client, &plan.table).await?
+            {
+                let sql = format!(
+                    "SELECT setval($1::text::regclass, m.top)
+                       FROM (SELECT max({})::bigint AS top FROM {}) m
+                      WHERE m.top IS NOT NULL
+                        AND m.top > coalesce(pg_sequence_last_value($1::text::regclass), 0)",
+                    maskbus_pg::quote_ident(&column),
+                    plan.table.sql()
+                );
+                client.query(&sql, &[&sequence]).await.map_err(|e| {
+                    self.target.query_error(
+                        format!("moving the sequence of {}.{column}", plan.entity),
+                        &e,
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

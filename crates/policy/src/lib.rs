@@ -1,0 +1,301 @@
+//! Masking policies on the production side: loading one (with its pseudonym key, refused when
+//! weak), checking it against the live source schema (`maskbus policy check`), and proposing one
+//! (`maskbus policy init`).
+//!
+//! - [`schema_check`]: will the sync work on this schema (keys, foreign keys, cycles, sampled
+//!   `keep` columns); pure over the catalog's model.
+//! - [`propose`]: the rule proposed for each column, and the file written by `toml_edit` (pure).
+//!
+//! The column-by-column decisions live in `maskbus_mask::fit`; this crate reads the file, the
+//! catalog and samples of values (run through the audit's detectors here; only counts come out).
+
+pub mod propose;
+pub mod schema_check;
+
+use maskbus_mask::fit::{Line, Verdict};
+use maskbus_mask::{Policy, PolicyError, PseudonymKey};
+use maskbus_pg::{PgError, Target};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyLoadError {
+    #[error("cannot read policy file {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error(transparent)]
+    Invalid(#[from] PolicyError),
+    #[error(transparent)]
+    WeakKey(#[from] maskbus_mask::WeakKey),
+}
+
+/// The policy at `path`, with the pseudonym key if given (refused when weak). There is no
+/// default: a policy nobody named is a policy nobody reviewed.
+pub fn load(path: &Path, key: Option<&str>) -> Result<Policy, PolicyLoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PolicyLoadError::Read {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let policy = Policy::from_toml(&path.display().to_string(), &text)?;
+    Ok(match key {
+        Some(key) if !key.is_empty() => policy.with_key(PseudonymKey::from_config(key.as_bytes())?),
+        _ => policy,
+    })
+}
+
+/// Judges `policy` against the tables of its schemas in the source database: every column
+/// ([`maskbus_mask::fit`]) and every table's key, foreign keys and cycles
+/// ([`crate::schema_check`]).
+pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgError> {
+    let client = source.connect().await?;
+    let schemas = policy.schemas();
+    let tables = maskbus_pg::catalog::tables(source, &client, &schemas).await?;
+    let fks = maskbus_pg::catalog::foreign_keys(source, &client, &schemas).await?;
+    let mut lines = crate::schema_check::check(policy, &tables, &fks);
+    // A key named in the policy has no constraint behind it: check the data keeps it unique.
+    for info in &tables {
+        let entity = info.table.to_string();
+        let Some(columns) = policy.key_columns(&entity) else {
+            continue;
+        };
+        let Ok(key) = info.key(Some(columns)) else {
+            continue; // schema_check already said why
+        };
+        if key.is_constraint() {
+            continue;
+        }
+        let duplicated = client
+            .query_opt(
+                &maskbus_pg::statements::duplicate_key(&info.table, &key),
+                &[],
+            )
+            .await
+            .map_err(|e| {
+                source.query_error(format!("checking that the key of {entity} is unique"), &e)
+            })?
+            .is_some();
+        if duplicated {
+            lines.push(Line {
+                entity: entity.clone(),
+                column: "(key)".into(),
+                column_type: "-".into(),
+                rule: "-".into(),
+                verdict: Verdict::Error(format!(
+                    "rows of {entity} share a value of the key ({}) named in [maskbus.keys]; the sync pages and writes by it, so it must be unique: name more columns, or add a unique index",
+                    columns.join(", ")
+                )),
+            });
+        }
+    }
+    // A key value longer than a cursor carries would stop its table's sync: named here first.
+    for info in &tables {
+        let entity = info.table.to_string();
+        if policy.entity(&entity).is_none() {
+            continue;
+        }
+        let Ok(key) = info.key(policy.key_columns(&entity)) else {
+            continue;
+        };
+        let limit = maskbus_protocol::MAX_KEY_VALUE_BYTES as i32;
+        let overlong = client
+            .query_opt(
+                &maskbus_pg::statements::overlong_key(&info.table, &key),
+                &[&limit],
+            )
+            .await
+            .map_err(|e| source.query_error(format!("measuring the key of {entity}"), &e))?
+            .is_some();
+        if overlong {
+            lines.push(Line {
+                entity: entity.clone(),
+                column: "(key)".into(),
+                column_type: "-".into(),
+                rule: "-".into(),
+                verdict: Verdict::Error(format!(
+                    "a key value of {entity} ({}) is longer than the {limit} bytes a key cursor carries; the sync cannot page by it: key the table by shorter columns ([maskbus.keys])",
+                    key.names().join(", ")
+                )),
+            });
+        }
+    }
+    // `keep` on a column whose values look like PII: a sample of each kept text column runs
+    // through the audit's detectors here, on the production side; only counts come out.
+    for info in &tables {
+        let entity = info.table.to_string();
+        let Some(rules) = policy.entity(&entity) else {
+            continue;
+        };
+        for column in info.synced_columns() {
+            if rules.rule(&column.name) != Some(&maskbus_mask::Rule::Keep)
+                || !crate::schema_check::is_sampled_type(&column.data_type)
+            {
+                continue;
+            }
+            let sql = maskbus_pg::statements::sample(&info.table, &column.name);
+            let values: Vec<String> = client
+                .query(&sql, &[&200i64])
+                .await
+                .map_err(|e| source.query_error(format!("sampling {entity}.{}", column.name), &e))?
+                .iter()
+                .filter_map(|r| r.try_get(0).ok())
+                .collect();
+            if let Some(line) =
+                crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
+            {
+                lines.push(line);
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// `maskbus policy init`: a complete policy for every table of `schemas` in the source, each
+/// column's rule proposed from its name, type, constraints and a sample of its values run
+/// through the audit's detectors here, on the production side (only counts reach the output).
+/// The proposal is checked like any policy; a column it still gets wrong falls back to the safe
+/// rule with the reason as a comment.
+pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError> {
+    use crate::propose::{self, ColumnFacts, Proposal};
+    use std::collections::HashSet;
+    let client = source.connect().await?;
+    let tables = maskbus_pg::catalog::tables(source, &client, schemas).await?;
+    let fks = maskbus_pg::catalog::foreign_keys(source, &client, schemas).await?;
+    let mut proposed: Vec<(maskbus_pg::TableRef, Vec<Proposal>)> = Vec::new();
+    let mut keys: Vec<(maskbus_pg::TableRef, Vec<String>)> = Vec::new();
+    let mut skipped = Vec::new();
+    for info in &tables {
+        if !propose::writable(info) {
+            skipped.push(info.table.clone());
+            continue;
+        }
+        let key: HashSet<String> = match info.key(None) {
+            Ok(k) => k.names().into_iter().collect(),
+            // No key of its own: its NOT NULL columns together, if the data keeps them unique.
+            Err(_) => {
+                let columns: Vec<String> = info
+                    .columns
+                    .iter()
+                    .filter(|c| !c.nullable && !c.generated && c.orderable)
+                    .map(|c| c.name.clone())
+                    .collect();
+                match info.key(Some(&columns)) {
+                    Ok(candidate) if !columns.is_empty() => {
+                        let duplicated = client
+                            .query_opt(
+                                &maskbus_pg::statements::duplicate_key(&info.table, &candidate),
+                                &[],
+                            )
+                            .await
+                            .map_err(|e| {
+                                source.query_error(format!("probing a key for {}", info.table), &e)
+                            })?
+                            .is_some();
+                        if duplicated {
+                            HashSet::new()
+                        } else {
+                            keys.push((info.table.clone(), columns.clone()));
+                            columns.into_iter().collect()
+                        }
+                    }
+                    _ => HashSet::new(),
+                }
+            }
+        };
+        let linked: HashSet<&str> = fks
+            .iter()
+            .filter(|fk| fk.table == info.table)
+            .flat_map(|fk| fk.columns.iter().map(String::as_str))
+            .collect();
+        let mut proposals = Vec::new();
+        for column in &info.columns {
+            let mut facts = ColumnFacts {
+                key: key.contains(&column.name),
+                foreign_key: linked.contains(column.name.as_str()),
+                evidence: None,
+            };
+            if !facts.key
+                && !facts.foreign_key
+                && crate::schema_check::is_sampled_type(&column.data_type)
+            {
+                let values: Vec<String> = client
+                    .query(
+                        &maskbus_pg::statements::sample(&info.table, &column.name),
+                        &[&200i64],
+                    )
+                    .await
+                    .map_err(|e| {
+                        source.query_error(format!("sampling {}.{}", info.table, column.name), &e)
+                    })?
+                    .iter()
+                    .filter_map(|r| r.try_get(0).ok())
+                    .collect();
+                facts.evidence = crate::schema_check::sample_evidence(&column.name, &values);
+            }
+            proposals.push(propose::propose(column, &facts));
+        }
+        proposed.push((info.table.clone(), proposals));
+    }
+    // Check the proposal as policy check would; a column it still gets wrong takes the safe rule.
+    let skipped: Vec<maskbus_pg::TableRef> = skipped;
+    let mut text = propose::render(source.dbname(), &proposed, &keys, &skipped);
+    if let Ok(policy) = Policy::from_toml("policy init", &text) {
+        let lines = crate::schema_check::check(&policy, &tables, &fks);
+        let mut changed = false;
+        for line in lines {
+            let Verdict::Error(reason) = &line.verdict else {
+                continue;
+            };
+            let Some((_, proposals)) = proposed
+                .iter_mut()
+                .find(|(t, _)| t.to_string() == maskbus_mask::qualify(&line.entity))
+            else {
+                continue;
+            };
+            let Some(p) = proposals.iter_mut().find(|p| p.column == line.column) else {
+                continue;
+            };
+            let column = tables
+                .iter()
+                .find(|t| t.table.to_string() == maskbus_mask::qualify(&line.entity))
+                .and_then(|t| t.column(&line.column));
+            if let Some(column) = column {
+                p.rule = if column.nullable {
+                    "\"null\""
+                } else {
+                    "\"keep\""
+                }
+                .into();
+                p.why = format!(
+                    "policy check: {}; review by hand",
+                    maskbus_pg::excerpt(reason, 120)
+                );
+                changed = true;
+            }
+        }
+        if changed {
+            text = propose::render(source.dbname(), &proposed, &keys, &skipped);
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_weak_pseudonym_key_is_refused_and_never_shown() {
+        let dir = std::env::temp_dir().join(format!("maskbus-policy-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.toml");
+        std::fs::write(&path, "[t]\nid = \"keep\"\n").unwrap();
+        for weak in ["k", "hunter2", "demo-key-not-a-secret", &"ab".repeat(20)] {
+            let refused = load(&path, Some(weak)).unwrap_err().to_string();
+            assert!(refused.contains("maskbus key new"), "{refused}");
+            assert!(
+                weak.len() < 4 || !refused.contains(weak),
+                "the key shows in: {refused}"
+            );
+        }
+        assert!(load(&path, Some("0123456789abcdef0123456789abcdef")).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,360 @@
+//! Will the sync work on this schema? The table-level half of `maskbus policy check`, pure.
+//!
+//! `maskbus_mask::fit` judges each column against its rule; this module judges what a column
+//! check cannot see: every table of the policy has a key the sync can page by, key columns pass
+//! unchanged, every foreign key points at a table the policy serves (with the same rule on both
+//! ends, or the link breaks), and the foreign-key cycles can be broken ([`maskbus_protocol::plan`]).
+//! Exit 0 of `policy check` is the promise that the sync works; each problem names the table,
+//! column or constraint and the fix.
+
+use maskbus_mask::fit::{self, ColumnInfo, Line, Verdict};
+use maskbus_mask::{Policy, Rule};
+use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
+use maskbus_protocol::plan;
+use std::collections::BTreeMap;
+
+/// Key columns must be `keep`: the consumer pages and upserts by them, and other tables' foreign
+/// keys match them. (A masked key would also put real key values into the cursor.)
+pub fn key_is_kept(policy: &Policy, entity: &str, key: &KeyDef) -> Result<(), String> {
+    let rules = policy.entity(entity);
+    for column in &key.columns {
+        match rules.and_then(|r| r.rule(&column.name)) {
+            Some(Rule::Keep) | None => {}
+            Some(rule) => {
+                return Err(format!(
+                    "{entity}: key column {} has rule {}; the sync pages and upserts by the key, so key columns must be \"keep\" (name other key columns in [maskbus.keys], or keep this one)",
+                    column.name,
+                    rule.name()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn line(entity: &TableRef, column: &str, rule: &str, verdict: Verdict) -> Line {
+    Line {
+        entity: entity.to_string(),
+        column: column.to_string(),
+        column_type: "-".into(),
+        rule: rule.to_string(),
+        verdict,
+    }
+}
+
+/// Every column verdict of [`fit::check`] plus the table-level checks, for the tables of the
+/// policy's schemas (`tables`) and their foreign keys (`fks`).
+pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<Line> {
+    let columns: Vec<ColumnInfo> = tables
+        .iter()
+        .flat_map(|t| {
+            t.columns.iter().map(|c| ColumnInfo {
+                entity: t.table.to_string(),
+                column: c.name.clone(),
+                data_type: c.data_type.clone(),
+                max_length: c.max_length,
+                nullable: c.nullable,
+                unique: c.unique,
+                generated: c.generated,
+            })
+        })
+        .collect();
+    let mut lines = fit::check(policy, &columns);
+    let by_name: BTreeMap<String, &TableInfo> =
+        tables.iter().map(|t| (t.table.to_string(), t)).collect();
+    let mut served = Vec::new();
+    for (entity, _) in policy.entities() {
+        let Some(info) = by_name.get(entity) else {
+            continue; // fit already said the table is missing
+        };
+        served.push(info.table.clone());
+        match info.key(policy.key_columns(entity)) {
+            Err(e) => lines.push(line(
+                &info.table,
+                "(key)",
+                "-",
+                Verdict::Error(e.to_string()),
+            )),
+            Ok(key) => {
+                if let Err(reason) = key_is_kept(policy, entity, &key) {
+                    lines.push(line(&info.table, "(key)", "-", Verdict::Error(reason)));
+                }
+            }
+        }
+    }
+    for fk in fks {
+        let child = fk.table.to_string();
+        if policy.entity(&child).is_none() {
+            continue;
+        }
+        let parent = fk.parent.to_string();
+        let Some(parent_rules) = policy.entity(&parent) else {
+            lines.push(line(
+                &fk.table,
+                &fk.columns.join(", "),
+                "-",
+                Verdict::Error(format!(
+                    "foreign key {} references {parent}, which the policy does not serve: the target's {parent} would be empty and every row of {child} with a link would fail; add [{parent}] to the policy",
+                    fk.name
+                )),
+            ));
+            continue;
+        };
+        let child_rules = policy.entity(&child);
+        for (column, parent_column) in fk.columns.iter().zip(&fk.parent_columns) {
+            let theirs = parent_rules.rule(parent_column);
+            let ours = child_rules.and_then(|r| r.rule(column));
+            if let (Some(ours), Some(theirs)) = (ours, theirs) {
+                if ours != theirs {
+                    lines.push(line(
+                        &fk.table,
+                        column,
+                        &ours.name(),
+                        Verdict::Error(format!(
+                            "foreign key {} links {child}.{column} to {parent}.{parent_column}, whose rule is {}; both ends need the same rule or the link breaks in the target",
+                            fk.name,
+                            theirs.name()
+                        )),
+                    ));
+                }
+            }
+        }
+    }
+    if let Err(e) = plan::fill_plan(&served, fks) {
+        let first = served
+            .first()
+            .cloned()
+            .unwrap_or_else(|| TableRef::parse("-"));
+        lines.push(line(
+            &first,
+            "(foreign keys)",
+            "-",
+            Verdict::Error(e.to_string()),
+        ));
+    }
+    lines
+}
+
+/// Column types whose values are text a person wrote or a system printed: the ones sampled.
+pub fn is_sampled_type(data_type: &str) -> bool {
+    matches!(
+        data_type,
+        "character varying" | "character" | "text" | "citext" | "json" | "jsonb"
+    )
+}
+
+/// `keep` on a column whose sampled values look like PII is an error: `values` are up to a few
+/// hundred values of `entity.column` (read on the production side, never printed). The line
+/// names the column and the kinds of PII with their counts, never a value.
+pub fn judge_kept_sample(entity: &str, column: &str, values: &[String]) -> Option<Line> {
+    let evidence = sample_evidence(column, values)?;
+    Some(Line {
+        entity: entity.to_string(),
+        column: column.to_string(),
+        column_type: "-".into(),
+        rule: "keep".into(),
+        verdict: Verdict::Error(format!(
+            "keep on a column whose values look like PII ({evidence}); choose a rule (scrub for free text, or ssn, card, email, last_four, a pseudonym)"
+        )),
+    })
+}
+
+/// What a sample of `column`'s values looks like to the audit's detectors, as counts
+/// ("17 of 200 sampled values look like email"), when enough of it does to be a pattern (3
+/// values, or 5%); `None` for a clean sample. Never a value.
+pub fn sample_evidence(column: &str, values: &[String]) -> Option<String> {
+    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut flagged = 0;
+    for value in values {
+        let body = serde_json::json!({ column: value });
+        let findings = maskbus_audit::scan(&body, maskbus_audit::Context::default());
+        if !findings.is_empty() {
+            flagged += 1;
+        }
+        let mut seen: Vec<&'static str> = findings.iter().map(|f| f.hit.detector.name()).collect();
+        seen.sort();
+        seen.dedup();
+        for kind in seen {
+            *kinds.entry(kind).or_default() += 1;
+        }
+    }
+    // A stray match in a large sample is noise; a pattern is not.
+    if flagged == 0 || flagged < 3.max(values.len() / 20) {
+        return None;
+    }
+    Some(
+        kinds
+            .iter()
+            .map(|(kind, n)| format!("{n} of {} sampled values look like {kind}", values.len()))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maskbus_pg::Column;
+
+    fn column(name: &str) -> Column {
+        Column {
+            name: name.into(),
+            sql_type: "integer".into(),
+            data_type: "integer".into(),
+            max_length: None,
+            nullable: true,
+            generated: false,
+            identity: false,
+            orderable: true,
+            unique: false,
+        }
+    }
+
+    fn table(name: &str, columns: &[&str], pk: Option<&[&str]>) -> TableInfo {
+        TableInfo {
+            table: TableRef::parse(name),
+            columns: columns.iter().map(|c| column(c)).collect(),
+            primary_key: pk.map(|k| k.iter().map(|c| c.to_string()).collect()),
+            unique_keys: vec![],
+            partitioned: false,
+        }
+    }
+
+    fn fk(name: &str, child: &str, column: &str, parent: &str, nullable: bool) -> ForeignKey {
+        ForeignKey {
+            name: name.into(),
+            table: TableRef::parse(child),
+            columns: vec![column.into()],
+            parent: TableRef::parse(parent),
+            parent_columns: vec!["id".into()],
+            nullable,
+            deferrable: false,
+        }
+    }
+
+    fn errors(lines: &[Line]) -> Vec<String> {
+        lines
+            .iter()
+            .filter_map(|l| match &l.verdict {
+                Verdict::Error(e) => Some(format!("{}.{}: {e}", l.entity, l.column)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keep_on_values_that_look_like_pii_is_named_with_counts_not_values() {
+        let leaky: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "note {i}: reach me at person{i}@gmail.com or 224-30-{:04}",
+                    1000 + i
+                )
+            })
+            .collect();
+        let line = judge_kept_sample("public.notes", "body", &leaky).expect("flagged");
+        let Verdict::Error(text) = &line.verdict else {
+            panic!()
+        };
+        assert!(
+            text.contains("40 of 40 sampled values look like email"),
+            "{text}"
+        );
+        assert!(text.contains("look like ssn"), "{text}");
+        assert!(
+            !text.contains("gmail") && !text.contains("224-30"),
+            "no value shown: {text}"
+        );
+        let clean: Vec<String> = (0..40).map(|i| format!("order {i} shipped")).collect();
+        assert!(judge_kept_sample("public.orders", "status", &clean).is_none());
+        // One stray hit in a large sample is not a pattern.
+        let mut mostly = clean.clone();
+        mostly[0] = "224-30-8280".into();
+        assert!(judge_kept_sample("public.orders", "status", &mostly).is_none());
+    }
+
+    #[test]
+    fn the_policy_and_the_catalog_default_to_the_same_schema() {
+        // Spelled in two crates (the pure mask crate cannot depend on pg): this keeps them one.
+        assert_eq!(
+            maskbus_mask::DEFAULT_SCHEMA,
+            maskbus_pg::model::DEFAULT_SCHEMA
+        );
+        assert_eq!(
+            maskbus_mask::qualify("orders"),
+            TableRef::parse("orders").to_string()
+        );
+    }
+
+    #[test]
+    fn a_schema_the_sync_can_handle_is_green() {
+        let policy = Policy::from_toml(
+            "p",
+            "[a]\nid = \"keep\"\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"",
+        )
+        .unwrap();
+        let tables = [
+            table("a", &["id", "b_id"], Some(&["id"])),
+            table("b", &["id", "a_id"], Some(&["id"])),
+        ];
+        let fks = [
+            fk("a_b", "a", "b_id", "b", true),
+            fk("b_a", "b", "a_id", "a", false),
+        ];
+        assert!(errors(&check(&policy, &tables, &fks)).is_empty());
+    }
+
+    #[test]
+    fn each_unsupported_shape_is_named() {
+        let policy = Policy::from_toml(
+            "p",
+            r#"
+            [nokey]
+            x = "keep"
+            [masked_key]
+            id = "redact"
+            [child]
+            id = "keep"
+            outside_id = "keep"
+            parent_id = "redact"
+            [parent]
+            id = "keep"
+            [c1]
+            id = "keep"
+            c2_id = "keep"
+            [c2]
+            id = "keep"
+            c1_id = "keep"
+            "#,
+        )
+        .unwrap();
+        let tables = [
+            table("nokey", &["x"], None),
+            table("masked_key", &["id"], Some(&["id"])),
+            table("child", &["id", "outside_id", "parent_id"], Some(&["id"])),
+            table("parent", &["id"], Some(&["id"])),
+            table("outside", &["id"], Some(&["id"])),
+            table("c1", &["id", "c2_id"], Some(&["id"])),
+            table("c2", &["id", "c1_id"], Some(&["id"])),
+        ];
+        let fks = [
+            fk("child_outside", "child", "outside_id", "outside", true),
+            fk("child_parent", "child", "parent_id", "parent", true),
+            fk("c1_c2", "c1", "c2_id", "c2", false),
+            fk("c2_c1", "c2", "c1_id", "c1", false),
+        ];
+        let errors = errors(&check(&policy, &tables, &fks));
+        let find = |needle: &str| {
+            errors
+                .iter()
+                .find(|e| e.contains(needle))
+                .unwrap_or_else(|| panic!("no error with {needle:?} in {errors:#?}"))
+        };
+        assert!(find("public.nokey.(key)").contains("no primary key"));
+        assert!(find("public.masked_key.(key)").contains("must be \"keep\""));
+        assert!(find("child_outside").contains("add [public.outside] to the policy"));
+        assert!(find("child_parent").contains("same rule"));
+        assert!(find("cannot be broken").contains("among public.c1, public.c2"));
+        assert!(find("cannot be broken").contains("c1_c2 on public.c1, c2_c1 on public.c2"));
+    }
+}

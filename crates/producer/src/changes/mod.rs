@@ -1,0 +1,502 @@
+//! The producer's change stream: a logical replication slot on the source, read without being
+//! consumed, its row changes masked by the same masker as pages, and served in commit order.
+//!
+//! - The consumer starts the stream (a request without `after`): the slot and its publication
+//!   are made, every policy table in it, and the consumer then copies the source with a snapshot
+//!   taken after that. Transactions the copy's snapshot holds are passed over later, so the copy
+//!   and the stream join without a gap or a double.
+//! - Each later request names the position the consumer has committed. The slot moves up to it,
+//!   and only then; a crash of anything before that reads the same changes again.
+//! - A slot that is gone, or that has moved past what the consumer committed, means changes the
+//!   consumer never got: the answer says so (`stream_lost`) and the consumer starts over.
+//!
+//! Deletes carry the key columns only, masked like the rest (keys are `keep`, checked when the
+//! entity is first read). An update of a key is a delete of the old key and an upsert of the
+//! new row. A row whose change left a TOASTed value out is read from the source by its key.
+
+mod txn;
+
+pub use txn::{visible_in, Transaction};
+
+use crate::reply::{ChangeReply, Reply};
+use crate::source::{Refusal, Shape, Source};
+use maskbus_mask::MaskedRow;
+use maskbus_pg::slot::{self, ChangeSlot};
+use maskbus_pg::{TableRef, Target};
+use maskbus_protocol::{ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_ROWS, VERSION};
+use std::collections::HashMap;
+use std::sync::Arc;
+use txn::{cells_of, has_unchanged, RowChange};
+
+/// How often a long poll looks at the slot again.
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The prefix of every slot maskbus makes: what `maskbus slot list` looks for.
+pub const SLOT_PREFIX: &str = "maskbus_";
+
+/// The producer's slot and the connection that reads it.
+pub struct ChangeFeed {
+    slot: ChangeSlot,
+    source: Arc<Source>,
+    client: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
+}
+
+/// One set of changes: one entity, one operation, consecutive in its transaction.
+struct ChangeSet {
+    entity: String,
+    op: ChangeOp,
+    key: Vec<String>,
+    columns: Vec<String>,
+    rows: Vec<MaskedRow>,
+}
+
+impl ChangeFeed {
+    /// The feed of slot `name` (it must start with [`SLOT_PREFIX`]).
+    pub fn new(name: &str, source: Arc<Source>) -> Result<Self, String> {
+        if !name.starts_with(SLOT_PREFIX) {
+            return Err(format!(
+                "slot = {name:?}: maskbus' slots are named {SLOT_PREFIX}..., so `maskbus slot list` finds every one"
+            ));
+        }
+        Ok(Self {
+            slot: ChangeSlot::new(name)?,
+            source,
+            client: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    pub fn slot_name(&self) -> &str {
+        self.slot.name()
+    }
+
+    fn target(&self) -> &Target {
+        self.source.target()
+    }
+
+    /// Answers a change request: starts the stream without `after`, else serves what follows it.
+    pub async fn answer(
+        &self,
+        after: Option<Position>,
+        join: Option<Snapshot>,
+        limit: u32,
+        wait: std::time::Duration,
+    ) -> Vec<Reply> {
+        let mut guard = self.client.lock().await;
+        let outcome = async {
+            let client = match guard.take() {
+                Some(client) => guard.insert(client),
+                None => guard.insert(self.target().connect().await?),
+            };
+            match after {
+                None => self.start(client).await,
+                Some(after) => {
+                    self.confirm(client, after.0).await?;
+                    // A long poll: with nothing to send, look again every 50 ms until `wait` is
+                    // up (each look decodes only WAL written since the slot's restart point).
+                    let deadline = tokio::time::Instant::now() + wait;
+                    loop {
+                        let replies = self.follow(client, after.0, join.as_ref(), limit).await?;
+                        let idle = replies.iter().all(|r| r.op == ChangeOp::None);
+                        if !idle || tokio::time::Instant::now() >= deadline {
+                            break Ok(replies);
+                        }
+                        tokio::time::sleep(POLL).await;
+                    }
+                }
+            }
+        }
+        .await;
+        match outcome {
+            Ok(replies) => replies.into_iter().map(Reply::Changes).collect(),
+            Err(refusal) => {
+                if refusal.code() == ErrorCode::Unavailable {
+                    // The connection may be what failed: the next request opens a new one.
+                    *guard = None;
+                }
+                vec![refusal.into_reply()]
+            }
+        }
+    }
+
+    /// Makes the slot (again, if a consumer starts over) and its publication on every policy
+    /// table; answers with the position the stream starts from.
+    async fn start(&self, client: &tokio_postgres::Client) -> Result<Vec<ChangeReply>, Refusal> {
+        let tables: Vec<TableRef> = self
+            .source
+            .policy()
+            .entities()
+            .map(|(name, _)| TableRef::parse(name))
+            .collect();
+        let unkeyed = slot::without_replica_identity(self.target(), client, &tables).await?;
+        if !unkeyed.is_empty() {
+            let names: Vec<String> = unkeyed.iter().map(ToString::to_string).collect();
+            let mut refusal = Refusal::new(
+                ErrorCode::NoReplicaIdentity,
+                format!("no replica identity on {}", names.join(", ")),
+            );
+            for name in &names {
+                refusal = refusal.on(name);
+            }
+            return Err(refusal);
+        }
+        self.slot.drop(self.target(), client).await?;
+        let start = self.slot.create(self.target(), client, &tables).await?;
+        tracing::info!(slot = self.slot.name(), %start, "change stream started");
+        Ok(vec![ChangeReply::standing_at(Position(start), false, true)])
+    }
+
+    /// Moves the slot to `after`, what the consumer has committed; `stream_lost` when the slot is
+    /// gone or already past it.
+    async fn confirm(&self, client: &tokio_postgres::Client, after: Lsn) -> Result<(), Refusal> {
+        let lost = |why: String| {
+            Refusal::new(ErrorCode::StreamLost,
+                format!("{why}: changes after {after} may be missing; the consumer starts the stream again"),
+            )
+        };
+        match self.slot.position(self.target(), client).await? {
+            None => {
+                return Err(lost(format!(
+                    "replication slot {} is gone",
+                    self.slot.name()
+                )))
+            }
+            Some(position) if position > after => {
+                return Err(lost(format!(
+                    "replication slot {} has moved on to {position}",
+                    self.slot.name()
+                )))
+            }
+            Some(_) => {}
+        }
+        self.slot.advance(self.target(), client, after).await?;
+        Ok(())
+    }
+
+    /// One look at the slot: the masked changes after `after` (confirmed already), whole
+    /// transactions, about `limit` rows at most.
+    async fn follow(
+        &self,
+        client: &tokio_postgres::Client,
+        after: Lsn,
+        join: Option<&Snapshot>,
+        limit: u32,
+    ) -> Result<Vec<ChangeReply>, Refusal> {
+        let flushed = self.slot.flushed(self.target(), client).await?;
+        // Passed-over transactions count against the peek too: ask for more than the budget.
+        let peek_limit = (limit as i32).saturating_mul(2).saturating_add(64);
+        let started = std::time::Instant::now();
+        let peeked = self.slot.peek(self.target(), client, peek_limit).await?;
+        let peek_time = started.elapsed();
+        let whole = (peeked.len() as i32) < peek_limit;
+        let transactions = txn::transactions(peeked)
+            .map_err(|reason| Refusal::new(ErrorCode::SourceFailed, reason))?;
+        let mut through = after;
+        let mut sets_by_txn: Vec<(Lsn, Vec<ChangeSet>)> = Vec::new();
+        let mut rows = 0usize;
+        let mut cut = false;
+        let mut shapes: HashMap<String, Shape> = HashMap::new();
+        for transaction in transactions {
+            if rows >= limit as usize {
+                cut = true;
+                break;
+            }
+            if transaction.end <= after {
+                continue;
+            }
+            through = transaction.end;
+            if join.is_some_and(|s| visible_in(transaction.xid, s)) {
+                continue;
+            }
+            let sets = self.sets(&transaction, &mut shapes).await?;
+            rows += sets.iter().map(|s| s.rows.len()).sum::<usize>();
+            sets_by_txn.push((transaction.end, sets));
+        }
+        tracing::debug!(
+            peek_ms = peek_time.as_millis() as u64,
+            mask_ms = (started.elapsed() - peek_time).as_millis() as u64,
+            rows,
+            "changes read"
+        );
+        if whole && !cut {
+            // Everything committed before the flush position read above was in the peek: the
+            // stream stands there, so the slot lets go of the WAL before it (the source's other
+            // traffic too), and the next look decodes from there on.
+            through = through.max(flushed);
+        }
+        Ok(replies(sets_by_txn, through, cut || !whole))
+    }
+
+    /// A transaction's changes as masked sets, consecutive changes of one entity and operation
+    /// together.
+    async fn sets(
+        &self,
+        transaction: &Transaction,
+        shapes: &mut HashMap<String, Shape>,
+    ) -> Result<Vec<ChangeSet>, Refusal> {
+        let mut sets: Vec<ChangeSet> = Vec::new();
+        for change in &transaction.changes {
+            match change {
+                RowChange::Upsert {
+                    relation,
+                    new,
+                    old_key,
+                } => {
+                    let shape = self.shape(shapes, &relation.entity).await?;
+                    let key = shape.key.names();
+                    if let Some(old) = old_key {
+                        let old_values = cells_of(relation, old, &key);
+                        if old_values != cells_of(relation, new, &key) {
+                            let row = self.mask_key(&relation.entity, &key, old_values)?;
+                            add(&mut sets, shape, ChangeOp::Delete, row);
+                        }
+                    }
+                    let row = if has_unchanged(new) {
+                        // A TOASTed value the update did not touch: read the row as it is now
+                        // (a later change in the stream brings it further still).
+                        let key_values = cells_of(relation, new, &key);
+                        match self.current_row(&relation.entity, &key, key_values).await? {
+                            Some(row) => row,
+                            None => continue,
+                        }
+                    } else {
+                        let values: Vec<Option<String>> = cells_of(relation, new, &shape.columns)
+                            .into_iter()
+                            .map(|v| v.map(String::from))
+                            .collect();
+                        self.source
+                            .policy()
+                            .masker(&shape.table.to_string(), &shape.columns)
+                            .and_then(|m| m.with_widths(shape.widths.clone()).mask(values))
+                            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
+                    };
+                    add(&mut sets, shape, ChangeOp::Upsert, row);
+                }
+                RowChange::Delete { relation, old } => {
+                    let shape = self.shape(shapes, &relation.entity).await?;
+                    let key = shape.key.names();
+                    let row =
+                        self.mask_key(&relation.entity, &key, cells_of(relation, old, &key))?;
+                    add(&mut sets, shape, ChangeOp::Delete, row);
+                }
+                RowChange::Truncate { relations } => {
+                    for relation in relations {
+                        let shape = self.shape(shapes, &relation.entity).await?;
+                        sets.push(ChangeSet {
+                            entity: shape.table.to_string(),
+                            op: ChangeOp::Truncate,
+                            key: shape.key.names(),
+                            columns: Vec::new(),
+                            rows: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(sets)
+    }
+
+    /// The entity's shape, asked of the source once per look.
+    async fn shape<'s>(
+        &self,
+        shapes: &'s mut HashMap<String, Shape>,
+        entity: &str,
+    ) -> Result<&'s Shape, Refusal> {
+        if !shapes.contains_key(entity) {
+            let shape = self.source.shape(entity).await?;
+            shapes.insert(entity.to_string(), shape);
+        }
+        shapes
+            .get(entity)
+            .ok_or_else(|| Refusal::new(ErrorCode::Unavailable, "an entity's shape went missing"))
+    }
+
+    /// A deleted row's key, through the masker (key columns are `keep`). A change that does not
+    /// carry the whole key (a replica identity other than the key maskbus pages by) is refused.
+    fn mask_key(
+        &self,
+        entity: &str,
+        key: &[String],
+        values: Vec<Option<&str>>,
+    ) -> Result<MaskedRow, Refusal> {
+        if values.iter().any(Option::is_none) {
+            return Err(Refusal::new(ErrorCode::PolicyRefused,
+                format!(
+                    "a delete of {entity} does not carry its key ({}): give the table REPLICA IDENTITY FULL, or a replica identity index on that key",
+                    key.join(", ")
+                ),
+            ));
+        }
+        let entity = maskbus_mask::qualify(entity);
+        self.source
+            .policy()
+            .masker(&entity, key)
+            .and_then(|m| m.mask(values.into_iter().map(|v| v.map(String::from)).collect()))
+            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))
+    }
+
+    /// The row with this key as the source holds it now, masked; `None` if it is gone.
+    async fn current_row(
+        &self,
+        entity: &str,
+        key: &[String],
+        values: Vec<Option<&str>>,
+    ) -> Result<Option<MaskedRow>, Refusal> {
+        let Some(values) = values.into_iter().map(|v| v.map(String::from)).collect() else {
+            return Ok(None);
+        };
+        match self
+            .source
+            .rows(entity, key, &[values])
+            .await
+            .into_iter()
+            .next()
+        {
+            Some(Reply::Page(page)) => Ok(page.rows.into_iter().next()),
+            Some(Reply::Error { error, .. }) => Err(Refusal(
+                error,
+                format!("looking up a changed row of {entity} by key"),
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// A maskbus slot on the source, as `maskbus slot list` and the producer's start report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotReport {
+    pub name: String,
+    pub database: String,
+    /// The WAL the slot keeps on the source, in bytes.
+    pub retained_bytes: i64,
+    /// The slot this producer's config names.
+    pub own: bool,
+}
+
+impl SlotReport {
+    /// A slot no running producer of this config reads: it keeps WAL on production until it is
+    /// dropped. (Another producer's config may name it; `maskbus slot drop` only when not.)
+    pub fn abandoned(&self) -> bool {
+        !self.own
+    }
+}
+
+/// Own slot keeping more WAL than this: its consumer is far behind, or gone.
+pub const SLOT_LAG_WARNING_BYTES: i64 = 1 << 30;
+
+/// Every maskbus slot on the source, `own` marking the one named `own_slot`.
+pub async fn slot_report(
+    source: &Target,
+    own_slot: Option<&str>,
+) -> Result<Vec<SlotReport>, maskbus_pg::PgError> {
+    let client = source.connect().await?;
+    Ok(slot::slots(source, &client, SLOT_PREFIX)
+        .await?
+        .into_iter()
+        .map(|s| SlotReport {
+            own: own_slot == Some(s.name.as_str()),
+            name: s.name,
+            database: s.database,
+            retained_bytes: s.retained_bytes,
+        })
+        .collect())
+}
+
+/// Logs each slot: an error for one this producer does not read, a warning for its own when it
+/// keeps much WAL.
+pub fn log_slot_report(report: &[SlotReport]) {
+    for slot in report {
+        let megabytes = slot.retained_bytes / (1 << 20);
+        if slot.abandoned() {
+            tracing::error!(slot = %slot.name, database = %slot.database, retained_mb = megabytes, "replication slot not read by this producer keeps WAL on the source; if no other producer names it, drop it: maskbus slot drop {} --config <producer config>", slot.name);
+        } else if slot.retained_bytes > SLOT_LAG_WARNING_BYTES {
+            tracing::warn!(slot = %slot.name, retained_mb = megabytes, "this producer's slot keeps much WAL on the source: is its consumer running?");
+        }
+    }
+}
+
+/// Drops the maskbus slot `name` and its publication.
+pub async fn drop_slot(source: &Target, name: &str) -> Result<bool, String> {
+    if !name.starts_with(SLOT_PREFIX) {
+        return Err(format!(
+            "{name:?} is not a maskbus slot (those start with {SLOT_PREFIX})"
+        ));
+    }
+    let slot = ChangeSlot::new(name)?;
+    let client = source.connect().await.map_err(|e| e.to_string())?;
+    let existed = slot
+        .position(source, &client)
+        .await
+        .map_err(|e| e.to_string())?
+        .is_some();
+    slot.drop(source, &client)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(existed)
+}
+
+/// Adds a row to the last set if it has the same entity and operation, or to a new set.
+fn add(sets: &mut Vec<ChangeSet>, shape: &Shape, op: ChangeOp, row: MaskedRow) {
+    let entity = shape.table.to_string();
+    match sets.last_mut() {
+        Some(last) if last.entity == entity && last.op == op => last.rows.push(row),
+        _ => sets.push(ChangeSet {
+            entity,
+            op,
+            key: shape.key.names(),
+            columns: if op == ChangeOp::Delete {
+                shape.key.names()
+            } else {
+                shape.columns.clone()
+            },
+            rows: vec![row],
+        }),
+    }
+}
+
+/// The replies of one change request: each set cut into replies of at most [`MAX_PAGE_ROWS`]
+/// rows, the last reply of each transaction marked `commit`; one reply with no change when
+/// there is none.
+fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -> Vec<ChangeReply> {
+    let mut out: Vec<ChangeReply> = Vec::new();
+    for (end, sets) in transactions {
+        let first = out.len();
+        for set in sets {
+            let mut rows = set.rows.into_iter().peekable();
+            loop {
+                let chunk: Vec<MaskedRow> = rows.by_ref().take(MAX_PAGE_ROWS as usize).collect();
+                out.push(ChangeReply {
+                    v: VERSION,
+                    entity: set.entity.clone(),
+                    op: set.op,
+                    key: set.key.clone(),
+                    columns: set.columns.clone(),
+                    rows: chunk,
+                    lsn: Some(Position(end)),
+                    commit: false,
+                    through: Position(through),
+                    more,
+                    started: false,
+                    part: 0,
+                    parts: 0,
+                });
+                if rows.peek().is_none() {
+                    break;
+                }
+            }
+        }
+        if out.len() > first {
+            if let Some(last) = out.last_mut() {
+                last.commit = true;
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(ChangeReply::standing_at(Position(through), more, false));
+    }
+    let parts = out.len() as u32;
+    for (part, reply) in out.iter_mut().enumerate() {
+        reply.part = part as u32;
+        reply.parts = parts;
+    }
+    out
+}

@@ -1,0 +1,314 @@
+//! The pure half of the change stream: pgoutput messages grouped into source transactions, the
+//! transactions the consumer's copy holds already passed over, and each row change named by its
+//! entity and what it does. No I/O; the feed (`super`) masks what comes out.
+
+use maskbus_pg::pgoutput::{Cell, Lsn, Message, OldRow, RelationColumn};
+use maskbus_pg::slot::SlotChange;
+use maskbus_protocol::Snapshot;
+use std::collections::HashMap;
+
+/// A relation as the stream described it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relation {
+    /// `schema.table`, as the policy names entities.
+    pub entity: String,
+    pub columns: Vec<RelationColumn>,
+}
+
+/// One row change of a transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowChange {
+    /// A new row, or a row's new values (cells in the relation's column order).
+    Upsert {
+        relation: Relation,
+        new: Vec<Cell>,
+        /// The row's key before an update that changed it (cells in column order).
+        old_key: Option<Vec<Cell>>,
+    },
+    Delete {
+        relation: Relation,
+        old: Vec<Cell>,
+    },
+    Truncate {
+        relations: Vec<Relation>,
+    },
+}
+
+/// A committed source transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transaction {
+    pub xid: u32,
+    /// The end of its commit record: confirming this position confirms the transaction.
+    pub end: Lsn,
+    pub changes: Vec<RowChange>,
+}
+
+/// Groups messages (as a slot returns them: whole transactions, in commit order) into
+/// transactions. A change whose relation was never described is an error (the stream is not
+/// pgoutput as this build knows it).
+pub fn transactions(messages: Vec<SlotChange>) -> Result<Vec<Transaction>, String> {
+    let mut relations: HashMap<u32, Relation> = HashMap::new();
+    let mut done = Vec::new();
+    let mut open: Option<Transaction> = None;
+    let relation = |relations: &HashMap<u32, Relation>, oid: u32| {
+        relations.get(&oid).cloned().ok_or_else(|| {
+            format!("a change names relation {oid}, which the stream did not describe")
+        })
+    };
+    for change in messages {
+        match change.message {
+            Message::Begin { xid, .. } => {
+                open = Some(Transaction {
+                    xid,
+                    end: Lsn::default(),
+                    changes: Vec::new(),
+                })
+            }
+            Message::Commit { end_lsn, .. } => {
+                if let Some(mut txn) = open.take() {
+                    txn.end = end_lsn;
+                    done.push(txn);
+                }
+            }
+            Message::Relation {
+                oid,
+                schema,
+                name,
+                columns,
+            } => {
+                relations.insert(
+                    oid,
+                    Relation {
+                        entity: format!("{schema}.{name}"),
+                        columns,
+                    },
+                );
+            }
+            Message::Insert { relation: oid, new } => push(
+                &mut open,
+                RowChange::Upsert {
+                    relation: relation(&relations, oid)?,
+                    new,
+                    old_key: None,
+                },
+            ),
+            Message::Update {
+                relation: oid,
+                old,
+                new,
+            } => push(
+                &mut open,
+                RowChange::Upsert {
+                    relation: relation(&relations, oid)?,
+                    new,
+                    old_key: old.map(|o| match o {
+                        OldRow::Key(cells) | OldRow::Full(cells) => cells,
+                    }),
+                },
+            ),
+            Message::Delete { relation: oid, old } => push(
+                &mut open,
+                RowChange::Delete {
+                    relation: relation(&relations, oid)?,
+                    old: match old {
+                        OldRow::Key(cells) | OldRow::Full(cells) => cells,
+                    },
+                },
+            ),
+            Message::Truncate {
+                relations: oids, ..
+            } => {
+                let named = oids
+                    .iter()
+                    .map(|oid| relation(&relations, *oid))
+                    .collect::<Result<_, _>>()?;
+                push(&mut open, RowChange::Truncate { relations: named })
+            }
+            Message::Origin { .. } | Message::Type { .. } | Message::Logical { .. } => {}
+        }
+    }
+    Ok(done)
+}
+
+fn push(open: &mut Option<Transaction>, change: RowChange) {
+    if let Some(txn) = open.as_mut() {
+        txn.changes.push(change);
+    }
+}
+
+/// Whether the transaction with 32-bit id `xid` is visible in `snapshot` (committed before it
+/// was taken), widening the id to 64 bits against the snapshot's `xmax` (ids within 2^31 of it).
+pub fn visible_in(xid: u32, snapshot: &Snapshot) -> bool {
+    let Some((xmin, xmax)) = snapshot.bounds() else {
+        return false;
+    };
+    let delta = xid.wrapping_sub(xmax as u32) as i32;
+    let Some(xid) = xmax.checked_add_signed(i64::from(delta)) else {
+        return false;
+    };
+    xid < xmin || (xid < xmax && !snapshot.running().any(|r| r == xid))
+}
+
+/// The values of `names` in a row of `relation`, `None` where the row has no usable value (a
+/// NULL cell, a value the change did not carry).
+pub fn cells_of<'c>(
+    relation: &Relation,
+    cells: &'c [Cell],
+    names: &[String],
+) -> Vec<Option<&'c str>> {
+    names
+        .iter()
+        .map(|name| {
+            let at = relation.columns.iter().position(|c| c.name == *name)?;
+            match cells.get(at)? {
+                Cell::Text(text) => Some(text.as_str()),
+                Cell::Null | Cell::Unchanged => None,
+            }
+        })
+        .collect()
+}
+
+/// Whether a row's new values lack a TOASTed value the change left untouched (the row must then
+/// be read from the source).
+pub fn has_unchanged(cells: &[Cell]) -> bool {
+    cells.contains(&Cell::Unchanged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relation_message(oid: u32, name: &str) -> Message {
+        Message::Relation {
+            oid,
+            schema: "public".into(),
+            name: name.into(),
+            columns: ["id", "name"]
+                .iter()
+                .map(|c| RelationColumn {
+                    name: c.to_string(),
+                    key: *c == "id",
+                    type_oid: 25,
+                })
+                .collect(),
+        }
+    }
+
+    fn at(lsn: u64, xid: u32, message: Message) -> SlotChange {
+        SlotChange {
+            lsn: Lsn(lsn),
+            xid,
+            message,
+        }
+    }
+
+    fn text(v: &str) -> Cell {
+        Cell::Text(v.into())
+    }
+
+    #[test]
+    fn messages_become_transactions_in_commit_order() {
+        let begin = |xid| Message::Begin {
+            final_lsn: Lsn(0),
+            commit_time: 0,
+            xid,
+        };
+        let commit = |end| Message::Commit {
+            commit_lsn: Lsn(end - 1),
+            end_lsn: Lsn(end),
+            commit_time: 0,
+        };
+        let messages = vec![
+            at(10, 7, begin(7)),
+            at(10, 7, relation_message(1, "customers")),
+            at(
+                10,
+                7,
+                Message::Insert {
+                    relation: 1,
+                    new: vec![text("1"), text("Ann")],
+                },
+            ),
+            at(12, 7, commit(12)),
+            at(20, 8, begin(8)),
+            at(20, 8, relation_message(1, "customers")),
+            at(
+                20,
+                8,
+                Message::Update {
+                    relation: 1,
+                    old: Some(OldRow::Key(vec![text("1"), Cell::Null])),
+                    new: vec![text("2"), Cell::Unchanged],
+                },
+            ),
+            at(
+                20,
+                8,
+                Message::Delete {
+                    relation: 1,
+                    old: OldRow::Key(vec![text("2"), Cell::Null]),
+                },
+            ),
+            at(22, 8, commit(22)),
+        ];
+        let txns = transactions(messages).unwrap();
+        assert_eq!(txns.len(), 2);
+        assert_eq!((txns[0].xid, txns[0].end), (7, Lsn(12)));
+        let RowChange::Upsert {
+            relation,
+            new,
+            old_key,
+        } = &txns[1].changes[0]
+        else {
+            panic!("an update is an upsert");
+        };
+        assert_eq!(relation.entity, "public.customers");
+        assert_eq!(old_key.as_ref().unwrap()[0], text("1"));
+        assert!(has_unchanged(new));
+        assert_eq!(
+            cells_of(relation, new, &["id".into(), "name".into(), "gone".into()]),
+            vec![Some("2"), None, None]
+        );
+        assert!(matches!(txns[1].changes[1], RowChange::Delete { .. }));
+        // Passed over when the copy's snapshot holds them.
+        assert!(visible_in(txns[0].xid, &Snapshot("8:9:".into())));
+        assert!(!visible_in(txns[0].xid, &Snapshot("7:9:7,8".into())));
+        let unknown = vec![
+            at(1, 1, begin(1)),
+            at(
+                1,
+                1,
+                Message::Insert {
+                    relation: 9,
+                    new: vec![],
+                },
+            ),
+        ];
+        assert!(transactions(unknown).is_err());
+    }
+
+    #[test]
+    fn visibility_widens_ids_against_the_snapshot() {
+        let snapshot = Snapshot("100:105:101,103".into());
+        for (xid, visible) in [
+            (99, true),
+            (100, true),
+            (101, false),
+            (102, true),
+            (103, false),
+            (104, true),
+            (105, false),
+            (900, false),
+        ] {
+            assert_eq!(visible_in(xid, &snapshot), visible, "{xid}");
+        }
+        // Across the 32-bit wrap: xmax is 2^32 + 5, the transaction 2^32 + 2 has id 2.
+        let wrapped = Snapshot(format!("{}:{}:", (1u64 << 32) + 1, (1u64 << 32) + 5));
+        assert!(visible_in(2, &wrapped));
+        assert!(!visible_in(6, &wrapped));
+        assert!(
+            visible_in(u32::MAX, &wrapped),
+            "2^32 - 1 is older than xmin"
+        );
+    }
+}

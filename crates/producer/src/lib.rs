@@ -1,0 +1,24 @@
+//! The producer role of maskbus: it holds the production credentials, reads the policy's tables
+//! read-only, masks every row with `maskbus_mask` before it touches the bus, and answers the
+//! consumer's requests. It never writes a target (`tests/integration/architecture.rs`).
+//!
+//! - [`serve`]: the serve loop (`Producer`): each request parsed once, answered, acked; a
+//!   requester's quota of pending replies.
+//! - [`source`]: masked reads of production: keyset pages by transaction window.
+//! - [`page_cut`]: masked rows cut into pages bounded by rows and bytes (pure).
+//! - [`reply`]: the outgoing replies, built from `MaskedRow`s and the closed error type only.
+//! - [`changes`]: the change stream: a logical slot read, its transactions masked.
+//! - [`subset`]: named subsets: the file, the closure planned over the schema, its filters.
+//! - `hashes`, `rows_by_key`: verify's hashes of masked rows; parents a page needs, by key.
+
+pub mod changes;
+mod hashes;
+pub mod page_cut;
+pub mod reply;
+mod rows_by_key;
+pub mod serve;
+pub mod source;
+pub mod subset;
+
+pub use serve::{Handled, Producer};
+pub use source::Source;

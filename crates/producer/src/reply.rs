@@ -1,0 +1,120 @@
+//! What the producer sends: the outgoing side of the wire contract, built only from what the
+//! mask crate makes (`MaskedRow`) and the closed error type of `maskbus_protocol`. A consumer
+//! reads the same JSON as `maskbus_protocol::ReceivedReply`, plain values it cannot mistake
+//! for masked rows; the consumer crate never sees these types.
+//!
+//! A reply's error is only ever the closed [`ErrorReply`]:
+//!
+//! ```compile_fail
+//! use maskbus_producer::reply::Reply;
+//! use maskbus_protocol::ErrorCode;
+//! let leak = Reply::error(ErrorCode::SourceFailed, "invalid input: 078-05-1120");
+//! ```
+
+use maskbus_mask::MaskedRow;
+use maskbus_protocol::{ChangeOp, ErrorReply, HashReply, KeyCursor, Position, Snapshot, VERSION};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What the producer answers. Page replies are built from masked rows only.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// The entities served (`schema.table`), and the key columns the policy names for some.
+    Entities {
+        v: u32,
+        entities: Vec<String>,
+        keys: BTreeMap<String, Vec<String>>,
+    },
+    Page(PageReply),
+    Changes(ChangeReply),
+    Hashes(HashReply),
+    Error {
+        v: u32,
+        error: ErrorReply,
+    },
+}
+
+/// A page of masked rows.
+#[derive(Debug, Serialize)]
+pub struct PageReply {
+    pub v: u32,
+    pub entity: String,
+    /// The key columns, in key order.
+    pub key: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<MaskedRow>,
+    /// The last key in `rows`, to send back as `after`.
+    pub next_after: Option<KeyCursor>,
+    /// Whether more rows of this window remain.
+    pub more: bool,
+    pub since: Option<Snapshot>,
+    /// The snapshot that closes the window (absent in replies to `rows` requests).
+    pub until: Option<Snapshot>,
+    /// This reply's place among the replies to one request: `part` of `parts`, from 0.
+    pub part: u32,
+    pub parts: u32,
+}
+
+impl Reply {
+    /// An error reply: only ever an [`ErrorReply`], a closed type.
+    pub fn error(error: ErrorReply) -> Self {
+        Reply::Error { v: VERSION, error }
+    }
+
+    /// The message kind written on the bus.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reply::Entities { .. } => "entities",
+            Reply::Page(_) => "page",
+            Reply::Changes(_) => "changes",
+            Reply::Hashes(_) => "hashes",
+            Reply::Error { .. } => "error",
+        }
+    }
+}
+
+/// One set of masked changes.
+#[derive(Debug, Serialize)]
+pub struct ChangeReply {
+    pub v: u32,
+    pub entity: String,
+    pub op: ChangeOp,
+    pub key: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: Vec<MaskedRow>,
+    /// The end of the source transaction these changes belong to.
+    pub lsn: Option<Position>,
+    /// This is the last set of its transaction: apply the transaction now.
+    pub commit: bool,
+    /// Where the stream stands once every change of this request is applied.
+    pub through: Position,
+    /// More changes may follow `through` already: ask again at once.
+    pub more: bool,
+    /// The stream was (re)started by this request: copy the source now, then follow from here.
+    pub started: bool,
+    pub part: u32,
+    pub parts: u32,
+}
+
+impl ChangeReply {
+    /// A reply with no change: it only says where the stream stands (`started` when the request
+    /// started the stream).
+    pub fn standing_at(through: Position, more: bool, started: bool) -> Self {
+        ChangeReply {
+            v: VERSION,
+            entity: String::new(),
+            op: ChangeOp::None,
+            key: Vec::new(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            lsn: None,
+            commit: false,
+            through,
+            more,
+            started,
+            part: 0,
+            parts: 1,
+        }
+    }
+}

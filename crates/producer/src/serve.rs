@@ -1,0 +1,343 @@
+//! The producer: serves page requests from its mailbox with masked rows, until told to stop.
+//!
+//! Every reply is built by [`crate::source::Source`], whose pages hold only `MaskedRow`s; the
+//! reply path (`Producer::reply`) takes [`Reply`]s and nothing else. A request that cannot be
+//! parsed gets an error reply (or, with nowhere to reply to, goes to the dead letters with the
+//! reason); it is never dropped and never crashes the loop.
+
+use crate::reply::Reply;
+use crate::source::{PageAsk, Source};
+use maskbus_mailbox::{body_of, Mailbox, MailboxError, Message};
+use maskbus_protocol::{self, ErrorCode, ErrorReply, Request, MAX_PENDING_REPLIES};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Producer {
+    pub source: Arc<Source>,
+    /// The change stream, when the config names a slot.
+    pub feed: Option<Arc<crate::changes::ChangeFeed>>,
+    pub mailbox: Arc<Mailbox>,
+    pub inbox: String,
+    /// The answer to the page request a consumer will send next, read and masked while the
+    /// current answer travels (see [`Producer::answer_page`]).
+    next: tokio::sync::Mutex<Option<Prefetch>>,
+}
+
+/// A page request's answer, being prepared before the request arrives.
+struct Prefetch {
+    request: Request,
+    answer: tokio::task::JoinHandle<Vec<Reply>>,
+}
+
+/// The replies to a page request: masked pages, or one error.
+async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
+    match request {
+        Request::Page {
+            entity,
+            since,
+            until,
+            after,
+            limit,
+            pages,
+            subset,
+            ..
+        } => {
+            source
+                .page(PageAsk {
+                    entity,
+                    since: since.clone(),
+                    until: until.clone(),
+                    after: after.clone(),
+                    limit: *limit,
+                    pages: pages.unwrap_or(1),
+                    subset: subset.as_deref(),
+                })
+                .await
+        }
+        _ => vec![Reply::error(ErrorReply::new(ErrorCode::Malformed))],
+    }
+}
+
+/// What handling one message came to, for logs and tests.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Handled {
+    Replied { kind: &'static str, rows: usize },
+    DeadLettered,
+}
+
+impl Producer {
+    pub fn new(source: Arc<Source>, mailbox: Arc<Mailbox>, inbox: String) -> Self {
+        Self {
+            source,
+            feed: None,
+            mailbox,
+            inbox,
+            next: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Answers a page request, from the prepared answer when it is the one that was expected,
+    /// then starts preparing the answer to the request that will follow. Reading ahead is
+    /// safe: an answer is a function of the request and of the source, read a moment earlier,
+    /// and a row changed in between is in a later window anyway.
+    async fn answer_page(&self, request: Request) -> Vec<Reply> {
+        let prepared = match self.next.lock().await.take() {
+            Some(p) if p.request == request => Some(p.answer),
+            Some(stale) => {
+                stale.answer.abort();
+                None
+            }
+            None => None,
+        };
+        let replies = match prepared {
+            Some(answer) => match answer.await {
+                Ok(replies) => replies,
+                Err(_) => page_answer(&self.source, &request).await,
+            },
+            None => page_answer(&self.source, &request).await,
+        };
+        let next = match replies.last() {
+            Some(Reply::Page(last)) => {
+                request.continuation(last.more, last.until.clone(), last.next_after.clone())
+            }
+            _ => None,
+        };
+        if let Some(next) = next {
+            let source = Arc::clone(&self.source);
+            let ahead = next.clone();
+            let answer = tokio::spawn(async move { page_answer(&source, &ahead).await });
+            *self.next.lock().await = Some(Prefetch {
+                request: next,
+                answer,
+            });
+        }
+        replies
+    }
+
+    /// Answers one request body: one reply, or one per page asked for. Never panics.
+    pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
+        match maskbus_protocol::parse_request(body) {
+            Err(error) => vec![Reply::error(error)],
+            Ok(Request::Entities { .. }) => {
+                let policy = self.source.policy();
+                vec![Reply::Entities {
+                    v: maskbus_protocol::VERSION,
+                    entities: policy.entities().map(|(n, _)| n.to_string()).collect(),
+                    keys: policy
+                        .entities()
+                        .filter_map(|(n, _)| Some((n.to_string(), policy.key_columns(n)?.to_vec())))
+                        .collect(),
+                }]
+            }
+            Ok(page @ Request::Page { .. }) => page_answer(&self.source, &page).await,
+            Ok(Request::Rows {
+                entity,
+                columns,
+                keys,
+                ..
+            }) => self.source.rows(&entity, &columns, &keys).await,
+            Ok(Request::Changes {
+                after,
+                join,
+                limit,
+                wait_ms,
+                ..
+            }) => match &self.feed {
+                Some(feed) => {
+                    let wait = std::time::Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
+                    feed.answer(after, join, limit, wait).await
+                }
+                None => vec![Reply::error(ErrorReply::new(ErrorCode::NoChangeStream))],
+            },
+            Ok(Request::Hashes {
+                entity,
+                after,
+                through,
+                rows,
+                subset,
+                ..
+            }) => {
+                self.source
+                    .hashes(&entity, after, through, rows, subset.as_deref())
+                    .await
+            }
+        }
+    }
+
+    /// The only way a reply leaves the producer: a [`Reply`], whose pages carry masked rows only.
+    async fn reply(
+        &self,
+        to: &str,
+        correlation_id: Option<String>,
+        replies: Vec<Reply>,
+    ) -> Result<(), MailboxError> {
+        let kind = replies.first().map_or("error", Reply::kind);
+        // Each reply is serialized once, straight into the text the bus stores. A reply that
+        // cannot be encoded is answered by the closed error type, which always can be.
+        let bodies = replies
+            .iter()
+            .filter_map(|reply| {
+                let body = body_of(reply)
+                    .or_else(|_| body_of(&Reply::error(ErrorReply::new(ErrorCode::Unavailable))));
+                Some((correlation_id.clone(), body.ok()?))
+            })
+            .collect();
+        // All the replies to one request go out in one statement.
+        self.mailbox.send_batch(to, kind, None, bodies).await?;
+        Ok(())
+    }
+
+    /// Handles one claimed message: answer, reply, ack.
+    pub async fn handle(&self, message: &Message) -> Result<Handled, MailboxError> {
+        let started = Instant::now();
+        let Some(reply_to) = message.reply_to.clone() else {
+            self.mailbox
+                .dead_letter(
+                    message.lease,
+                    "request has no reply_to: nowhere to send the answer",
+                )
+                .await?;
+            tracing::warn!(
+                request = message.id,
+                "dead-lettered a request without reply_to"
+            );
+            return Ok(Handled::DeadLettered);
+        };
+        // The mailbox checked the body is JSON; a request is small, read as a document.
+        let request: serde_json::Value =
+            serde_json::from_str(message.body.get()).unwrap_or(serde_json::Value::Null);
+        let parsed = maskbus_protocol::parse_request(&request);
+        // A requester has a quota of replies pending on the bus: past it, one error reply
+        // instead of the pages asked for (the bus itself bounds how many requests it may send).
+        let asked = match &parsed {
+            Ok(Request::Page { pages, .. }) => i64::from(pages.unwrap_or(1)),
+            Ok(Request::Changes { .. }) => i64::from(maskbus_protocol::MAX_PAGES_PER_REQUEST),
+            _ => 1,
+        };
+        let pending = self.mailbox.pending_to(&reply_to).await?;
+        let replies = if pending + asked > MAX_PENDING_REPLIES {
+            tracing::warn!(
+                request = message.id,
+                requester = %message.sender,
+                pending,
+                "refused a request over its requester's quota of pending replies"
+            );
+            vec![Reply::error(ErrorReply::new(ErrorCode::QuotaExceeded))]
+        } else {
+            match parsed {
+                Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
+                _ => self.answer(&request).await,
+            }
+        };
+        let reply_kind = replies.first().map_or("error", Reply::kind);
+        let (kind, rows, entity) = match replies.first() {
+            Some(Reply::Page(page)) => (
+                "page",
+                replies
+                    .iter()
+                    .map(|r| {
+                        if let Reply::Page(p) = r {
+                            p.rows.len()
+                        } else {
+                            0
+                        }
+                    })
+                    .sum(),
+                page.entity.clone(),
+            ),
+            Some(Reply::Entities { entities, .. }) => ("entities", entities.len(), String::new()),
+            Some(Reply::Changes(first)) => (
+                "changes",
+                replies
+                    .iter()
+                    .map(|r| match r {
+                        Reply::Changes(c) => c.rows.len(),
+                        _ => 0,
+                    })
+                    .sum(),
+                first.entity.clone(),
+            ),
+            Some(Reply::Hashes(first)) => (
+                "hashes",
+                first.buckets.len() + first.rows.len(),
+                first.entity.clone(),
+            ),
+            Some(Reply::Error { error, .. }) => {
+                tracing::warn!(request = message.id, code = %error.code(), refused = %error, "request refused");
+                (
+                    "error",
+                    0,
+                    error.entity_name().unwrap_or_default().to_string(),
+                )
+            }
+            None => ("error", 0, String::new()),
+        };
+        let error_code = match replies.first() {
+            Some(Reply::Error { error, .. }) => Some(error.code().name()),
+            _ => None,
+        };
+        let pages = replies
+            .iter()
+            .filter(|r| matches!(r, Reply::Page(_)))
+            .count() as u64;
+        self.reply(&reply_to, message.correlation_id.clone(), replies)
+            .await?;
+        self.mailbox.ack(message.lease).await?;
+        let metrics = maskbus_telemetry::metrics();
+        metrics.reply(reply_kind, error_code);
+        metrics.answered_in(started.elapsed().as_secs_f64());
+        if kind == "page" {
+            metrics.add_rows("producer", &entity, rows as u64);
+            metrics.add_pages("producer", pages);
+        }
+        tracing::info!(
+            tool = "query_masked",
+            request = message.id,
+            entity = %entity,
+            outcome = kind,
+            rows,
+            duration_ms = started.elapsed().as_millis() as u64,
+            "served"
+        );
+        Ok(Handled::Replied {
+            kind: reply_kind,
+            rows,
+        })
+    }
+
+    /// Serves until `shutdown` resolves, then finishes the request in flight and returns.
+    pub async fn serve(&self, shutdown: impl Future<Output = ()>) -> Result<u64, MailboxError> {
+        tokio::pin!(shutdown);
+        let mut served = 0u64;
+        loop {
+            let received = tokio::select! {
+                biased;
+                _ = &mut shutdown => break,
+                received = self.mailbox.receive(&self.inbox, 16, Duration::from_secs(5)) => received,
+            };
+            let messages = match received {
+                Ok(received) => received.messages,
+                Err(e) => {
+                    // The bus went away (a restart): the pool reconnects; wait a little and retry.
+                    tracing::warn!(error = %e, "cannot claim from the bus; retrying");
+                    tokio::select! {
+                        biased;
+                        _ = &mut shutdown => break,
+                        _ = tokio::time::sleep(Duration::from_millis(500)) => continue,
+                    }
+                }
+            };
+            // Requests already claimed are finished even if a signal arrives meanwhile.
+            for message in &messages {
+                match self.handle(message).await {
+                    Ok(_) => served += 1,
+                    Err(e) => {
+                        tracing::warn!(request = message.id, error = %e, "could not answer; the request comes back after its lease")
+                    }
+                }
+            }
+        }
+        Ok(served)
+    }
+}

@@ -1,0 +1,506 @@
+//! The producer's read side: one page of an entity from the source, masked.
+//!
+//! Table, column and key names come from the policy and the source catalog, never from request
+//! text; values (cursors, horizons, limits, keys) are bind parameters. The connection is
+//! read-only and prints values in canonical forms (ISO dates, UTC) so masked text casts back
+//! into the target's column types.
+//!
+//! Which rows a page holds: those whose writing transaction (`xmin`, widened to 64 bits) is
+//! committed in snapshot `until` and was not in snapshot `since`, with key above `after`, in key
+//! order. A row that commits late (id 41 after id 42 was synced) was still running in `since`,
+//! so it falls in the next window and is never skipped; a transaction open elsewhere on the
+//! server holds nothing back. Updates give a row a new xmin, so they are synced again too.
+
+use crate::page_cut::{PageCut, Unsendable};
+use crate::reply::{PageReply, Reply};
+use crate::subset::{Planned, SubsetFile};
+use maskbus_mask::{MaskedRow, Policy};
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
+use maskbus_policy::schema_check;
+use maskbus_protocol::MAX_ROW_BYTES;
+use maskbus_protocol::{ErrorCode, ErrorReply, KeyCursor, Snapshot, MAX_KEY_VALUE_BYTES, VERSION};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+
+/// How one entity is read: fixed at first use from the catalog.
+#[derive(Clone, Debug)]
+pub(crate) struct Shape {
+    pub table: TableRef,
+    pub key: KeyDef,
+    /// The columns read and sent, in table order (generated columns are left to the target).
+    pub columns: Vec<String>,
+    /// Column name → type, for lookups by column.
+    pub types: HashMap<String, String>,
+    /// Each column's length limit (`varchar(n)`), in column order: pseudonyms fit it.
+    pub widths: Vec<Option<usize>>,
+    /// Where each key column sits in `columns`.
+    pub(crate) key_positions: Vec<usize>,
+    page_first: String,
+    page_after: String,
+}
+
+/// What a page request asks of the source: rows of `entity` written in the window (`since`,
+/// `until`], with key after `after`, in `pages` pages of at most `limit` rows, within `subset`
+/// when one is named.
+#[derive(Clone, Debug, Default)]
+pub struct PageAsk<'a> {
+    pub entity: &'a str,
+    pub since: Option<Snapshot>,
+    pub until: Option<Snapshot>,
+    pub after: Option<KeyCursor>,
+    pub limit: u32,
+    pub pages: u32,
+    pub subset: Option<&'a str>,
+}
+
+/// Reads masked pages from the source database.
+pub struct Source {
+    target: Target,
+    pool: PgPool,
+    policy: Arc<Policy>,
+    shapes: Mutex<HashMap<String, Shape>>,
+    /// The subsets this producer defines, and each one planned against the source at first use.
+    subsets: Option<Arc<SubsetFile>>,
+    planned: Mutex<HashMap<String, Arc<Planned>>>,
+}
+
+/// A failure that becomes an error reply: the closed [`ErrorReply`] that crosses the bus, and
+/// a sentence for the producer's own log (built from names and maskbus's own errors, whose
+/// texts never quote a value: `maskbus_pg::error_text` leaves the server's message out).
+pub(crate) struct Refusal(pub ErrorReply, pub String);
+
+impl Refusal {
+    pub(crate) fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Refusal(ErrorReply::new(code), detail.into())
+    }
+
+    /// The same refusal, naming the entity it concerns.
+    pub(crate) fn on(mut self, entity: &str) -> Self {
+        self.0 = self.0.entity(entity);
+        self
+    }
+
+    /// The same refusal, naming the subset it concerns.
+    pub(crate) fn subset(mut self, name: &str) -> Self {
+        self.0 = self.0.subset(name);
+        self
+    }
+
+    pub(crate) fn code(&self) -> ErrorCode {
+        self.0.code()
+    }
+
+    /// The reply that crosses the bus; the detail goes to the producer's log.
+    pub(crate) fn into_reply(self) -> Reply {
+        let Refusal(error, detail) = self;
+        tracing::warn!(code = %error.code(), refused = %error, %detail, "request refused");
+        Reply::error(error)
+    }
+}
+
+impl From<PgError> for Refusal {
+    /// Says what failed without the source's endpoint or the server's text (the reply crosses
+    /// the bus), and whether asking again can help.
+    fn from(e: PgError) -> Self {
+        let detail = match &e {
+            PgError::Query { action, reason, .. } => format!("{action}: {reason}"),
+            _ => "the producer cannot reach the source database".to_string(),
+        };
+        match &e {
+            PgError::Query {
+                transient: false,
+                sqlstate,
+                ..
+            } => {
+                let mut error = ErrorReply::new(ErrorCode::SourceFailed);
+                if let Some(code) = sqlstate {
+                    error = error.sqlstate(code.as_str());
+                }
+                Refusal(error, detail)
+            }
+            _ => Refusal::new(ErrorCode::Unavailable, detail),
+        }
+    }
+}
+
+/// The row's 32-bit xmin widened to the 64-bit xid that snapshots speak (as a bigint), against
+/// the server's next xid (so a row's xid must be less than 2^31 transactions old: see
+/// ARCHITECTURE.md).
+const XMIN64: &str =
+    "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))";
+
+/// Once per query: the server's next xid, the two snapshots of the window (`$2` since, `$3`
+/// until) parsed, and the xmin of each, below which every xid is visible in it. `OFFSET 0`
+/// keeps the planner from pulling the subquery up into the row filter, where each of these
+/// would be computed again for every row (the current snapshot taken, the snapshots parsed).
+const WINDOW_HORIZON: &str =
+    ", (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next_xid,
+            $3::text::pg_snapshot AS until_snap,
+            pg_snapshot_xmin($3::text::pg_snapshot)::text::bigint AS until_xmin,
+            $2::text::pg_snapshot AS since_snap,
+            pg_snapshot_xmin($2::text::pg_snapshot)::text::bigint AS since_xmin
+          OFFSET 0) h";
+
+/// The rows committed in the window: visible in `until` and not in `since`. Most rows are older
+/// than both snapshots' xmin, and are decided by comparing two numbers (visible in `until`,
+/// visible in `since`); only the rest are looked up in the snapshots' lists of running xids.
+fn window_filter() -> String {
+    format!(
+        "({XMIN64} < h.until_xmin OR pg_visible_in_snapshot({XMIN64}::text::xid8, h.until_snap))
+         AND (h.since_snap IS NULL OR ({XMIN64} >= h.since_xmin
+              AND NOT pg_visible_in_snapshot({XMIN64}::text::xid8, h.since_snap)))"
+    )
+}
+
+/// A page of `table` in key order within the snapshot window, with `filter` (the window, and
+/// for a subset the closure's membership too).
+fn page_sql(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[String],
+    filter: &str,
+    with_cursor: bool,
+) -> String {
+    statements::page(table, key, columns, WINDOW_HORIZON, filter, 4, with_cursor)
+}
+
+fn shape_page(shape: &Shape, filter: &str, with_cursor: bool) -> String {
+    page_sql(
+        &shape.table,
+        &shape.key,
+        &shape.columns,
+        filter,
+        with_cursor,
+    )
+}
+
+use maskbus_pg::READ_ONLY_CANONICAL;
+
+impl Source {
+    pub fn new(mut target: Target, policy: Arc<Policy>, pool_size: usize) -> Result<Self, PgError> {
+        // Canonical text forms, and no way to write: the producer only ever reads production.
+        target.config.options(READ_ONLY_CANONICAL);
+        let pool = PgPool::new(target.clone(), pool_size)?;
+        Ok(Self {
+            target,
+            pool,
+            policy,
+            shapes: Mutex::new(HashMap::new()),
+            subsets: None,
+            planned: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The same source, serving the subsets of `file` by name.
+    pub fn with_subsets(mut self, file: SubsetFile) -> Self {
+        self.subsets = Some(Arc::new(file));
+        self
+    }
+
+    pub(crate) fn subsets(&self) -> Option<&SubsetFile> {
+        self.subsets.as_deref()
+    }
+
+    pub(crate) fn planned_cache(&self) -> &Mutex<HashMap<String, Arc<Planned>>> {
+        &self.planned
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        self.pool.get().await
+    }
+
+    /// Checks that the source can be reached (used at start-up to fail fast).
+    pub async fn ping(&self) -> Result<(), PgError> {
+        let client = self.client().await?;
+        client.query_one("SELECT 1", &[]).await.map_err(|e| {
+            self.target
+                .query_error("checking the source connection", &e)
+        })?;
+        Ok(())
+    }
+
+    /// The source as this producer reaches it (canonical text, read-only).
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// How `entity` is read and masked, fixed at first use from the catalog; refused when the
+    /// policy does not serve it or cannot mask every column.
+    pub(crate) async fn shape(&self, entity: &str) -> Result<Shape, Refusal> {
+        let entity = maskbus_mask::qualify(entity);
+        if let Some(shape) = self.shapes.lock().await.get(&entity) {
+            return Ok(shape.clone());
+        }
+        if self.policy.entity(&entity).is_none() {
+            let known: Vec<_> = self.policy.entities().map(|(n, _)| n).collect();
+            return Err(Refusal::new(
+                ErrorCode::UnknownEntity,
+                format!("the producer serves {}", known.join(", ")),
+            )
+            .on(&entity));
+        }
+        let table = TableRef::parse(&entity);
+        let client = self.client().await?;
+        let info = maskbus_pg::catalog::table(&self.target, &client, &table)
+            .await
+            .map_err(|e| Refusal::from(e).on(&entity))?
+            .ok_or_else(|| {
+                Refusal::new(
+                    ErrorCode::PolicyRefused,
+                    format!("the policy names {entity}, but the source has no such table"),
+                )
+                .on(&entity)
+            })?;
+        let refused = |detail: String| Refusal::new(ErrorCode::PolicyRefused, detail).on(&entity);
+        let key = info
+            .key(self.policy.key_columns(&entity))
+            .map_err(|e| refused(e.to_string()))?;
+        schema_check::key_is_kept(&self.policy, &entity, &key).map_err(refused)?;
+        let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
+        // Deny by default, checked once for the whole entity: a column without a rule refuses it.
+        self.policy
+            .masker(&entity, &columns)
+            .map_err(|e| refused(e.to_string()))?;
+        let key_positions = key
+            .columns
+            .iter()
+            .filter_map(|k| columns.iter().position(|c| *c == k.name))
+            .collect();
+        let window = window_filter();
+        let page = |with_cursor| page_sql(&table, &key, &columns, &window, with_cursor);
+        let shape = Shape {
+            page_first: page(false),
+            page_after: page(true),
+            types: info
+                .synced_columns()
+                .map(|c| (c.name.clone(), c.sql_type.clone()))
+                .collect(),
+            widths: info.synced_columns().map(|c| c.max_length).collect(),
+            table,
+            key,
+            columns,
+            key_positions,
+        };
+        self.shapes.lock().await.insert(entity, shape.clone());
+        Ok(shape)
+    }
+
+    /// The source's current snapshot: it closes a new window.
+    async fn snapshot(&self) -> Result<Snapshot, PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT pg_current_snapshot()::text", &[])
+            .await
+            .map_err(|e| self.target.query_error("reading the current snapshot", &e))?;
+        Ok(Snapshot(row.get(0)))
+    }
+
+    /// The masker of `shape`'s entity, its columns in the shape's order, fitted to their widths.
+    pub(crate) fn masker(&self, shape: &Shape) -> Result<maskbus_mask::Masker<'_>, Refusal> {
+        Ok(self
+            .policy
+            .masker(&shape.table.to_string(), &shape.columns)
+            .map_err(|e| {
+                Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&shape.table.to_string())
+            })?
+            .with_widths(shape.widths.clone()))
+    }
+
+    /// Reads the rows of `sql` as they arrive, masks each and cuts them into pages
+    /// ([`PageCut`]: bounded by rows and bytes); stops reading when the answer is full. Returns
+    /// the pages, each page's cursor, and whether rows remain that did not fit.
+    pub(crate) async fn masked_pages(
+        &self,
+        shape: &Shape,
+        client: &tokio_postgres::Client,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        cut: PageCut,
+        action: &str,
+    ) -> Result<(Vec<Vec<MaskedRow>>, Vec<KeyCursor>, bool, usize), Refusal> {
+        use futures_util::StreamExt;
+        let entity = shape.table.to_string();
+        let failed = |e: &tokio_postgres::Error| {
+            Refusal::from(self.target.query_error(action, e)).on(&entity)
+        };
+        let masker = self.masker(shape)?;
+        let rows = client
+            .query_raw(sql, params.iter().copied())
+            .await
+            .map_err(|e| failed(&e))?;
+        futures_util::pin_mut!(rows);
+        let mut cut = cut;
+        let mut read = 0usize;
+        while let Some(row) = rows.next().await {
+            let row = row.map_err(|e| failed(&e))?;
+            read += 1;
+            let values: Vec<Option<String>> =
+                (0..shape.columns.len()).map(|i| row.get(i)).collect();
+            let masked = masker
+                .mask(values)
+                .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&entity))?;
+            match cut.push(masked) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(Unsendable::RowTooLarge { bytes }) => {
+                    return Err(Refusal::new(
+                        ErrorCode::RowTooLarge,
+                        format!("a row of {entity} is {bytes} bytes as JSON, over the {MAX_ROW_BYTES} a reply may carry"),
+                    )
+                    .on(&entity))
+                }
+                Err(Unsendable::KeyTooLong { bytes }) => {
+                    return Err(Refusal::new(
+                        ErrorCode::KeyTooLong,
+                        format!("a key value of {entity} is {bytes} bytes, over the {MAX_KEY_VALUE_BYTES} a cursor may carry"),
+                    )
+                    .on(&entity))
+                }
+            }
+        }
+        let (chunks, keys, left) = cut.finish();
+        Ok((chunks, keys, left, read))
+    }
+
+    /// `ask.pages` consecutive pages of masked rows (each its own reply of at most `ask.limit`
+    /// rows), or one error reply.
+    pub async fn page(&self, ask: PageAsk<'_>) -> Vec<Reply> {
+        match self.try_pages(ask).await {
+            Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
+            Err(refusal) => vec![refusal.into_reply()],
+        }
+    }
+
+    async fn try_pages(&self, ask: PageAsk<'_>) -> Result<Vec<PageReply>, Refusal> {
+        let PageAsk {
+            entity,
+            since,
+            until,
+            after,
+            limit,
+            pages,
+            subset,
+        } = ask;
+        let pages = pages.max(1);
+        let shape = self.shape(entity).await?;
+        if after
+            .as_ref()
+            .is_some_and(|a| a.len() != shape.key.columns.len())
+        {
+            return Err(Refusal::new(
+                ErrorCode::Malformed,
+                format!(
+                    "the cursor has a value per key column: {} has {}",
+                    shape.table,
+                    shape.key.columns.len()
+                ),
+            )
+            .on(&shape.table.to_string()));
+        }
+        let until = match until {
+            Some(until) => until,
+            None => self.snapshot().await?,
+        };
+        let client = self.client().await?;
+        // One query for all the pages, and one row more than asked to tell whether more remain.
+        let wanted = limit as usize * pages as usize;
+        let plain = if after.is_some() {
+            &shape.page_after
+        } else {
+            &shape.page_first
+        };
+        let in_subset = match subset {
+            Some(name) => {
+                self.in_subset(name, &shape.table, |member| {
+                    shape_page(
+                        &shape,
+                        &format!("({}) AND {member}", window_filter()),
+                        after.is_some(),
+                    )
+                })
+                .await?
+            }
+            None => None,
+        };
+        let sql = in_subset.as_ref().unwrap_or(plain);
+        let since_text = since.as_ref().map(|s| s.0.as_str());
+        let asked = wanted as i64 + 1;
+        let (chunks, keys, left, read) = self
+            .masked_pages(
+                &shape,
+                &client,
+                sql,
+                &[&after, &since_text, &until.0, &asked],
+                PageCut::new(limit as usize, pages as usize, shape.key_positions.clone()),
+                &format!("reading a page of {}", shape.table),
+            )
+            .await?;
+        // One row more than asked was read to tell whether more remain; a cut answer has more.
+        let more_after_all = read > wanted || left;
+        let parts = chunks.len() as u32;
+        Ok(chunks
+            .into_iter()
+            .enumerate()
+            .map(|(part, rows)| {
+                let last = part as u32 + 1 == parts;
+                PageReply {
+                    v: VERSION,
+                    entity: shape.table.to_string(),
+                    key: shape.key.names(),
+                    columns: shape.columns.clone(),
+                    next_after: if rows.is_empty() {
+                        after.clone()
+                    } else {
+                        keys.get(part).cloned()
+                    },
+                    rows,
+                    more: !last || more_after_all,
+                    since: since.clone(),
+                    until: Some(until.clone()),
+                    part: part as u32,
+                    parts,
+                }
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_no_endpoint_and_says_whether_to_retry() {
+        let target =
+            Target::parse("source", "postgres://alice:pw@prod.internal:6543/bank").unwrap();
+        let permanent = PgError::Query {
+            role: "source",
+            endpoint: target.endpoint(),
+            action: "reading a page of public.customers".into(),
+            reason: "permission denied (SQLSTATE 42501)".into(),
+            transient: false,
+            sqlstate: maskbus_pg::Sqlstate::parse("42501"),
+        };
+        let Refusal(error, _) = Refusal::from(permanent);
+        assert_eq!(error.code(), ErrorCode::SourceFailed);
+        assert_eq!(error.sqlstate_code(), Some("42501"));
+        let Refusal(error2, _) = Refusal::from(PgError::Connect {
+            role: "source",
+            endpoint: target.endpoint(),
+            reason: "connection refused".into(),
+        });
+        assert_eq!(error2.code(), ErrorCode::Unavailable);
+        for error in [error, error2] {
+            let text = serde_json::to_string(&error).unwrap();
+            for secret in ["alice", "pw", "prod.internal", "6543"] {
+                assert!(!text.contains(secret), "{text}");
+            }
+        }
+    }
+}

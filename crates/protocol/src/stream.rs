@@ -1,0 +1,127 @@
+//! The messages of the change stream and of verify: masked changes in commit order, and hashes
+//! of masked rows by key range.
+//!
+//! A change reply carries one set of changes (one entity, one operation) of one source
+//! transaction, shaped like a page (`entity`, `columns`, `rows`) so the wire audit reads it
+//! with the same column hints. Deletes carry the key columns only. A hash reply carries, for
+//! consecutive key ranges, how many rows the producer's masked source holds and a hash of them,
+//! or one hash per row when a range is narrowed down: never a value other than a key.
+
+use maskbus_model::KeyCursor;
+pub use maskbus_model::Lsn;
+use serde::{Deserialize, Serialize};
+
+/// A WAL position on the wire: its 64 bits as 16 letters `a` to `p`, like a hash
+/// ([`crate::digest::hex`]). Postgres prints `0/1914527A`, whose digit runs the wire audit
+/// would one day read as an SSN or a card: a position must never look like PII.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position(pub Lsn);
+
+impl Serialize for Position {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::digest::hex(self.0 .0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Position {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        crate::digest::unhex(&text)
+            .map(|n| Position(Lsn(n)))
+            .ok_or_else(|| serde::de::Error::custom("a WAL position travels as 16 letters a to p"))
+    }
+}
+
+/// What a set of changes does to its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeOp {
+    /// Insert the rows, or update the row with the same key.
+    Upsert,
+    /// Delete the rows with these keys (the rows hold the key columns only).
+    Delete,
+    /// Delete every row of the entity (a TRUNCATE on the source).
+    Truncate,
+    /// No change: the reply only says where the stream stands.
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ReceivedChanges {
+    pub v: u32,
+    pub entity: String,
+    pub op: ChangeOp,
+    pub key: Vec<String>,
+    pub columns: Vec<String>,
+    pub rows: crate::page_rows::Rows,
+    pub lsn: Option<Position>,
+    pub commit: bool,
+    pub through: Position,
+    #[serde(default)]
+    pub more: bool,
+    #[serde(default)]
+    pub started: bool,
+    pub part: u32,
+    pub parts: u32,
+}
+
+/// The rows of one key range: the last key in it, how many rows, and their combined hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bucket {
+    pub last: KeyCursor,
+    pub count: u64,
+    pub hash: String,
+}
+
+/// One row's key and the hash of its masked values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowHash {
+    pub key: KeyCursor,
+    pub hash: String,
+}
+
+/// Hashes of an entity's masked rows in key order: buckets, or rows when narrowing down.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashReply {
+    pub v: u32,
+    pub entity: String,
+    pub key: Vec<String>,
+    /// The columns hashed, in order (the key columns first among the row's values are not
+    /// repeated: a row's hash covers `columns`).
+    pub columns: Vec<String>,
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
+    #[serde(default)]
+    pub rows: Vec<RowHash>,
+    /// Where the next request starts (the last key covered).
+    pub next_after: Option<KeyCursor>,
+    /// Whether rows remain after `next_after` (within `through`, when given).
+    pub more: bool,
+    pub part: u32,
+    pub parts: u32,
+}
+
+/// Rows per bucket, and buckets per hash request: one request covers up to 100,000 rows.
+pub const BUCKET_ROWS: usize = 1000;
+pub const BUCKETS_PER_REPLY: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_travel_as_letters_that_never_look_like_pii() {
+        let p = Position(Lsn(0x16_B374_D848));
+        let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(text, r#""aaaaaabgldheniei""#);
+        assert_eq!(serde_json::from_str::<Position>(&text).unwrap(), p);
+        for bad in [
+            r#""16/B374D848""#,
+            r#""x/1""#,
+            "12",
+            r#""aaaaaabgldhenieiz""#,
+        ] {
+            assert!(serde_json::from_str::<Position>(bad).is_err(), "{bad}");
+        }
+    }
+}
