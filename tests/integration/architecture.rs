@@ -1,6 +1,8 @@
-//! The dependency direction the security argument rests on: the mask and audit crates (and the
-//! validators they share) depend on no I/O crate. Read from `cargo metadata`, so a new dependency
-//! fails here before review.
+//! The dependency direction the security argument rests on, read from `cargo metadata` so a new
+//! dependency fails here before review: the mask and audit crates, the validators they share,
+//! the model and the wire contract depend on no I/O crate; the consumer cannot reach the masker
+//! (it never holds a policy or a key); the producer cannot reach the consumer and never calls a
+//! statement that writes.
 
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -29,8 +31,20 @@ const FORBIDDEN: &[&str] = &[
 /// helper such as proptest may use randomness without the crate's shipped code doing so).
 fn shipped_dependency_graph() -> HashMap<String, Vec<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Only this platform's dependencies: with every platform's, `--offline` needs crates a build
+    // here never downloads (android_system_properties...), and a fresh machine has none of them.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("run rustc -vV");
+    let host = String::from_utf8_lossy(&version.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .expect("rustc -vV names the host");
     let output = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["--filter-platform", &host])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .output()
         .expect("run cargo metadata");
@@ -83,7 +97,13 @@ fn pure_crates_depend_on_no_io_crate() {
     let graph = shipped_dependency_graph();
     // The walk must see I/O crates where they are, or this test would pass vacuously.
     assert!(closure(&graph, "maskbus-bank").contains("tokio-postgres"));
-    for root in ["maskbus-mask", "maskbus-audit", "maskbus-pii"] {
+    for root in [
+        "maskbus-mask",
+        "maskbus-audit",
+        "maskbus-pii",
+        "maskbus-model",
+        "maskbus-protocol",
+    ] {
         assert!(graph.contains_key(root), "{root} is not in the workspace");
         let reached = closure(&graph, root);
         let bad: Vec<_> = FORBIDDEN.iter().filter(|f| reached.contains(**f)).collect();
@@ -92,6 +112,73 @@ fn pure_crates_depend_on_no_io_crate() {
             "{root} depends on I/O crates {bad:?}; it must stay pure"
         );
     }
+}
+
+#[test]
+fn the_wire_contract_and_the_consumer_cannot_reach_the_masker() {
+    let graph = shipped_dependency_graph();
+    // The walk sees the masker where it is, or this test would pass vacuously.
+    assert!(closure(&graph, "maskbus-producer").contains("maskbus-mask"));
+    for root in ["maskbus-consumer", "maskbus-protocol", "maskbus-config"] {
+        assert!(graph.contains_key(root), "{root} is not in the workspace");
+        let reached = closure(&graph, root);
+        let bad: Vec<_> = [
+            "maskbus-mask",
+            "maskbus-policy",
+            "maskbus-producer",
+            "maskbus-audit",
+            "blake3",
+        ]
+        .into_iter()
+        .filter(|f| reached.contains(*f))
+        .collect();
+        assert!(
+            bad.is_empty(),
+            "{root} reaches {bad:?}: the consumer side must never hold a policy, a key or the masker"
+        );
+    }
+}
+
+#[test]
+fn the_producer_never_writes_a_target() {
+    let graph = shipped_dependency_graph();
+    let reached = closure(&graph, "maskbus-producer");
+    assert!(reached.contains("maskbus-pg"));
+    assert!(
+        !reached.contains("maskbus-consumer"),
+        "the producer reaches the consumer's writer"
+    );
+    // Nor does it call a statement that writes (those live in maskbus_pg for the consumer).
+    const WRITES: &[&str] = &[
+        "statements::upsert",
+        "statements::set_later",
+        "statements::delete_by_key",
+        "statements::unlink_by_key",
+        "statements::truncate",
+        "bulk::",
+        "copy_in",
+    ];
+    let mut files = Vec::new();
+    rust_files(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../producer/src"),
+        &mut files,
+    );
+    assert!(files.len() > 5, "the walk must see the producer's sources");
+    let mut offenders = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if WRITES.iter().any(|w| code.contains(w)) {
+                offenders.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the producer writes:\n{}",
+        offenders.join("\n")
+    );
 }
 
 /// Every `.rs` file under `dir`, recursively.
