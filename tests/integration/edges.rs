@@ -202,3 +202,30 @@ async fn disable_triggers_keeps_the_targets_triggers_off_the_synced_rows() {
         .get(0);
     assert_eq!(stamped, "STAMPED");
 }
+
+#[tokio::test]
+async fn a_closed_pipe_ends_a_command_quietly() {
+    let dbs = seeded("pipe", "5").await;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_maskbus"))
+        .args([
+            "db",
+            "status",
+            "--source",
+            &dbs.url("src"),
+            "--target",
+            &dbs.url("dst"),
+            "--policy",
+            BANK_POLICY_PATH,
+        ])
+        .env("MASKBUS_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `| head -0`: the reader goes away before the first line is written.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

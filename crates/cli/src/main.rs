@@ -56,7 +56,27 @@ enum Command {
     Key(commands::key::KeyCommand),
 }
 
+/// A closed standard output (`maskbus db status | head`) ends the program quietly with exit 0,
+/// as Unix tools do, instead of a panic: Rust ignores SIGPIPE, so `println!` panics on EPIPE.
+/// Any other panic is reported as before.
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let log_format = init_tracing();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

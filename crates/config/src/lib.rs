@@ -433,13 +433,16 @@ pub fn parse(origin: &str, text: &str) -> Result<RawConfig, ConfigError> {
         origin: origin.to_string(),
         reason,
     };
-    let table: toml::Table = toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
+    let table: toml::Table = toml::from_str(text)
+        .map_err(|e| invalid(maskbus_model::locate_in_text(text, e.span(), e.message())))?;
     let mut raw = RawConfig::default();
     let set_by = format!("the file {origin}");
     for (name, value) in &table {
         let key = KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
+            let hint = maskbus_model::closest(name, KEYS.iter().map(|k| k.name))
+                .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
             invalid(format!(
-                "unknown key `{}`; the keys are {}",
+                "unknown key `{}`{hint}; the keys are {}",
                 maskbus_model::excerpt(name, 64),
                 KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
             ))

@@ -202,3 +202,19 @@ fn a_producer_needs_a_policy() {
     let missing = resolve("p.toml", raw, &env(&[])).unwrap_err().to_string();
     assert!(missing.contains("policy"), "{missing}");
 }
+
+#[test]
+fn a_broken_file_is_shown_at_its_line_and_a_typo_gets_a_suggestion() {
+    let broken = parse("c.toml", "role = \"consumer\"\nbus_url = \"postgres://x\n")
+        .unwrap_err()
+        .to_string();
+    assert!(broken.contains("line 2, column"), "{broken}");
+    assert!(
+        broken.contains("   2 | bus_url = \"postgres://x"),
+        "{broken}"
+    );
+    let typo = parse("c.toml", "sorce_url = \"x\"")
+        .unwrap_err()
+        .to_string();
+    assert!(typo.contains("did you mean `source_url`?"), "{typo}");
+}

@@ -90,7 +90,8 @@ impl Policy {
             policy: name.to_string(),
             reason,
         };
-        let raw: toml::Table = toml::from_str(text).map_err(|e| syntax(e.message().to_string()))?;
+        let raw: toml::Table = toml::from_str(text)
+            .map_err(|e| syntax(maskbus_model::locate_in_text(text, e.span(), e.message())))?;
         let mut bodies: Vec<(String, toml::Table)> = Vec::new();
         let mut keys = BTreeMap::new();
         for (top, value) in raw {

@@ -418,3 +418,80 @@ pub(crate) mod tests {
         ));
     }
 }
+
+/// Where in `text` an error of a file lies, for people: `line L, column C: MESSAGE`, then the
+/// line itself and a caret under the place (control characters shown as `?`, the line cut to
+/// 120 characters). `span` is a byte range of `text` (as the toml crate reports it).
+pub fn locate_in_text(text: &str, span: Option<std::ops::Range<usize>>, message: &str) -> String {
+    let message = message.trim_end();
+    let Some(span) = span else {
+        return message.to_string();
+    };
+    let at = span.start.min(text.len());
+    let at = (0..=at)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line_no = text[..line_start].matches('\n').count() + 1;
+    let column = text[line_start..at].chars().count() + 1;
+    let shown = excerpt(text[line_start..line_end].trim_end_matches('\r'), 120);
+    let caret = " ".repeat(column.saturating_sub(1).min(120));
+    format!(
+        "line {line_no}, column {column}: {message}\n  {line_no:>4} | {shown}\n       | {caret}^"
+    )
+}
+
+/// The candidate closest to `name` by edit distance, if it is close enough to be a typo (at
+/// most a third of the name's length, and 3): what "did you mean" suggests.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut last = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let keep = row[j + 1];
+                row[j + 1] = (last + usize::from(ca != *cb))
+                    .min(row[j] + 1)
+                    .min(row[j + 1] + 1);
+                last = keep;
+            }
+        }
+        row[b.len()]
+    }
+    let limit = (name.chars().count() / 3).clamp(1, 3);
+    candidates
+        .into_iter()
+        .map(|c| (distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    #[test]
+    fn an_error_points_at_its_line_and_column() {
+        let text = "role = \"producer\"\nbus_url = \"postgres://x\n";
+        let shown = locate_in_text(text, Some(28..29), "invalid basic string");
+        assert!(
+            shown.starts_with("line 2, column 11: invalid basic string"),
+            "{shown}"
+        );
+        assert!(shown.contains("   2 | bus_url = \"postgres://x"), "{shown}");
+        assert!(shown.ends_with("          ^"), "{shown:?}");
+    }
+
+    #[test]
+    fn a_typo_gets_its_key() {
+        let keys = ["bus_url", "source_url", "page_size", "policy"];
+        assert_eq!(closest("sorce_url", keys), Some("source_url"));
+        assert_eq!(closest("pagesize", keys), Some("page_size"));
+        assert_eq!(closest("nothing_like_it", keys), None);
+    }
+}

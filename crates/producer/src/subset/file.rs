@@ -81,8 +81,8 @@ impl SubsetFile {
             path: origin.to_string(),
             reason,
         };
-        let file: SubsetFile =
-            toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
+        let file: SubsetFile = toml::from_str(text)
+            .map_err(|e| invalid(maskbus_model::locate_in_text(text, e.span(), e.message())))?;
         for (name, def) in &file.subsets {
             if !plain(name) {
                 return Err(invalid(format!(
