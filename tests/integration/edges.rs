@@ -229,3 +229,59 @@ async fn a_closed_pipe_ends_a_command_quietly() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `scripts/sync` as CI runs it, with the environment the README recommends.
+fn scripts_sync(producer: &str, consumer: &str, env: &[(&str, &str)]) -> Run {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/sync");
+    let mut command = std::process::Command::new(script);
+    command.args([producer, consumer]);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("MASKBUS_") {
+            command.env_remove(key);
+        }
+    }
+    command
+        .env("MASKBUS_BIN", env!("CARGO_BIN_EXE_maskbus"))
+        .env("MASKBUS_LOG", "warn")
+        .envs(env.iter().copied());
+    command.output().expect("run scripts/sync").into()
+}
+
+#[tokio::test]
+async fn scripts_sync_keeps_each_agents_secrets_to_it_and_says_at_once_when_the_producer_dies() {
+    let dbs = seeded("sync_script", "5").await;
+    let files = ConfigFiles::new("sync_script");
+    // The key in the environment, as the README recommends: only the producer may see it.
+    let producer = files.write(
+        "producer.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{BANK_POLICY_PATH}\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let consumer = files.write(
+        "consumer.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nrequest_timeout = \"60s\"\n",
+            dbs.url("bus"),
+            dbs.url("dst")
+        ),
+    );
+    let run = scripts_sync(&producer, &consumer, &[("MASKBUS_PSEUDONYM_KEY", TEST_KEY)]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("scripts/sync: using"), "{}", run.stderr);
+    assert_target_is_masked_source(&dbs).await;
+    // A producer that cannot start: said at once, with its exit code, not after timeouts.
+    let unfit = files.write(
+        "unfit.toml",
+        &format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"/nonexistent/policy.toml\"\n",
+            dbs.url("bus"),
+            dbs.url("src")
+        ),
+    );
+    let run = scripts_sync(&unfit, &consumer, &[("MASKBUS_PSEUDONYM_KEY", TEST_KEY)]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("the producer exited"), "{}", run.stderr);
+}

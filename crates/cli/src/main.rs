@@ -51,6 +51,9 @@ enum Command {
     /// Subsets defined on the producer: plan (rows per table, before anything moves).
     #[command(subcommand)]
     Subset(commands::subset::SubsetCommand),
+    /// The config keys, from the table that defines them: `config keys` (the reference).
+    #[command(subcommand)]
+    Config(commands::config::ConfigCommand),
     /// Pseudonym keys: `key new` prints a random one for the producer's config.
     #[command(subcommand)]
     Key(commands::key::KeyCommand),
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
             Command::Subset(command) => commands::subset::run(command).await,
             Command::Status(args) => commands::status::run(args).await,
             Command::Key(command) => commands::key::run(command),
+            Command::Config(command) => commands::config::run(command),
         }
     });
     match result {

@@ -52,10 +52,6 @@ pub struct ProducerConfig {
     pub audit_max_age: Duration,
 }
 
-/// How long a message may wait for the wire audit before `/health`, `status` and `bus stats`
-/// say so, unless `audit_max_age` says otherwise.
-pub const DEFAULT_AUDIT_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
-
 /// How a consumer follows the source after its first copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncMode {
@@ -194,145 +190,180 @@ pub enum Kind {
 }
 
 /// One key of the config: its name in the file, the environment variable that overrides it,
-/// which role takes it, what its value is, and, for a key the other role must never hold, why.
-/// This table is the only place a key is spelled: the file, the environment and the checks are
-/// all driven by it.
+/// which role takes it, what its value is, its default, what it does, and, for a key the other
+/// role must never hold, why. This table is the only place a key is spelled: the file, the
+/// environment, the checks, the defaults and the reference (`maskbus config keys`, which
+/// writes docs/configuration.md) are all driven by it.
 #[derive(Clone, Copy, Debug)]
 pub struct Key {
     pub name: &'static str,
     pub env: &'static str,
     pub takes: Takes,
     pub kind: Kind,
+    /// The value when neither the file nor the environment sets one, as the file would write
+    /// it; empty when there is none (required, or derived as `doc` says).
+    pub default: &'static str,
+    /// What the key does, for the reference.
+    pub doc: &'static str,
     /// Holding this key in the other role is a breach, not a typo: refused with this reason.
     pub forbidden_elsewhere: Option<&'static str>,
 }
 
-const fn key(name: &'static str, env: &'static str, takes: Takes, kind: Kind) -> Key {
-    Key {
-        name,
-        env,
-        takes,
-        kind,
-        forbidden_elsewhere: None,
+impl Key {
+    const fn new(name: &'static str, env: &'static str, takes: Takes, kind: Kind) -> Key {
+        Key {
+            name,
+            env,
+            takes,
+            kind,
+            default: "",
+            doc: "",
+            forbidden_elsewhere: None,
+        }
+    }
+
+    const fn default(mut self, value: &'static str) -> Key {
+        self.default = value;
+        self
+    }
+
+    const fn doc(mut self, doc: &'static str) -> Key {
+        self.doc = doc;
+        self
+    }
+
+    const fn guarded(mut self, why: &'static str) -> Key {
+        self.forbidden_elsewhere = Some(why);
+        self
+    }
+
+    /// Who takes the key, in words.
+    pub fn takes_name(&self) -> &'static str {
+        match self.takes {
+            Takes::Both => "both",
+            Takes::Producer => "producer",
+            Takes::Consumer => "consumer",
+        }
+    }
+
+    /// The kind of value, in words.
+    pub fn kind_name(&self) -> String {
+        match self.kind {
+            Kind::Text => "text".into(),
+            Kind::Count(low, high) => format!("whole number {low} to {high}"),
+            Kind::Duration => "duration (`30s`, `5m`, `24h`)".into(),
+            Kind::Flag => "true or false".into(),
+        }
     }
 }
 
-const fn guarded(name: &'static str, env: &'static str, takes: Takes, why: &'static str) -> Key {
-    Key {
-        name,
-        env,
-        takes,
-        kind: Kind::Text,
-        forbidden_elsewhere: Some(why),
-    }
-}
+use Kind::{Count, Duration as Dur, Flag, Text};
+use Takes::{Both, Consumer as ForConsumer, Producer as ForProducer};
 
 /// Every config key.
 pub const KEYS: &[Key] = &[
-    key("role", "MASKBUS_ROLE", Takes::Both, Kind::Text),
-    key("bus_url", "MASKBUS_BUS_URL", Takes::Both, Kind::Text),
-    guarded(
-        "source_url",
-        "MASKBUS_SOURCE_URL",
-        Takes::Producer,
-        "the consumer must never be able to reach production; it gets masked rows over the bus",
-    ),
-    guarded(
-        "policy",
-        "MASKBUS_POLICY",
-        Takes::Producer,
-        "masking happens on the producer, never on the consumer",
-    ),
-    guarded(
-        "pseudonym_key",
-        "MASKBUS_PSEUDONYM_KEY",
-        Takes::Producer,
-        "the key that makes pseudonyms unguessable stays with the producer",
-    ),
-    guarded(
-        "target_url",
-        "MASKBUS_TARGET_URL",
-        Takes::Consumer,
-        "the producer reads production and must not know where the test database is",
-    ),
-    key("mailbox", "MASKBUS_MAILBOX", Takes::Both, Kind::Text),
-    key("slot", "MASKBUS_SLOT", Takes::Producer, Kind::Text),
-    guarded(
-        "subsets",
-        "MASKBUS_SUBSETS",
-        Takes::Producer,
-        "subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name",
-    ),
-    key("mode", "MASKBUS_MODE", Takes::Consumer, Kind::Text),
-    key("metrics_addr", "MASKBUS_METRICS_ADDR", Takes::Both, Kind::Text),
-    key(
-        "audit_max_age",
-        "MASKBUS_AUDIT_MAX_AGE",
-        Takes::Both,
-        Kind::Duration,
-    ),
-    key("subset", "MASKBUS_SUBSET", Takes::Consumer, Kind::Text),
-    key(
-        "producer_mailbox",
-        "MASKBUS_PRODUCER_MAILBOX",
-        Takes::Consumer,
-        Kind::Text,
-    ),
-    key(
-        "page_size",
-        "MASKBUS_PAGE_SIZE",
-        Takes::Consumer,
-        Kind::Count(1, maskbus_protocol::MAX_PAGE_ROWS),
-    ),
-    key(
-        "pages_per_request",
-        "MASKBUS_PAGES_PER_REQUEST",
-        Takes::Consumer,
-        Kind::Count(1, maskbus_protocol::MAX_PAGES_PER_REQUEST),
-    ),
-    key(
-        "follow_interval",
-        "MASKBUS_FOLLOW_INTERVAL",
-        Takes::Consumer,
-        Kind::Duration,
-    ),
-    key(
-        "request_timeout",
-        "MASKBUS_REQUEST_TIMEOUT",
-        Takes::Consumer,
-        Kind::Duration,
-    ),
-    key(
-        "all_or_nothing",
-        "MASKBUS_ALL_OR_NOTHING",
-        Takes::Consumer,
-        Kind::Flag,
-    ),
-    key(
-        "disable_triggers",
-        "MASKBUS_DISABLE_TRIGGERS",
-        Takes::Consumer,
-        Kind::Flag,
-    ),
-    key(
-        "bulk_load",
-        "MASKBUS_BULK_LOAD",
-        Takes::Consumer,
-        Kind::Flag,
-    ),
-    key(
-        "workers",
-        "MASKBUS_WORKERS",
-        Takes::Consumer,
-        Kind::Count(1, MAX_WORKERS),
-    ),
-    key(
-        "worker",
-        "MASKBUS_WORKER",
-        Takes::Consumer,
-        Kind::Count(1, MAX_WORKERS),
-    ),
+    Key::new("role", "MASKBUS_ROLE", Both, Text)
+        .doc("`producer` or `consumer`: which of the two this process is (required)"),
+    Key::new("bus_url", "MASKBUS_BUS_URL", Both, Text)
+        .doc("the bus database, as this role's own database role (required)"),
+    Key::new("source_url", "MASKBUS_SOURCE_URL", ForProducer, Text)
+        .doc("production, read-only (required)")
+        .guarded("the consumer must never be able to reach production; it gets masked rows over the bus"),
+    Key::new("policy", "MASKBUS_POLICY", ForProducer, Text)
+        .doc("the masking policy file (required; `maskbus policy init` proposes one)")
+        .guarded("masking happens on the producer, never on the consumer"),
+    Key::new("pseudonym_key", "MASKBUS_PSEUDONYM_KEY", ForProducer, Text)
+        .doc("the secret of keyed pseudonyms, 32 bytes or more (`maskbus key new`); better in the environment")
+        .guarded("the key that makes pseudonyms unguessable stays with the producer"),
+    Key::new("target_url", "MASKBUS_TARGET_URL", ForConsumer, Text)
+        .doc("the test database the consumer fills (required)")
+        .guarded("the producer reads production and must not know where the test database is"),
+    Key::new("mailbox", "MASKBUS_MAILBOX", Both, Text)
+        .doc("the mailbox this role claims from: `maskbus.producer`; `maskbus.consumer` (`maskbus.consumer.N` for worker N of several)"),
+    Key::new("slot", "MASKBUS_SLOT", ForProducer, Text)
+        .doc("the logical replication slot (and publication) of the change stream; no stream without it"),
+    Key::new("subsets", "MASKBUS_SUBSETS", ForProducer, Text)
+        .doc("the subsets file: named subsets and virtual foreign keys a consumer may ask for")
+        .guarded("subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name"),
+    Key::new("mode", "MASKBUS_MODE", ForConsumer, Text)
+        .default("watermark")
+        .doc("`watermark` (passes by source snapshot) or `stream` (the producer's change stream, deletes too)"),
+    Key::new("metrics_addr", "MASKBUS_METRICS_ADDR", Both, Text)
+        .doc("serve `/metrics` and `/health` on this address (`127.0.0.1:9187`); none when unset"),
+    Key::new("audit_max_age", "MASKBUS_AUDIT_MAX_AGE", Both, Dur)
+        .default("24h")
+        .doc("`/health` fails, and `status` says STALE, when a message has waited longer for the wire audit"),
+    Key::new("subset", "MASKBUS_SUBSET", ForConsumer, Text)
+        .doc("sync only this subset of the producer's (watermark mode)"),
+    Key::new("producer_mailbox", "MASKBUS_PRODUCER_MAILBOX", ForConsumer, Text)
+        .default("maskbus.producer")
+        .doc("the producer's mailbox, where requests go"),
+    Key::new("page_size", "MASKBUS_PAGE_SIZE", ForConsumer, Count(1, maskbus_protocol::MAX_PAGE_ROWS))
+        .default("200")
+        .doc("rows a page reply carries at most (and 8 MiB)"),
+    Key::new("pages_per_request", "MASKBUS_PAGES_PER_REQUEST", ForConsumer, Count(1, maskbus_protocol::MAX_PAGES_PER_REQUEST))
+        .default("32")
+        .doc("consecutive page replies one request asks for"),
+    Key::new("follow_interval", "MASKBUS_FOLLOW_INTERVAL", ForConsumer, Dur)
+        .default("10s")
+        .doc("without `--once`, the pause between passes (stream: the longest an idle round waits at the producer)"),
+    Key::new("request_timeout", "MASKBUS_REQUEST_TIMEOUT", ForConsumer, Dur)
+        .default("30s")
+        .doc("ask again after this long without a reply"),
+    Key::new("all_or_nothing", "MASKBUS_ALL_OR_NOTHING", ForConsumer, Flag)
+        .default("false")
+        .doc("stop at the first table that cannot be synced (else it is reported and the others go on)"),
+    Key::new("disable_triggers", "MASKBUS_DISABLE_TRIGGERS", ForConsumer, Flag)
+        .default("false")
+        .doc("write as `pg_restore --disable-triggers` does (needs superuser or `GRANT SET ON PARAMETER session_replication_role`)"),
+    Key::new("bulk_load", "MASKBUS_BULK_LOAD", ForConsumer, Flag)
+        .default("true")
+        .doc("load never-synced empty tables as `pg_restore` does: COPY, indexes and foreign keys after"),
+    Key::new("workers", "MASKBUS_WORKERS", ForConsumer, Count(1, MAX_WORKERS))
+        .default("1")
+        .doc("consumer processes sharing this target"),
+    Key::new("worker", "MASKBUS_WORKER", ForConsumer, Count(1, MAX_WORKERS))
+        .default("1")
+        .doc("which of the `workers` this process is"),
 ];
+
+/// The reference of every key, as Markdown (docs/configuration.md is this, checked by a test).
+pub fn reference_markdown() -> String {
+    let cell = |t: &str| t.replace('|', "\\|");
+    let mut out = String::from(
+        "# Configuration\n\n\
+         <!-- Generated by `maskbus config keys` from the key table in crates/config/src/lib.rs; \
+         a test fails when this file and the table differ. -->\n\n\
+         One TOML file per agent; `role` makes it a producer or a consumer. Every key can be set \
+         by its environment variable instead, which wins over the file. A key of one role in the \
+         other's config is refused by name before anything connects; so is an unknown key.\n\n\
+         | key | environment | role | value | default | what it does |\n|---|---|---|---|---|---|\n",
+    );
+    for key in KEYS {
+        let default = if key.default.is_empty() {
+            "-".to_string()
+        } else {
+            format!("`{}`", key.default)
+        };
+        let mut doc = cell(key.doc);
+        if let Some(why) = key.forbidden_elsewhere {
+            doc.push_str(&format!(
+                "; never in the other role's config: {}",
+                cell(why)
+            ));
+        }
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | {} | {} |\n",
+            key.name,
+            key.env,
+            key.takes_name(),
+            key.kind_name(),
+            default,
+            doc
+        ));
+    }
+    out
+}
 
 /// The most consumer workers one target may have.
 pub const MAX_WORKERS: u32 = 64;
@@ -353,30 +384,47 @@ pub struct RawConfig {
 }
 
 impl RawConfig {
+    /// The value set for `name`, or its key's default.
+    fn value(&self, name: &str) -> Option<Value> {
+        if let Some((value, _)) = self.values.get(name) {
+            return Some(value.clone());
+        }
+        let key = KEYS.iter().find(|k| k.name == name)?;
+        if key.default.is_empty() {
+            return None;
+        }
+        check(
+            key,
+            &toml::Value::String(key.default.to_string()),
+            "the default",
+        )
+        .ok()
+    }
+
     fn text(&self, name: &str) -> Option<String> {
-        match self.values.get(name) {
-            Some((Value::Text(t), _)) => Some(t.clone()),
+        match self.value(name) {
+            Some(Value::Text(t)) => Some(t),
             _ => None,
         }
     }
 
     fn count(&self, name: &str) -> Option<u32> {
-        match self.values.get(name) {
-            Some((Value::Count(n), _)) => Some(*n),
+        match self.value(name) {
+            Some(Value::Count(n)) => Some(n),
             _ => None,
         }
     }
 
     fn duration(&self, name: &str) -> Option<Duration> {
-        match self.values.get(name) {
-            Some((Value::Duration(d), _)) => Some(*d),
+        match self.value(name) {
+            Some(Value::Duration(d)) => Some(d),
             _ => None,
         }
     }
 
     fn flag(&self, name: &str) -> Option<bool> {
-        match self.values.get(name) {
-            Some((Value::Flag(b), _)) => Some(*b),
+        match self.value(name) {
+            Some(Value::Flag(b)) => Some(b),
             _ => None,
         }
     }
@@ -538,7 +586,7 @@ pub fn resolve(
             ))
         })?,
     };
-    let workers = raw.count("workers").unwrap_or(1);
+    let workers = raw.count("workers").unwrap_or_default();
     if mode == SyncMode::Stream && workers > 1 {
         return Err(invalid(format!(
             "mode = \"stream\" with workers = {workers}: one consumer applies a change stream, in commit order"
@@ -553,9 +601,7 @@ pub fn resolve(
             ))
         })?),
     };
-    let audit_max_age = raw
-        .duration("audit_max_age")
-        .unwrap_or(DEFAULT_AUDIT_MAX_AGE);
+    let audit_max_age = raw.duration("audit_max_age").unwrap_or_default();
     let subset = raw.text("subset");
     if let Some(name) = &subset {
         if !maskbus_protocol::is_plain_name(name) {
@@ -570,7 +616,7 @@ pub fn resolve(
             )));
         }
     }
-    let worker = raw.count("worker").unwrap_or(1);
+    let worker = raw.count("worker").unwrap_or_default();
     if worker > workers {
         return Err(invalid(format!(
             "worker = {worker} but workers = {workers}: workers are numbered 1 to {workers}"
@@ -610,21 +656,16 @@ pub fn resolve(
                 }
             }),
             producer_mailbox: raw
-                .text("producer_mailbox")
-                .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
-            page_size: raw
-                .count("page_size")
-                .unwrap_or(maskbus_protocol::MAX_PAGE_ROWS),
-            pages_per_request: raw.count("pages_per_request").unwrap_or(32),
+                .text("producer_mailbox").unwrap_or_default(),
+            page_size: raw.count("page_size").unwrap_or_default(),
+            pages_per_request: raw.count("pages_per_request").unwrap_or_default(),
             follow_interval: raw
-                .duration("follow_interval")
-                .unwrap_or(Duration::from_secs(10)),
+                .duration("follow_interval").unwrap_or_default(),
             request_timeout: raw
-                .duration("request_timeout")
-                .unwrap_or(Duration::from_secs(30)),
-            all_or_nothing: raw.flag("all_or_nothing").unwrap_or(false),
-            disable_triggers: raw.flag("disable_triggers").unwrap_or(false),
-            bulk_load: raw.flag("bulk_load").unwrap_or(true),
+                .duration("request_timeout").unwrap_or_default(),
+            all_or_nothing: raw.flag("all_or_nothing").unwrap_or_default(),
+            disable_triggers: raw.flag("disable_triggers").unwrap_or_default(),
+            bulk_load: raw.flag("bulk_load").unwrap_or_default(),
             workers,
             worker,
             mode,

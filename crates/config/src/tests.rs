@@ -218,3 +218,46 @@ fn a_broken_file_is_shown_at_its_line_and_a_typo_gets_a_suggestion() {
         .to_string();
     assert!(typo.contains("did you mean `source_url`?"), "{typo}");
 }
+
+#[test]
+fn every_default_is_a_value_of_its_kind_and_is_used() {
+    for key in KEYS {
+        if !key.default.is_empty() {
+            assert!(
+                check(key, &toml::Value::String(key.default.into()), "the default").is_ok(),
+                "{}: default {:?}",
+                key.name,
+                key.default
+            );
+        }
+        assert!(!key.doc.is_empty(), "{} has no doc", key.name);
+    }
+    let raw = parse(
+        "c.toml",
+        "role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"",
+    )
+    .unwrap();
+    let AgentConfig::Consumer(c) = resolve("c.toml", raw, &env(&[])).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            c.page_size,
+            c.pages_per_request,
+            c.request_timeout,
+            c.bulk_load
+        ),
+        (200, 32, Duration::from_secs(30), true)
+    );
+    assert_eq!(c.producer_mailbox, DEFAULT_PRODUCER_MAILBOX);
+}
+
+#[test]
+fn the_configuration_reference_is_generated_from_the_key_table() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/configuration.md");
+    let written = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        written == reference_markdown(),
+        "docs/configuration.md is not what the key table says: run `maskbus config keys > docs/configuration.md`"
+    );
+}

@@ -4,6 +4,7 @@ pub mod agent;
 pub mod audit;
 pub mod bank;
 pub mod bus;
+pub mod config;
 pub mod db;
 pub mod key;
 pub mod policy;
