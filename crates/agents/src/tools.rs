@@ -6,7 +6,7 @@
 //! the role's registry is blocked before anything runs. Every call is traced (tool, a summary of
 //! the arguments that never holds row values, outcome, row count, duration).
 
-use crate::config::{AgentConfig, ProducerConfig};
+use crate::config::{AgentConfig, ProducerConfig, Role};
 use crate::consumer::{Consumer, ConsumerError};
 use crate::producer::Producer;
 use crate::protocol::{Snapshot, MAX_PAGE_ROWS};
@@ -108,19 +108,22 @@ fn spec(name: &'static str) -> ToolSpec {
 }
 
 /// The tools of a role, in registry order.
-pub fn registry(role: &str) -> Vec<ToolSpec> {
-    let names = if role == "producer" {
-        PRODUCER_TOOLS
-    } else {
-        CONSUMER_TOOLS
-    };
-    names.iter().map(|n| spec(n)).collect()
+pub fn registry(role: Role) -> Vec<ToolSpec> {
+    tools_of(role).iter().map(|n| spec(n)).collect()
+}
+
+/// The names of a role's tools.
+pub fn tools_of(role: Role) -> &'static [&'static str] {
+    match role {
+        Role::Producer => PRODUCER_TOOLS,
+        Role::Consumer => CONSUMER_TOOLS,
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     #[error("blocked: the {role} may only use {allowed}")]
-    Blocked { role: &'static str, allowed: String },
+    Blocked { role: Role, allowed: String },
     #[error("invalid arguments for {tool}: {reason}")]
     BadArguments { tool: String, reason: String },
     #[error("{tool} failed: {reason}")]
@@ -146,10 +149,10 @@ impl Agent {
         }
     }
 
-    pub fn role(&self) -> &'static str {
+    pub fn role(&self) -> Role {
         match self {
-            Agent::Producer(_) => "producer",
-            Agent::Consumer(_) => "consumer",
+            Agent::Producer(_) => Role::Producer,
+            Agent::Consumer(_) => Role::Consumer,
         }
     }
 
@@ -171,11 +174,7 @@ impl Agent {
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value, ToolError> {
         let started = Instant::now();
         let arguments_summary = summarize_arguments(&arguments);
-        let allowed = if self.role() == "producer" {
-            PRODUCER_TOOLS
-        } else {
-            CONSUMER_TOOLS
-        };
+        let allowed = tools_of(self.role());
         let result = if allowed.contains(&tool) {
             self.dispatch(tool, arguments).await
         } else {
@@ -197,7 +196,7 @@ impl Agent {
             Err(ToolError::Failed { .. }) => ("failed", 0),
         };
         tracing::info!(
-            role = self.role(),
+            role = self.role().name(),
             tool = %tool.chars().take(64).collect::<String>(),
             arguments = %arguments_summary,
             outcome,
@@ -335,12 +334,7 @@ impl Agent {
             }
             _ => Err(ToolError::Blocked {
                 role: self.role(),
-                allowed: (if self.role() == "producer" {
-                    PRODUCER_TOOLS
-                } else {
-                    CONSUMER_TOOLS
-                })
-                .join(", "),
+                allowed: tools_of(self.role()).join(", "),
             }),
         }
     }
@@ -534,11 +528,11 @@ mod tests {
     fn the_registries_are_exactly_the_designs() {
         let names = |role| registry(role).iter().map(|t| t.name).collect::<Vec<_>>();
         assert_eq!(
-            names("producer"),
+            names(Role::Producer),
             ["mailbox_wait", "mailbox_send", "query_masked"]
         );
         assert_eq!(
-            names("consumer"),
+            names(Role::Consumer),
             [
                 "mailbox_wait",
                 "mailbox_send",
@@ -547,7 +541,7 @@ mod tests {
                 "watermark"
             ]
         );
-        assert!(registry("producer")
+        assert!(registry(Role::Producer)
             .iter()
             .all(|t| !t.description.is_empty() && t.input_schema["type"] == "object"));
     }

@@ -2,6 +2,9 @@
 //! the work. Nothing here decides anything about masking, the bus or the sync.
 
 mod commands;
+mod exit;
+
+use exit::Exit;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -89,7 +92,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("maskbus: error: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
+            return Exit::Failed.into();
         }
     };
     let result = runtime.block_on(async {
@@ -119,7 +122,7 @@ fn main() -> ExitCode {
                 LogFormat::Json => tracing::error!(error = %format!("{e:#}"), "maskbus failed"),
                 LogFormat::Text => eprintln!("maskbus: error: {e:#}"),
             }
-            ExitCode::from(2)
+            Exit::Failed.into()
         }
     }
 }

@@ -7,6 +7,7 @@
 //! the production URL, the policy or the pseudonym key. The check happens before anything
 //! connects.
 
+pub use maskbus_model::Role;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
@@ -142,10 +143,10 @@ impl AgentConfig {
         }
     }
 
-    pub fn role(&self) -> &'static str {
+    pub fn role(&self) -> Role {
         match self {
-            AgentConfig::Producer(_) => "producer",
-            AgentConfig::Consumer(_) => "consumer",
+            AgentConfig::Producer(_) => Role::Producer,
+            AgentConfig::Consumer(_) => Role::Consumer,
         }
     }
 }
@@ -519,10 +520,9 @@ pub fn resolve(
         let value = check(key, &toml::Value::String(text.clone()), &set_by).map_err(invalid)?;
         raw.values.insert(key.name, (value, set_by));
     }
-    let role: &'static str = match raw.text("role").as_deref() {
-        Some("producer") => "producer",
-        Some("consumer") => "consumer",
-        Some(other) => {
+    let role = match raw.text("role").as_deref().map(|r| (r, Role::parse(r))) {
+        Some((_, Some(role))) => role,
+        Some((other, None)) => {
             return Err(invalid(format!(
                 "role = {:?}: use \"producer\" or \"consumer\"",
                 maskbus_model::excerpt(other, 64)
@@ -534,10 +534,9 @@ pub fn resolve(
             ))
         }
     };
-    let takes = if role == "producer" {
-        Takes::Producer
-    } else {
-        Takes::Consumer
+    let takes = match role {
+        Role::Producer => Takes::Producer,
+        Role::Consumer => Takes::Consumer,
     };
     for key in KEYS {
         let Some((_, set_by)) = raw.values.get(key.name) else {
@@ -549,7 +548,7 @@ pub fn resolve(
         return Err(match key.forbidden_elsewhere {
             Some(why) => ConfigError::Forbidden {
                 origin: origin.to_string(),
-                role,
+                role: role.name(),
                 key: key.name,
                 set_by: set_by.clone(),
                 why,
@@ -557,18 +556,14 @@ pub fn resolve(
             None => invalid(format!(
                 "{} is a {} setting; a {role} does not take it",
                 key.name,
-                if role == "producer" {
-                    "consumer"
-                } else {
-                    "producer"
-                }
+                role.other()
             )),
         });
     }
     let required = |name: &'static str| {
         raw.text(name).ok_or_else(|| ConfigError::Missing {
             origin: origin.to_string(),
-            role,
+            role: role.name(),
             key: name,
             env: KEYS
                 .iter()
@@ -623,7 +618,7 @@ pub fn resolve(
         )));
     }
     Ok(match role {
-        "producer" => AgentConfig::Producer(ProducerConfig {
+        Role::Producer => AgentConfig::Producer(ProducerConfig {
             bus_url: Secret(required("bus_url")?),
             source_url: Secret(required("source_url")?),
             policy: raw.text("policy").map(PathBuf::from).ok_or_else(|| {
@@ -645,7 +640,7 @@ pub fn resolve(
             metrics_addr,
             audit_max_age,
         }),
-        _ => AgentConfig::Consumer(ConsumerConfig {
+        Role::Consumer => AgentConfig::Consumer(ConsumerConfig {
             bus_url: Secret(required("bus_url")?),
             target_url: Secret(required("target_url")?),
             mailbox: raw.text("mailbox").unwrap_or_else(|| {

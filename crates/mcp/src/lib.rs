@@ -58,7 +58,7 @@ the test database with query_local, and see how far it is synced with watermark.
 
 impl ServerHandler for MaskbusServer {
     fn get_info(&self) -> ServerConfig {
-        let instructions = if self.agent.role() == "producer" {
+        let instructions = if self.agent.role() == maskbus_agents::config::Role::Producer {
             PRODUCER_INSTRUCTIONS
         } else {
             CONSUMER_INSTRUCTIONS
@@ -101,7 +101,7 @@ pub async fn serve_stdio(agent: Agent) -> Result<(), String> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("MCP initialisation failed: {e}"))?;
-    tracing::info!(role, "MCP server ready on stdio");
+    tracing::info!(role = role.name(), "MCP server ready on stdio");
     service
         .waiting()
         .await

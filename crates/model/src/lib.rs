@@ -495,3 +495,42 @@ mod text_tests {
         assert_eq!(closest("nothing_like_it", keys), None);
     }
 }
+
+/// The two roles of maskbus: a process is one or the other, by configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Holds production's credentials and the policy; masks and serves.
+    Producer,
+    /// Holds the test database's credentials; asks and writes.
+    Consumer,
+}
+
+impl Role {
+    pub const ALL: [Role; 2] = [Role::Producer, Role::Consumer];
+
+    /// `producer` or `consumer`, as a config writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Producer => "producer",
+            Role::Consumer => "consumer",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == text)
+    }
+
+    /// The role on the other side of the bus.
+    pub fn other(self) -> Role {
+        match self {
+            Role::Producer => Role::Consumer,
+            Role::Consumer => Role::Producer,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,5 +1,6 @@
 //! `maskbus run` and `maskbus tools`: one binary, the role from the config.
 
+use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::Args;
 use maskbus_agents::config::{self, AgentConfig};
@@ -116,13 +117,13 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
                 // Some tables synced, some could not: say which, and exit 3 so CI can tell.
                 Err(e @ maskbus_agents::consumer::ConsumerError::Partial { .. }) => {
                     eprintln!("maskbus: error: {e}");
-                    return Ok(ExitCode::from(3));
+                    return Ok(Exit::Partial.into());
                 }
                 Err(e) => return Err(e.into()),
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 pub async fn tools(args: ToolsArgs) -> Result<ExitCode> {
@@ -137,7 +138,7 @@ pub async fn tools(args: ToolsArgs) -> Result<ExitCode> {
             println!("{}\t{}", tool.name, tool.description);
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 #[derive(Args)]
@@ -160,5 +161,5 @@ pub async fn mcp(args: McpArgs) -> Result<ExitCode> {
     maskbus_mcp::serve_stdio(agent)
         .await
         .map_err(anyhow::Error::msg)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

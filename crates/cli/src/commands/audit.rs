@@ -1,5 +1,6 @@
 //! `maskbus wire-audit`: prove that no PII crossed the bus.
 
+use crate::exit::Exit;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -56,10 +57,10 @@ async fn triage(bus: &Target, args: &AuditArgs) -> Result<ExitCode> {
     if let (Some(id), Some(reason)) = (args.ack, &args.reason) {
         return Ok(if audit::ack_finding(bus, &client, id, reason).await? {
             println!("finding {id} acknowledged");
-            ExitCode::SUCCESS
+            Exit::Ok.into()
         } else {
             eprintln!("no open finding {id}: `maskbus wire-audit --findings` lists them");
-            ExitCode::from(1)
+            Exit::Findings.into()
         });
     }
     let findings = audit::list_findings(bus, &client).await?;
@@ -85,9 +86,9 @@ async fn triage(bus: &Target, args: &AuditArgs) -> Result<ExitCode> {
     let open = findings.iter().filter(|f| f.acked_by.is_none()).count();
     println!("{} findings: {open} open", findings.len());
     Ok(if open == 0 {
-        ExitCode::SUCCESS
+        Exit::Ok.into()
     } else {
-        ExitCode::from(1)
+        Exit::Findings.into()
     })
 }
 
@@ -264,8 +265,8 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
         );
     }
     Ok(if report.open.is_empty() {
-        ExitCode::SUCCESS
+        Exit::Ok.into()
     } else {
-        ExitCode::from(1)
+        Exit::Findings.into()
     })
 }

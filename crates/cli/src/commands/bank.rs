@@ -4,6 +4,7 @@
 //! asked for by name: syncing a database of one's own needs `maskbus bus init` and a target
 //! that holds the same schema as the source, never this.
 
+use crate::exit::Exit;
 use anyhow::Result;
 use clap::Subcommand;
 use maskbus_pg::{apply_migrations, ensure_database, Target};
@@ -51,5 +52,5 @@ pub async fn run(command: BankCommand) -> Result<ExitCode> {
             database.endpoint().to_string()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

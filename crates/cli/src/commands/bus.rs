@@ -1,5 +1,6 @@
 //! `maskbus bus ...`: operator commands on the mailbox.
 
+use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use maskbus_mailbox::{Mailbox, Outgoing, Settings};
@@ -256,5 +257,5 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

@@ -2,6 +2,7 @@
 //! environment variable, role, kind, default, doc): the reference in docs/configuration.md, or
 //! tab-separated for scripts (`scripts/sync` keeps each agent's environment to its own keys).
 
+use crate::exit::Exit;
 use anyhow::Result;
 use clap::Subcommand;
 use maskbus_agents::config::KEYS;
@@ -28,5 +29,5 @@ pub fn run(command: ConfigCommand) -> Result<ExitCode> {
             print!("{}", maskbus_agents::config::reference_markdown());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

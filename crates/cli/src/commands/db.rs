@@ -1,6 +1,7 @@
 //! `maskbus db status` and `maskbus db compare`: the tables of a policy, side by side in the
 //! source and the target. Read-only on both.
 
+use crate::exit::Exit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use maskbus_pg::{TableRef, Target};
@@ -81,7 +82,7 @@ async fn status(args: StatusArgs) -> Result<ExitCode> {
             table.to_string()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }
 
 async fn compare(args: CompareArgs) -> Result<ExitCode> {
@@ -122,5 +123,5 @@ async fn compare(args: CompareArgs) -> Result<ExitCode> {
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

@@ -2,6 +2,7 @@
 //! MASKBUS_PSEUDONYM_KEY). 32 bytes from the operating system's generator, printed as 64 hex
 //! digits; a configured key must have at least `maskbus_mask::MIN_KEY_BYTES` bytes.
 
+use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -21,7 +22,7 @@ pub fn run(command: KeyCommand) -> Result<ExitCode> {
                 .context("drawing a random key from the operating system")?;
             let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
             println!("{key}");
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Ok.into())
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `maskbus policy check`: does the masking policy fit the live source schema?
 
+use crate::exit::Exit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use maskbus_pg::Target;
@@ -63,7 +64,7 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
                 }
                 None => print!("{text}"),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Ok.into())
         }
         PolicyCommand::Check(args) => {
             let source = Target::parse("source", &args.source)?;
@@ -91,9 +92,9 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
                 errors += problems.len();
             }
             Ok(if errors > 0 {
-                ExitCode::from(1)
+                Exit::Findings.into()
             } else {
-                ExitCode::SUCCESS
+                Exit::Ok.into()
             })
         }
     }

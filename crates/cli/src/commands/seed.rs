@@ -1,5 +1,6 @@
 //! `maskbus seed`: fill the source database with the bank, drawing progress bars as it goes.
 
+use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -112,5 +113,5 @@ pub async fn run(args: SeedArgs) -> Result<ExitCode> {
         report.elapsed.as_secs_f64(),
         total as f64 / report.elapsed.as_secs_f64().max(1e-9)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

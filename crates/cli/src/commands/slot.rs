@@ -1,6 +1,7 @@
 //! `maskbus slot`: the change stream's replication slots on the source. They keep WAL on
 //! production for as long as they exist, so they are listed loudly and can be dropped.
 
+use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use maskbus_agents::changes::{drop_slot, slot_report, SLOT_PREFIX};
@@ -31,7 +32,6 @@ pub struct SlotArgs {
 }
 
 /// Exit code of `slot list` when some slot is abandoned.
-pub const ABANDONED: u8 = 5;
 
 fn producer(args: &SlotArgs) -> Result<(Target, Option<String>)> {
     let AgentConfig::Producer(producer) = config::load(&args.config)? else {
@@ -69,9 +69,9 @@ pub async fn run(command: SlotCommand) -> Result<ExitCode> {
                 println!("no {SLOT_PREFIX}* slots on the source");
             }
             Ok(if report.iter().any(|s| s.abandoned()) {
-                ExitCode::from(ABANDONED)
+                Exit::AbandonedSlot.into()
             } else {
-                ExitCode::SUCCESS
+                Exit::Ok.into()
             })
         }
         SlotCommand::Drop { name, args } => {
@@ -84,7 +84,7 @@ pub async fn run(command: SlotCommand) -> Result<ExitCode> {
             } else {
                 println!("no slot {name}; its publication, if any, is gone too");
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Ok.into())
         }
     }
 }

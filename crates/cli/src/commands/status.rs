@@ -2,6 +2,7 @@
 //! (`--json`), with an exit code CI can wait on: 0 caught up, 6 behind, 7 unknown (the
 //! producer did not answer). Reads only.
 
+use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
 use maskbus_agents::config::{self, AgentConfig};
@@ -11,8 +12,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// Exit codes: behind, and cannot tell.
-pub const BEHIND: u8 = 6;
-pub const UNKNOWN: u8 = 7;
 
 #[derive(Args)]
 pub struct StatusArgs {
@@ -45,9 +44,9 @@ pub async fn run(args: StatusArgs) -> Result<ExitCode> {
         print(&report, &verdict);
     }
     Ok(match verdict {
-        Verdict::CaughtUp => ExitCode::SUCCESS,
-        Verdict::Behind(_) => ExitCode::from(BEHIND),
-        Verdict::Unknown(_) => ExitCode::from(UNKNOWN),
+        Verdict::CaughtUp => Exit::Ok.into(),
+        Verdict::Behind(_) => Exit::Behind.into(),
+        Verdict::Unknown(_) => Exit::Unknown.into(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! `maskbus subset plan`: per table, how many rows each of the producer's subsets will hold and
 //! how many the source has, before anything moves. Counts only, never a value.
 
+use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use maskbus_agents::config::{self, AgentConfig};
@@ -65,7 +66,7 @@ pub async fn run(command: SubsetCommand) -> Result<ExitCode> {
         }
     }
     Ok(if report.problems.is_empty() {
-        ExitCode::SUCCESS
+        Exit::Ok.into()
     } else {
         ExitCode::FAILURE
     })

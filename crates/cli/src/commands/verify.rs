@@ -1,6 +1,7 @@
 //! `maskbus verify`: compares the consumer's target with the masked source, table by table, and
 //! with `--repair` makes them equal. Needs the producer running (it hashes the source).
 
+use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use maskbus_agents::config::{self, AgentConfig};
@@ -10,7 +11,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Exit code of a verify that found the target different (and did not repair it).
-pub const DRIFT: u8 = 4;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -41,9 +41,9 @@ pub async fn run(args: VerifyArgs) -> Result<ExitCode> {
 /// 0 when equal (or repaired), [`DRIFT`] when not.
 pub fn exit_code(report: &VerifyReport, repaired: bool) -> ExitCode {
     if report.is_equal() || repaired {
-        ExitCode::SUCCESS
+        Exit::Ok.into()
     } else {
-        ExitCode::from(DRIFT)
+        Exit::Drift.into()
     }
 }
 
