@@ -141,9 +141,7 @@ impl Agent {
         match config {
             AgentConfig::Producer(p) => Ok(Agent::Producer(Box::new(start_producer(p).await?))),
             AgentConfig::Consumer(c) => {
-                let consumer = Consumer::start(c.clone())
-                    .await
-                    .map_err(|e| StartError(e.to_string()))?;
+                let consumer = Consumer::start(c.clone()).await?;
                 Ok(Agent::Consumer(Box::new(consumer)))
             }
         }
@@ -423,25 +421,20 @@ struct EmptyArgs {}
 
 /// Starts the producer's parts: the policy (with its key), the read-only source, the bus.
 pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartError> {
-    let fail = |e: &dyn std::fmt::Display| StartError(e.to_string());
     let policy = crate::policy::load(
         &config.policy,
         config.pseudonym_key.as_ref().map(|k| k.0.as_str()),
-    )
-    .map_err(|e| fail(&e))?;
+    )?;
     if policy.needs_key() && !policy.has_key() {
-        return Err(StartError(format!(
-            "policy {} uses keyed pseudonyms, but no pseudonym key is configured; set pseudonym_key in the producer config or MASKBUS_PSEUDONYM_KEY",
-            policy.name()
-        )));
+        return Err(StartError::NoKey {
+            policy: policy.name().to_string(),
+        });
     }
-    let source_target = Target::parse("source", &config.source_url.0).map_err(|e| fail(&e))?;
-    let bus = Target::parse("bus", &config.bus_url.0).map_err(|e| fail(&e))?;
+    let source_target = Target::parse("source", &config.source_url.0)?;
+    let bus = Target::parse("bus", &config.bus_url.0)?;
     // The same promise as `maskbus policy check`: a policy that does not fit the source is
     // refused before anything is served.
-    let lines = crate::policy::check(&source_target, &policy)
-        .await
-        .map_err(|e| fail(&e))?;
+    let lines = crate::policy::check(&source_target, &policy).await?;
     let errors: Vec<String> = lines
         .iter()
         .filter_map(|l| match &l.verdict {
@@ -450,42 +443,48 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
         })
         .collect();
     if !errors.is_empty() {
-        return Err(StartError(format!(
-            "policy {} does not fit the source ({} errors; `maskbus policy check` shows them all): {}",
-            policy.name(),
-            errors.len(),
-            errors.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
-        )));
+        return Err(StartError::Unfit {
+            policy: policy.name().to_string(),
+            count: errors.len(),
+            first: errors
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+        });
     }
     // Subsets, when defined: each planned and its conditions planned by the server, before
     // anything is served.
     let subsets = match &config.subsets {
         None => None,
         Some(path) => {
-            let file = crate::subset::SubsetFile::load(path).map_err(|e| fail(&e))?;
-            let problems = crate::subset::check(&source_target, &policy, &file)
-                .await
-                .map_err(|e| fail(&e))?;
+            let file = crate::subset::SubsetFile::load(path)?;
+            let problems = crate::subset::check(&source_target, &policy, &file).await?;
             if !problems.is_empty() {
-                return Err(StartError(format!(
-                    "the subsets file does not fit the source ({} problems; `maskbus subset plan` shows them): {}",
-                    problems.len(),
-                    problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
-                )));
+                return Err(StartError::UnfitSubsets {
+                    count: problems.len(),
+                    first: problems
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                });
             }
             Some(file)
         }
     };
-    let mut source = Source::new(source_target, Arc::new(policy), 4).map_err(|e| fail(&e))?;
+    let mut source = Source::new(source_target, Arc::new(policy), 4)?;
     if let Some(file) = subsets {
         source = source.with_subsets(file);
     }
     let source = Arc::new(source);
-    source.ping().await.map_err(|e| fail(&e))?;
+    source.ping().await?;
     let feed = match &config.slot {
         Some(name) => Some(Arc::new(
             crate::changes::ChangeFeed::new(name, Arc::clone(&source))
-                .map_err(|e| StartError(format!("config: {e}")))?,
+                .map_err(|reason| StartError::Slot { reason })?,
         )),
         None => None,
     };
@@ -499,9 +498,7 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
         max_body_bytes: MAX_REQUEST_BYTES,
         ..Settings::default()
     };
-    let mailbox = Mailbox::connect(bus, settings)
-        .await
-        .map_err(|e| fail(&e))?;
+    let mailbox = Mailbox::connect(bus, settings).await?;
     let mut producer = Producer::new(source, Arc::new(mailbox), config.mailbox.clone());
     producer.feed = feed;
     Ok(producer)
@@ -547,7 +544,29 @@ mod tests {
     }
 }
 
-/// Why an agent could not start, as one line of text (the CLI adds context).
+/// Why an agent could not start (the CLI adds which config).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct StartError(pub String);
+pub enum StartError {
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyLoadError),
+    #[error("policy {policy} uses keyed pseudonyms, but no pseudonym key is configured; set pseudonym_key in the producer config or MASKBUS_PSEUDONYM_KEY (`maskbus key new` makes one)")]
+    NoKey { policy: String },
+    #[error("policy {policy} does not fit the source ({count} errors; `maskbus policy check` shows them all): {first}")]
+    Unfit {
+        policy: String,
+        count: usize,
+        first: String,
+    },
+    #[error(transparent)]
+    Subsets(#[from] crate::subset::SubsetFileError),
+    #[error("the subsets file does not fit the source ({count} problems; `maskbus subset plan` shows them): {first}")]
+    UnfitSubsets { count: usize, first: String },
+    #[error("config: {reason}")]
+    Slot { reason: String },
+    #[error(transparent)]
+    Pg(#[from] maskbus_pg::PgError),
+    #[error(transparent)]
+    Mailbox(#[from] maskbus_mailbox::MailboxError),
+    #[error(transparent)]
+    Consumer(#[from] ConsumerError),
+}

@@ -195,16 +195,18 @@ impl Asker {
         request: &Request,
         what: &str,
     ) -> Result<Vec<ReceivedReply>, ConsumerError> {
-        let mut wait = Duration::from_millis(200);
-        for _ in 0..30 {
+        let mut retry =
+            maskbus_pg::Retry::new(30, Duration::from_millis(200), Duration::from_secs(5));
+        loop {
             let replies = self.ask(request).await?;
             match replies.first() {
                 Some(ReceivedReply::Error { error, .. })
                     if error.code() == ErrorCode::Unavailable =>
                 {
-                    tracing::warn!(what, refused = %error, "producer unavailable; retrying in {wait:?}");
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(Duration::from_secs(5));
+                    tracing::warn!(what, refused = %error, "producer unavailable; retrying in {:?}", retry.next_pause());
+                    if !retry.pause().await {
+                        break;
+                    }
                 }
                 Some(ReceivedReply::Error { error, .. }) => {
                     return Err(ConsumerError::Refused {

@@ -225,7 +225,7 @@ impl Consumer {
         }
         tracing::info!("watermark mode: passes bring new and updated rows; rows deleted in the source stay until `maskbus verify --repair` (or `run --once --repair`) removes them. mode = \"stream\" follows deletes too");
         let mut total = 0;
-        let mut transient_failures = 0;
+        let mut retry = maskbus_pg::Retry::transient();
         loop {
             // A signal ends the wait for a reply too, not only the gaps between pages: what is
             // not committed is asked again by the next run.
@@ -239,10 +239,11 @@ impl Consumer {
                 Err(ConsumerError::Stopped) => return Ok(total),
                 // Between pages (reading the plan or the watermarks) a restart can also strike;
                 // the pass resumes from the watermarks the target holds.
-                Err(e) if e.is_transient() && transient_failures < 40 => {
-                    transient_failures += 1;
+                Err(e) if e.is_transient() => {
                     tracing::warn!(error = %e, "transient failure; resuming the pass");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    if !retry.pause().await {
+                        return Err(e);
+                    }
                     continue;
                 }
                 Err(e @ ConsumerError::Partial { .. }) if !once => {
@@ -255,7 +256,7 @@ impl Consumer {
                 }
                 Err(e) => return Err(e),
             };
-            transient_failures = 0;
+            retry.reset();
             total += report.total_rows();
             report.count();
             tracing::info!(

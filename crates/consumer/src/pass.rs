@@ -8,7 +8,6 @@ use super::writer::ApplyError;
 use super::{Consumer, ConsumerError, PassReport};
 use maskbus_protocol::{ReceivedPage, ReceivedReply, Request, Snapshot, VERSION};
 use std::collections::BTreeSet;
-use std::time::Duration;
 use tokio::sync::watch;
 
 /// The most key text one rows request carries: requests stay far under a producer's body limit
@@ -292,8 +291,7 @@ impl Consumer {
             };
             // The page and its watermark commit together; on a transient failure (a database
             // restarting) the same request is asked again, so nothing is skipped or doubled.
-            let mut pause = Duration::from_millis(200);
-            let mut tries = 0;
+            let mut retry = maskbus_pg::Retry::transient();
             let (page, next_state) = loop {
                 match self
                     .fetch_and_apply(
@@ -310,11 +308,11 @@ impl Consumer {
                         prefetched = next_replies;
                         break (page, next_state);
                     }
-                    Err(e) if e.is_transient() && tries < 40 && !self.writer.in_group().await => {
-                        tries += 1;
-                        tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {pause:?}");
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(3));
+                    Err(e) if e.is_transient() && !self.writer.in_group().await => {
+                        tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {:?}", retry.next_pause());
+                        if !retry.pause().await {
+                            return Err(e);
+                        }
                     }
                     Err(e) => return Err(e),
                 }

@@ -39,7 +39,7 @@ impl Consumer {
     ) -> Result<u64, ConsumerError> {
         let mut total = 0u64;
         let mut plans: Option<Vec<EntityPlan>> = None;
-        let mut transient_failures = 0;
+        let mut retry = maskbus_pg::Retry::transient();
         let mut caught_up = false;
         loop {
             if *stop.borrow() {
@@ -64,16 +64,17 @@ impl Consumer {
                     self.writer.stream_forgotten().await?;
                     continue;
                 }
-                Err(e) if e.is_transient() && transient_failures < 40 => {
-                    transient_failures += 1;
+                Err(e) if e.is_transient() => {
                     plans = None;
                     tracing::warn!(error = %e, "transient failure; resuming the stream from the target's position");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    if !retry.pause().await {
+                        return Err(e);
+                    }
                     continue;
                 }
                 Err(e) => return Err(e),
             };
-            transient_failures = 0;
+            retry.reset();
             total += report.rows;
             caught_up = report.caught_up;
             if caught_up && once {

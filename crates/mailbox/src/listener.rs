@@ -25,10 +25,12 @@ pub fn spawn(
     let (wake, woken) = watch::channel(0u64);
     let (ready_tx, ready) = watch::channel(false);
     let task = tokio::spawn(async move {
-        let mut retry = Duration::from_millis(100);
+        // For as long as the agent runs: receivers poll meanwhile, so no try is the last.
+        let mut retry =
+            maskbus_pg::Retry::new(u32::MAX, Duration::from_millis(100), Duration::from_secs(5));
         loop {
             match listen_until_closed(&target, &wake, &ready_tx).await {
-                Ok(()) => retry = Duration::from_millis(100),
+                Ok(()) => retry.reset(),
                 Err(reason) => {
                     tracing::debug!(%reason, "bus listener disconnected; receivers fall back to polling")
                 }
@@ -39,8 +41,7 @@ pub fn spawn(
             // Wake everyone once: whatever was notified while the connection was down is found by
             // their next claim.
             wake.send_modify(|n| *n += 1);
-            tokio::time::sleep(retry).await;
-            retry = (retry * 2).min(Duration::from_secs(5));
+            retry.pause().await;
         }
     });
     (woken, ready, task)

@@ -13,6 +13,7 @@ mod endpoint;
 mod migrate;
 pub mod pgoutput;
 mod pool;
+pub mod retry;
 pub mod slot;
 pub mod statements;
 #[cfg(feature = "testing")]
@@ -28,6 +29,7 @@ pub use maskbus_model::{
 };
 pub use migrate::{apply_migrations, ensure_database, Migration};
 pub use pool::PgPool;
+pub use retry::Retry;
 pub use tokio_postgres;
 
 use tokio_postgres::{Client, Config, NoTls};

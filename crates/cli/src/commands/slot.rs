@@ -31,8 +31,6 @@ pub struct SlotArgs {
     config: PathBuf,
 }
 
-/// Exit code of `slot list` when some slot is abandoned.
-
 fn producer(args: &SlotArgs) -> Result<(Target, Option<String>)> {
     let AgentConfig::Producer(producer) = config::load(&args.config)? else {
         bail!("maskbus slot runs with the producer's config (slots live on the source)");

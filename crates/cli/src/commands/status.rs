@@ -11,8 +11,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Exit codes: behind, and cannot tell.
-
 #[derive(Args)]
 pub struct StatusArgs {
     /// The consumer's config (its target and bus).

@@ -10,8 +10,6 @@ use maskbus_agents::consumer::Consumer;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Exit code of a verify that found the target different (and did not repair it).
-
 #[derive(Args)]
 pub struct VerifyArgs {
     /// The consumer's config (its target and bus).
