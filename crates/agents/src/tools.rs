@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 /// What an entity argument looks like: `table` or `schema.table` (JSON Schema for tool hosts;
 /// the agents check it again with `protocol::is_entity_name`).
-/// The largest request body the producer reads; a bigger one is dead-lettered unparsed.
-pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// The largest request body the producer reads; a bigger one is dead-lettered unparsed. It
+/// holds a key cursor of `protocol::MAX_KEY_VALUE_BYTES` even if every byte is escaped.
+pub const MAX_REQUEST_BYTES: usize = 8 << 20;
 
 const ENTITY_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_$]*([.][A-Za-z_][A-Za-z0-9_$]*)?$";
 

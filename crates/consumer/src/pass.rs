@@ -10,9 +10,9 @@ use maskbus_protocol::{ReceivedPage, ReceivedReply, Request, Snapshot, VERSION};
 use std::collections::BTreeSet;
 use tokio::sync::watch;
 
-/// The most key text one rows request carries: requests stay far under a producer's body limit
-/// whatever the keys' length (keys up to `protocol::MAX_KEY_VALUE_BYTES` each).
-pub(super) const MAX_ROWS_REQUEST_KEY_BYTES: usize = 4 << 20;
+/// The most key text one rows request carries (a key may be as long alone): escaped as JSON,
+/// a request stays under the producer's body limit (8 MiB).
+pub(super) const MAX_ROWS_REQUEST_KEY_BYTES: usize = 1 << 20;
 
 /// `keys` in batches of at most `MAX_PAGE_ROWS` keys and [`MAX_ROWS_REQUEST_KEY_BYTES`] of
 /// text (a batch holds at least one key).

@@ -99,8 +99,7 @@ impl PageCut {
             .iter()
             .filter_map(|&i| row.values().get(i).cloned().flatten())
             .map(|v| v.len())
-            .max()
-            .unwrap_or(0);
+            .sum::<usize>();
         if key_bytes > MAX_KEY_VALUE_BYTES {
             return Err(Unsendable::KeyTooLong { bytes: key_bytes });
         }

@@ -37,9 +37,9 @@ pub use stream::{
 /// refused with an error that says so.
 pub const VERSION: u32 = 2;
 
-/// The most columns a key (or a lookup) may have, and the longest text of one key value. A
-/// btree entry holds at most about 2.7 kB after compression, so no indexed key the source can
-/// hold is longer than this; `maskbus policy check` names a table whose key is.
+/// The most columns a key (or a lookup) may have, and the longest text of one key, its values
+/// together. A btree entry holds at most about 2.7 kB after compression, so no indexed key the
+/// source can hold is longer than this; `maskbus policy check` names a table whose key is.
 pub const MAX_KEY_COLUMNS: usize = 32;
 pub const MAX_KEY_VALUE_BYTES: usize = 1 << 20;
 
@@ -309,11 +309,11 @@ fn one() -> u32 {
 pub use maskbus_model::{is_entity_name, is_identifier};
 
 /// What is wrong with a key tuple, if anything: it holds 1 to [`MAX_KEY_COLUMNS`] values
-/// (else malformed), each of at most [`MAX_KEY_VALUE_BYTES`] (else too long).
+/// (else malformed), of at most [`MAX_KEY_VALUE_BYTES`] together (else too long).
 fn key_problem(values: &[String]) -> Option<ErrorCode> {
     if values.is_empty() || values.len() > MAX_KEY_COLUMNS {
         Some(ErrorCode::Malformed)
-    } else if values.iter().any(|v| v.len() > MAX_KEY_VALUE_BYTES) {
+    } else if values.iter().map(String::len).sum::<usize>() > MAX_KEY_VALUE_BYTES {
         Some(ErrorCode::KeyTooLong)
     } else {
         None
