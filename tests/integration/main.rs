@@ -9,6 +9,7 @@ mod audit;
 mod bulk;
 mod changes;
 mod dev_db;
+mod docs;
 mod edges;
 mod foundation;
 mod mailbox;

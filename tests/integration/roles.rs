@@ -365,7 +365,7 @@ async fn poison_bodies_are_dead_lettered_and_the_agents_keep_working() {
     let _producer = Background::spawn(&["run", "--config", &producer]);
     let bus = connect(&dbs.url("bus")).await;
     let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-    let huge = serde_json::json!({ "pad": "x".repeat(2 << 20) }).to_string();
+    let huge = serde_json::json!({ "pad": "x".repeat(9 << 20) }).to_string();
     // The bus keeps bodies as text: a body that is not JSON at all reaches the receivers.
     let broken = r#"{"type": "request", "v": 2, "#.to_string();
     for (mailbox, body) in [

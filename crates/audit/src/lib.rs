@@ -16,6 +16,10 @@
 //! This crate is pure: no I/O, no clock, no randomness (the exact matcher's key comes from the
 //! caller). Findings carry evidence that never reveals the value: detector, length, last two
 //! characters.
+//!
+//! Modules: `detect` (the pattern detectors), `exact` (the exact matcher over keyed hashes of
+//! real values), `normalize` (text read as a person would), `tree` (a body parsed into a flat tape),
+//! `walk` (the tape walked, keys and values), `rows` (a page's rows checked while parsed).
 
 pub mod detect;
 pub mod exact;

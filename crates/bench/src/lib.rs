@@ -1,6 +1,8 @@
 //! Benchmarks of maskbus. `benches/` holds criterion micro-benchmarks of the pure crates;
 //! `src/bin/` holds whole-system measurements that print every figure next to a baseline measured
 //! in the same run (these machines are noisy, so only ratios travel). `scripts/bench` runs them.
+//!
+//! `chart` draws the ratios as an SVG chart for BENCHMARKS.md.
 
 pub mod chart;
 

@@ -3,6 +3,7 @@
 
 mod commands;
 mod exit;
+mod reference;
 
 use exit::Exit;
 
@@ -57,6 +58,9 @@ enum Command {
     /// The config keys, from the table that defines them: `config keys` (the reference).
     #[command(subcommand)]
     Config(commands::config::ConfigCommand),
+    /// The reference pages generated from definitions: `docs commands` (docs/commands.md).
+    #[command(subcommand, hide = true)]
+    Docs(DocsCommand),
     /// Pseudonym keys: `key new` prints a random one for the producer's config.
     #[command(subcommand)]
     Key(commands::key::KeyCommand),
@@ -79,6 +83,13 @@ fn quiet_on_broken_pipe() {
         }
         default(info);
     }));
+}
+
+/// Pages of docs/ that are generated.
+#[derive(Subcommand)]
+enum DocsCommand {
+    /// docs/commands.md: every command, its arguments and the exit codes.
+    Commands,
 }
 
 fn main() -> ExitCode {
@@ -112,6 +123,10 @@ fn main() -> ExitCode {
             Command::Status(args) => commands::status::run(args).await,
             Command::Key(command) => commands::key::run(command),
             Command::Config(command) => commands::config::run(command),
+            Command::Docs(DocsCommand::Commands) => {
+                print!("{}", reference::commands_markdown());
+                Ok(Exit::Ok.into())
+            }
         }
     });
     match result {
@@ -181,6 +196,31 @@ fn init_tracing() -> LogFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_commands_reference_is_generated_from_the_cli() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/commands.md");
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            written == reference::commands_markdown(),
+            "docs/commands.md is not what the CLI says: run `maskbus docs commands > docs/commands.md`"
+        );
+        for command in [
+            "maskbus run",
+            "maskbus verify",
+            "maskbus status",
+            "maskbus slot list",
+            "maskbus subset plan",
+            "maskbus mcp",
+            "maskbus tools",
+            "maskbus key new",
+        ] {
+            assert!(
+                written.contains(&format!("## {command}\n")),
+                "{command} is missing"
+            );
+        }
+    }
 
     #[test]
     fn the_log_format_is_text_unless_json_is_asked_for() {

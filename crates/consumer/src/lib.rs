@@ -20,6 +20,10 @@
 //! committed late on the source) asks the producer for those parents first. Foreign keys that
 //! close a cycle are written NULL, staged, and set when the pass is through. The target's
 //! sequences are moved past the synced values after each pass.
+//!
+//! Also: `stream` (following the change stream), `changes` (streamed transactions into the
+//! target), `verify` (the consumer's half of verify and repair), `status` (`maskbus status`,
+//! read-only), `share` (which worker syncs which table), `held_subset` (the subset a target keeps).
 
 mod changes;
 pub mod client;

@@ -28,6 +28,10 @@
 //!
 //! No transaction is held open while a handler runs: claim, ack and nack are each one short
 //! statement. Every statement on the bus's tables lives in this crate.
+//!
+//! Modules: `store` (the `Mailbox`: send, claim, ack, nack, dead-letter, redrive, stats, purge,
+//! grants), `audit` (the auditor's reads, findings and watermark), `body` (bodies as JSON text),
+//! `backoff` (the nack delays), `listener` (the LISTEN connection that wakes long polls).
 
 pub mod audit;
 mod backoff;

@@ -18,6 +18,8 @@
 //! - [`pseudonym`]: deterministic keyed fakes.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
 //! - [`escape`]: names of production in generated comments and Markdown, kept to one line.
+//!
+//! `rule_spec` reads one rule as a policy file writes it (a name or a table), strictly.
 
 pub mod escape;
 pub mod fit;

@@ -5,6 +5,14 @@
 //! versioned SQL files exactly once. What must never live here: anything that knows about banks,
 //! masking or the mailbox protocol. Errors never print a password: endpoints are rendered by
 //! [`Endpoint`], which leaves it out.
+//!
+//! Modules: `endpoint` (a URL shown without its password), `pool` (a connection pool), `migrate`
+//! (versioned SQL applied once), `retry` (how transient failures are retried), `catalog` (the
+//! catalog read into the model), `statements` (the one place SQL over user tables is written),
+//! `bulk` (lifting and rebuilding indexes and keys, COPY rows), `slot` and `pgoutput` (logical
+//! replication: the slot, and its messages decoded), `closure` (a subset's closure as one
+//! statement), `testing` (throwaway databases, feature `testing`). The table-and-key model is
+//! the crate `maskbus_model`, re-exported as `model`.
 
 pub mod bulk;
 pub mod catalog;

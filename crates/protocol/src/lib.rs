@@ -16,6 +16,8 @@
 //! - [`digest`]: row and range hashes for verify (XXH3), letters on the wire.
 //! - [`page_rows`]: a page's rows read straight from the body text.
 //! - [`plan`]: fill order over foreign keys, cycles, deferrable links.
+//!
+//! `stream` holds the change stream's and verify's messages (positions, changes, hashes).
 
 pub mod digest;
 pub mod error;

@@ -5,6 +5,8 @@
 //! page is scanned. With a source, the real sensitive values of production (every column whose
 //! rule is not `keep`) are loaded as keyed hashes only, with a key drawn at random for this run
 //! and never written anywhere.
+//!
+//! `report` writes the audit as a Markdown summary a CI job can publish.
 
 mod report;
 pub use report::FindingTally;
