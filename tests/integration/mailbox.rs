@@ -3,7 +3,7 @@
 
 use crate::support::{connect, maskbus, TestDatabases};
 use maskbus_mailbox::{Mailbox, NackOutcome, Outgoing, Settings, Wake};
-use maskbus_pg::{apply_migrations, Target};
+use maskbus_pg::Target;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,9 +11,7 @@ use std::time::Duration;
 async fn bus(test: &str) -> (TestDatabases, Target) {
     let dbs = TestDatabases::create(test, &["bus"]).await;
     let target = Target::parse("bus", &dbs.url("bus")).unwrap();
-    apply_migrations(&target, maskbus_mailbox::MIGRATIONS)
-        .await
-        .unwrap();
+    maskbus_mailbox::install(&target).await.unwrap();
     (dbs, target)
 }
 
@@ -324,4 +322,84 @@ async fn bus_send_refuses_a_body_that_is_not_json() {
     assert!(run.stderr.contains("not valid JSON"), "{}", run.stderr);
     let stats = maskbus(&["bus", "stats", "--bus", &dbs.url("bus")]).success();
     assert!(stats.stdout.contains("no messages"), "{}", stats.stdout);
+}
+
+/// Every object of schema mq as text: functions with their definitions and rights, tables and
+/// views with their columns, defaults, identities, compression, constraints and indexes, the
+/// schema's and the database's rights, and the limits' row.
+async fn bus_catalog(client: &maskbus_pg::tokio_postgres::Client) -> Vec<String> {
+    client
+        .query(
+            "SELECT 'function ' || p.oid::regprocedure || E'\\n' || pg_get_functiondef(p.oid)
+                    || E'\\nacl ' || coalesce(array_to_string(p.proacl, ','), '')
+               FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'mq'
+             UNION ALL
+             SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' acl ' || coalesce(array_to_string(c.relacl, ','), '')
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'mq'
+             UNION ALL
+             SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                    || ' notnull ' || a.attnotnull || ' identity ' || a.attidentity::text
+                    || ' compression ' || a.attcompression::text || ' default ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+               FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+               JOIN pg_namespace n ON n.oid = c.relnamespace
+               LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+              WHERE n.nspname = 'mq' AND a.attnum > 0 AND NOT a.attisdropped
+             UNION ALL
+             SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(k.oid)
+               FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace WHERE n.nspname = 'mq'
+             UNION ALL
+             SELECT 'index ' || indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = 'mq'
+             UNION ALL
+             SELECT 'view ' || viewname || ' ' || definition FROM pg_views WHERE schemaname = 'mq'
+             UNION ALL
+             SELECT 'schema acl ' || coalesce(array_to_string(nspacl, ','), '') FROM pg_namespace WHERE nspname = 'mq'
+             UNION ALL
+             SELECT 'database acl ' || coalesce(array_to_string(datacl, ','), '') FROM pg_database WHERE datname = current_database()
+             UNION ALL
+             SELECT 'limits ' || l::text FROM mq.limits l
+             UNION ALL
+             SELECT 'audit_state rows ' || count(*) FROM mq.audit_state
+             ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fresh_bus_equals_one_upgraded_step_by_step() {
+    let dbs = TestDatabases::create("mq_fresh", &["fresh", "stepped"]).await;
+    let fresh = Target::parse("bus", &dbs.url("fresh")).unwrap();
+    let stepped = Target::parse("bus", &dbs.url("stepped")).unwrap();
+    assert_eq!(
+        maskbus_mailbox::install(&fresh).await.unwrap(),
+        vec!["mq.sql"]
+    );
+    // An old bus: each step in turn, as releases applied them.
+    for step in maskbus_mailbox::MIGRATIONS {
+        maskbus_pg::apply_migrations(&stepped, std::slice::from_ref(step))
+            .await
+            .unwrap();
+    }
+    let (a, b) = (
+        bus_catalog(&connect(&dbs.url("fresh")).await).await,
+        bus_catalog(&connect(&dbs.url("stepped")).await).await,
+    );
+    assert!(
+        a.len() > 60,
+        "the catalog walk sees the bus ({} objects)",
+        a.len()
+    );
+    let only_fresh: Vec<_> = a.iter().filter(|x| !b.contains(x)).collect();
+    let only_stepped: Vec<_> = b.iter().filter(|x| !a.contains(x)).collect();
+    assert!(
+        only_fresh.is_empty() && only_stepped.is_empty(),
+        "mq.sql and the steps differ:\nonly in mq.sql: {only_fresh:#?}\nonly stepped: {only_stepped:#?}"
+    );
+    // Both are current: neither has a step left to apply.
+    assert!(maskbus_mailbox::install(&fresh).await.unwrap().is_empty());
+    assert!(maskbus_mailbox::install(&stepped).await.unwrap().is_empty());
 }

@@ -48,7 +48,22 @@ pub use store::{
 
 use maskbus_pg::Migration;
 
-/// The SQL that creates the bus schema, in order.
+/// The bus as it stands: one current definition of each table and function (`sql/mq.sql`),
+/// what a fresh bus is made from. [`MIGRATIONS`] are the steps that bring an older bus to it.
+pub const CURRENT: Migration = Migration {
+    component: "bus",
+    name: "mq.sql",
+    sql: include_str!("../sql/mq.sql"),
+};
+
+/// Makes the bus schema current: [`CURRENT`] on a fresh bus, the missing steps on an old one.
+pub async fn install(
+    target: &maskbus_pg::Target,
+) -> Result<Vec<&'static str>, maskbus_pg::PgError> {
+    maskbus_pg::apply_schema(target, &CURRENT, MIGRATIONS).await
+}
+
+/// The steps from the first bus to the current one, in order: history, never edited.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
         component: "bus",

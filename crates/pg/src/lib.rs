@@ -35,7 +35,7 @@ pub use maskbus_model::{
     excerpt, quote_ident, Column, ForeignKey, KeyColumn, KeyCursor, KeyDef, KeySource, TableInfo,
     TableRef,
 };
-pub use migrate::{apply_migrations, ensure_database, Migration};
+pub use migrate::{apply_migrations, apply_schema, ensure_database, Migration};
 pub use pool::PgPool;
 pub use retry::Retry;
 pub use tokio_postgres;

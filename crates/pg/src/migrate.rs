@@ -153,3 +153,93 @@ pub async fn apply_migrations(
     }
     Ok(applied)
 }
+
+/// A schema with one current definition and the steps that brought older installs to it (the
+/// pgmq way): a database none of whose steps is recorded gets `current` alone, with every step
+/// recorded as done; one that has some gets the steps it lacks. Returns the names applied
+/// (`current.name` for a fresh install; empty when up to date).
+pub async fn apply_schema(
+    target: &Target,
+    current: &Migration,
+    steps: &[Migration],
+) -> Result<Vec<&'static str>, PgError> {
+    let mut client = target.connect().await?;
+    let recorded: i64 = match client
+        .query_one(
+            "SELECT count(*) FROM maskbus.migrations WHERE component = $1
+               AND to_regclass('maskbus.migrations') IS NOT NULL",
+            &[&current.component],
+        )
+        .await
+    {
+        Ok(row) => row.get(0),
+        Err(_) => 0,
+    };
+    if recorded > 0 {
+        drop(client);
+        return apply_migrations(target, steps).await;
+    }
+    // Fresh: the bookkeeping table (as apply_migrations makes it), then the current definition
+    // and every step's row, in one transaction under the migration lock.
+    client
+        .batch_execute(
+            "DO $$ BEGIN
+                 IF to_regnamespace('maskbus') IS NULL THEN CREATE SCHEMA maskbus; END IF;
+             END $$;
+             CREATE TABLE IF NOT EXISTS maskbus.migrations (
+                 component  text NOT NULL,
+                 name       text NOT NULL,
+                 applied_at timestamptz NOT NULL DEFAULT now(),
+                 PRIMARY KEY (component, name)
+             );",
+        )
+        .await
+        .or_else(|e| {
+            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                Ok(())
+            } else {
+                Err(target.query_error("creating maskbus.migrations", &e))
+            }
+        })?;
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| target.query_error("BEGIN", &e))?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('maskbus.migrations'))",
+        &[],
+    )
+    .await
+    .map_err(|e| target.query_error("taking the migration lock", &e))?;
+    let raced: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM maskbus.migrations WHERE component = $1",
+            &[&current.component],
+        )
+        .await
+        .map_err(|e| target.query_error("reading maskbus.migrations", &e))?
+        .get(0);
+    if raced > 0 {
+        drop(tx);
+        drop(client);
+        return apply_migrations(target, steps).await;
+    }
+    tx.batch_execute(current.sql).await.map_err(|e| {
+        target.query_error(
+            format!("applying {} ({})", current.name, current.component),
+            &e,
+        )
+    })?;
+    for step in steps {
+        tx.execute(
+            "INSERT INTO maskbus.migrations (component, name) VALUES ($1, $2)",
+            &[&step.component, &step.name],
+        )
+        .await
+        .map_err(|e| target.query_error("recording the migration", &e))?;
+    }
+    tx.commit()
+        .await
+        .map_err(|e| target.query_error("COMMIT", &e))?;
+    Ok(vec![current.name])
+}

@@ -110,7 +110,7 @@ async fn main() -> Result<()> {
         .batch_execute("CREATE DATABASE maskbus_bench_audit")
         .await?;
     let bus = Target::parse("bus", &url_for(&args.url, "maskbus_bench_audit"))?;
-    maskbus_pg::apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+    maskbus_mailbox::install(&bus).await?;
     let client = bus.connect().await?;
 
     // Fill the bus with acked messages (what mq.archive shows) by COPY until the bodies add up to the size asked for.

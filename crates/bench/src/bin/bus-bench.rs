@@ -116,7 +116,7 @@ async fn run_pgmq(
 async fn main() -> Result<()> {
     let args = Args::parse();
     let bus = fresh_database(&args.url, "maskbus_bench_bus").await?;
-    maskbus_pg::apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+    maskbus_mailbox::install(&bus).await?;
     let mailbox = Mailbox::connect(
         bus,
         Settings {

@@ -174,7 +174,7 @@ async fn main() -> Result<()> {
     for db in [&source, &target] {
         apply_migrations(db, maskbus_bank::MIGRATIONS).await?;
     }
-    apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+    maskbus_mailbox::install(&bus).await?;
     let rows = maskbus_bench::seed_bank(&source, &args.profile).await?;
     let write = |file: &str, text: String| maskbus_bench::write_config(&args.work, file, text);
     let bus_url = url_for(&args.url, "mbb_stream_bus");

@@ -43,7 +43,7 @@ async fn sync(
     let target = fresh_database(&args.url, &target_db).await?;
     let bus = fresh_database(&args.url, &bus_db).await?;
     apply_migrations(&target, maskbus_bank::MIGRATIONS).await?;
-    apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+    maskbus_mailbox::install(&bus).await?;
     let write = |file: &str, text: String| maskbus_bench::write_config(&args.work, file, text);
     let producer = write(
         &format!("subset-producer-{name}.toml"),

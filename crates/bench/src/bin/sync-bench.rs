@@ -149,7 +149,7 @@ async fn main() -> Result<()> {
         for db in [&source, &copy, &target] {
             apply_migrations(db, maskbus_bank::MIGRATIONS).await?;
         }
-        apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+        maskbus_mailbox::install(&bus).await?;
         let rows = maskbus_bench::seed_bank(&source, name).await?;
 
         let started = Instant::now();
@@ -187,7 +187,7 @@ async fn main() -> Result<()> {
                 let target = fresh_database(&args.url, "mbb_target").await?;
                 apply_migrations(&target, maskbus_bank::MIGRATIONS).await?;
                 let bus = fresh_database(&args.url, &bus_name).await?;
-                apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+                maskbus_mailbox::install(&bus).await?;
             }
             let (took, producer, consumer) = run_agents(
                 &args.maskbus,

@@ -14,7 +14,7 @@ use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use maskbus_bench::BENCH_KEY;
 use maskbus_bench::{fresh_database, median, url_for};
-use maskbus_pg::{apply_migrations, TableRef, Target};
+use maskbus_pg::{TableRef, Target};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -109,7 +109,7 @@ async fn main() -> Result<()> {
         let target = fresh_database(&args.url, "mbz_target").await?;
         target.connect().await?.batch_execute(SCHEMA).await?;
         let bus = fresh_database(&args.url, "mbz_bus").await?;
-        apply_migrations(&bus, maskbus_mailbox::MIGRATIONS).await?;
+        maskbus_mailbox::install(&bus).await?;
         let producer_config = format!("{}/zoo-producer.toml", args.work);
         let consumer_config = format!("{}/zoo-consumer.toml", args.work);
         std::fs::write(

@@ -97,8 +97,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
     match args.command {
         BusCommand::Init => {
             let created = maskbus_pg::ensure_database(&target).await?;
-            let applied =
-                maskbus_pg::apply_migrations(&target, maskbus_mailbox::MIGRATIONS).await?;
+            let applied = maskbus_mailbox::install(&target).await?;
             let what = match (created, applied.is_empty()) {
                 (true, _) => format!("created, applied {}", applied.join(", ")),
                 (false, false) => format!("applied {}", applied.join(", ")),
