@@ -238,3 +238,58 @@ fn every_statement_on_the_bus_lives_in_the_mailbox_crate() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn sql_over_user_tables_is_written_only_in_the_statement_builders() {
+    // A user table reaches SQL text through `TableRef::sql()` or `quote_ident`: only
+    // maskbus_pg::statements (and its two specialised builders, closure for a subset's
+    // closure and bulk for lifting and rebuilding) may do that. The model defines them, the
+    // test databases name throwaway objects, and CREATE DATABASE names the database.
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    const BUILDERS: &[&str] = &[
+        "pg/src/statements.rs",
+        "pg/src/closure.rs",
+        "pg/src/bulk.rs",
+        "pg/src/testing.rs",
+        "pg/src/migrate.rs",
+        "pg/src/lib.rs",
+        "model/src/lib.rs",
+    ];
+    let mut offenders = Vec::new();
+    let mut checked = 0;
+    for krate in std::fs::read_dir(&crates).unwrap().flatten() {
+        let name = krate.file_name().to_string_lossy().into_owned();
+        if name == "bench" {
+            continue; // measures from outside, against its own fixtures
+        }
+        let mut files = Vec::new();
+        rust_files(&krate.path().join("src"), &mut files);
+        for file in files {
+            let relative = file
+                .strip_prefix(&crates)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if BUILDERS.iter().any(|b| relative == *b) {
+                continue;
+            }
+            checked += 1;
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains(".sql()") || code.contains("quote_ident(") {
+                    offenders.push(format!("{relative}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "the walk must see the crates' sources ({checked} files)"
+    );
+    assert!(
+        offenders.is_empty(),
+        "SQL over user tables outside maskbus_pg::statements:\n{}",
+        offenders.join("\n")
+    );
+}

@@ -124,10 +124,7 @@ impl Writer {
         let mut entity_of: BTreeMap<TableRef, &str> = BTreeMap::new();
         for plan in candidates {
             let has_rows: bool = tx
-                .query_one(
-                    &format!("SELECT EXISTS (SELECT 1 FROM {})", plan.table.sql()),
-                    &[],
-                )
+                .query_one(&maskbus_pg::statements::has_rows(&plan.table), &[])
                 .await
                 .map_err(q(format!("looking into {}", plan.entity)))?
                 .get(0);

@@ -200,7 +200,7 @@ pub async fn status(
         let entity: String = row.get(0);
         let count = client
             .query_one(
-                &format!("SELECT count(*) FROM {}", TableRef::parse(&entity).sql()),
+                &maskbus_pg::statements::count_rows(&TableRef::parse(&entity)),
                 &[],
             )
             .await

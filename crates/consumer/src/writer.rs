@@ -476,14 +476,7 @@ impl Writer {
             for (sequence, column) in
                 maskbus_pg::catalog::sequences(&self.target, &client, &plan.table).await?
             {
-                let sql = format!(
-                    "SELECT setval($1::text::regclass, m.top)
-                       FROM (SELECT max({})::bigint AS top FROM {}) m
-                      WHERE m.top IS NOT NULL
-                        AND m.top > coalesce(pg_sequence_last_value($1::text::regclass), 0)",
-                    maskbus_pg::quote_ident(&column),
-                    plan.table.sql()
-                );
+                let sql = maskbus_pg::statements::move_sequence_past(&plan.table, &column);
                 client.query(&sql, &[&sequence]).await.map_err(|e| {
                     self.target.query_error(
                         format!("moving the sequence of {}.{column}", plan.entity),

@@ -241,16 +241,8 @@ pub async fn first_rows(
     let order: Vec<String> = info
         .key(None)
         .map(|k| k.names())
-        .unwrap_or_else(|_| columns.clone())
-        .iter()
-        .map(|c| format!("t.{}", crate::quote_ident(c)))
-        .collect();
-    let sql = format!(
-        "SELECT {} FROM {} t ORDER BY {} LIMIT $1",
-        crate::statements::select_text(&columns),
-        table.sql(),
-        order.join(", ")
-    );
+        .unwrap_or_else(|_| columns.clone());
+    let sql = crate::statements::first_rows(table, &columns, &order);
     let rows = client
         .query(&sql, &[&limit])
         .await
@@ -269,7 +261,7 @@ pub async fn count_rows(
     table: &TableRef,
 ) -> Result<i64, PgError> {
     client
-        .query_one(&format!("SELECT count(*) FROM {}", table.sql()), &[])
+        .query_one(&crate::statements::count_rows(table), &[])
         .await
         .map(|r| r.get(0))
         .map_err(|e| target.query_error(format!("counting rows of {table}"), &e))

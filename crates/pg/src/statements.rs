@@ -280,6 +280,51 @@ pub fn overlong_key(table: &TableRef, key: &KeyDef) -> String {
     )
 }
 
+/// The first `$1` rows of a table as text, in `order` (column names; the key, or every column).
+pub fn first_rows(table: &TableRef, columns: &[String], order: &[String]) -> String {
+    let order: Vec<String> = order
+        .iter()
+        .map(|c| format!("t.{}", quote_ident(c)))
+        .collect();
+    format!(
+        "SELECT {} FROM {} t ORDER BY {} LIMIT $1",
+        select_text(columns),
+        table.sql(),
+        order.join(", ")
+    )
+}
+
+/// The exact number of rows of a table.
+pub fn count_rows(table: &TableRef) -> String {
+    format!("SELECT count(*) FROM {}", table.sql())
+}
+
+/// Whether a table holds any row.
+pub fn has_rows(table: &TableRef) -> String {
+    format!("SELECT EXISTS (SELECT 1 FROM {})", table.sql())
+}
+
+/// Moves sequence `$1` (by name) past the largest value of `column`, never back.
+pub fn move_sequence_past(table: &TableRef, column: &str) -> String {
+    format!(
+        "SELECT setval($1::text::regclass, m.top)
+           FROM (SELECT max({})::bigint AS top FROM {}) m
+          WHERE m.top IS NOT NULL
+            AND m.top > coalesce(pg_sequence_last_value($1::text::regclass), 0)",
+        quote_ident(column),
+        table.sql()
+    )
+}
+
+/// Every distinct non-NULL value of one column, as text (the audit's exact-match inventory).
+pub fn distinct_values(table: &TableRef, column: &str) -> String {
+    let column = quote_ident(column);
+    format!(
+        "SELECT DISTINCT {column}::text FROM {} WHERE {column} IS NOT NULL",
+        table.sql()
+    )
+}
+
 /// Up to `$1` non-NULL values of one column, as text: a sample for the detectors.
 pub fn sample(table: &TableRef, column: &str) -> String {
     let column = quote_ident(column);

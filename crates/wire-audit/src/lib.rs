@@ -16,7 +16,7 @@ use maskbus_audit::{scan_text_in_windows, Context, ExactMatcher, Finding, Hit, S
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::READ_ONLY_CANONICAL;
-use maskbus_pg::{quote_ident, PgError, Target};
+use maskbus_pg::{PgError, Target};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -313,11 +313,9 @@ pub async fn load_source_values(
                 continue;
             }
             stats.columns += 1;
-            let sql = format!(
-                "SELECT DISTINCT {}::text FROM {} WHERE {} IS NOT NULL",
-                quote_ident(column),
-                maskbus_pg::TableRef::parse(entity).sql(),
-                quote_ident(column)
+            let sql = maskbus_pg::statements::distinct_values(
+                &maskbus_pg::TableRef::parse(entity),
+                column,
             );
             let rows = client.query(&sql, &[]).await.map_err(|e| {
                 source.query_error(format!("reading {entity}.{column} for the exact match"), &e)
