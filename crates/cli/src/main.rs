@@ -198,6 +198,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        // clap's own checks (unique argument ids, valid defaults), for every subcommand.
+        Cli::command().debug_assert();
+    }
+
+    #[test]
     fn the_commands_reference_is_generated_from_the_cli() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/commands.md");
         let written = std::fs::read_to_string(path).unwrap_or_default();

@@ -4,8 +4,7 @@
 use crate::exit::Exit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use maskbus_pg::{TableRef, Target};
-use std::path::PathBuf;
+use maskbus_pg::TableRef;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -18,10 +17,10 @@ pub enum DbCommand {
 
 #[derive(Args)]
 pub struct CompareArgs {
-    #[arg(long, env = "MASKBUS_SOURCE_URL")]
-    source: String,
-    #[arg(long, env = "MASKBUS_TARGET_URL")]
-    target: String,
+    #[command(flatten)]
+    source: super::args::Source,
+    #[command(flatten)]
+    target: super::args::TestDb,
     /// `table` (in schema public) or `schema.table`.
     #[arg(long, default_value = "customers")]
     table: String,
@@ -31,13 +30,13 @@ pub struct CompareArgs {
 
 #[derive(Args)]
 pub struct StatusArgs {
-    #[arg(long, env = "MASKBUS_SOURCE_URL")]
-    source: String,
-    #[arg(long, env = "MASKBUS_TARGET_URL")]
-    target: String,
-    /// The policy whose tables to count (the demo's is policies/bank.toml).
-    #[arg(long, env = "MASKBUS_POLICY")]
-    policy: PathBuf,
+    #[command(flatten)]
+    source: super::args::Source,
+    #[command(flatten)]
+    target: super::args::TestDb,
+    /// Whose tables to count.
+    #[command(flatten)]
+    policy: super::args::PolicyFile,
 }
 
 pub async fn run(command: DbCommand) -> Result<ExitCode> {
@@ -48,9 +47,8 @@ pub async fn run(command: DbCommand) -> Result<ExitCode> {
 }
 
 async fn status(args: StatusArgs) -> Result<ExitCode> {
-    let source = Target::parse("source", &args.source)?;
-    let target = Target::parse("target", &args.target)?;
-    let policy = maskbus_agents::policy::load(&args.policy, None)?;
+    let (source, target) = (args.source.target()?, args.target.target()?);
+    let policy = maskbus_agents::policy::load(&args.policy.path, None)?;
     let (source_client, target_client) = (source.connect().await?, target.connect().await?);
     let tables: Vec<TableRef> = policy
         .entities()
@@ -86,8 +84,7 @@ async fn status(args: StatusArgs) -> Result<ExitCode> {
 }
 
 async fn compare(args: CompareArgs) -> Result<ExitCode> {
-    let source = Target::parse("source", &args.source)?;
-    let target = Target::parse("target", &args.target)?;
+    let (source, target) = (args.source.target()?, args.target.target()?);
     if !maskbus_mask::is_entity_name(&args.table) {
         anyhow::bail!(
             "--table {:?} is not a table name (table or schema.table)",

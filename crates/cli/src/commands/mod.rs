@@ -1,6 +1,7 @@
 //! One module per subcommand: argument structs and the call into the library that does the work.
 
 pub mod agent;
+pub mod args;
 pub mod audit;
 pub mod bank;
 pub mod bus;

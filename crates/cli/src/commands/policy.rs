@@ -3,7 +3,6 @@
 use crate::exit::Exit;
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use maskbus_pg::Target;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,8 +17,8 @@ pub enum PolicyCommand {
 #[derive(Args)]
 pub struct InitArgs {
     /// The production database to read the schema (and a sample of values) from.
-    #[arg(long, env = "MASKBUS_SOURCE_URL")]
-    source: String,
+    #[command(flatten)]
+    source: super::args::Source,
     /// A schema to cover (repeat for several); `public` when left out.
     #[arg(long = "schema")]
     schemas: Vec<String>,
@@ -31,11 +30,11 @@ pub struct InitArgs {
 #[derive(Args)]
 pub struct CheckArgs {
     /// The production database whose schema the policy must fit.
-    #[arg(long, env = "MASKBUS_SOURCE_URL")]
-    source: String,
-    /// The policy TOML file to check (the demo's is policies/bank.toml).
-    #[arg(long, env = "MASKBUS_POLICY")]
-    policy: PathBuf,
+    #[command(flatten)]
+    source: super::args::Source,
+    /// The policy to check.
+    #[command(flatten)]
+    policy: super::args::PolicyFile,
     /// A subsets file to check with it: every subset planned over the policy's tables, every
     /// root condition planned by the server (nothing runs).
     #[arg(long, env = "MASKBUS_SUBSETS")]
@@ -45,7 +44,7 @@ pub struct CheckArgs {
 pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
     match command {
         PolicyCommand::Init(args) => {
-            let source = Target::parse("source", &args.source)?;
+            let source = args.source.target()?;
             let schemas = if args.schemas.is_empty() {
                 vec![maskbus_pg::model::DEFAULT_SCHEMA.to_string()]
             } else {
@@ -67,8 +66,8 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
             Ok(Exit::Ok.into())
         }
         PolicyCommand::Check(args) => {
-            let source = Target::parse("source", &args.source)?;
-            let policy = maskbus_agents::policy::load(&args.policy, None)?;
+            let source = args.source.target()?;
+            let policy = maskbus_agents::policy::load(&args.policy.path, None)?;
             let lines = maskbus_agents::policy::check(&source, &policy).await?;
             println!(
                 "limits: a row crosses the bus if its JSON text is at most {} MiB; a key value at most {} MiB",

@@ -5,15 +5,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use maskbus_bank::{Profile, SeedEvent, SeedOptions};
-use maskbus_pg::Target;
 use std::collections::HashMap;
 use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct SeedArgs {
     /// The production database to fill.
-    #[arg(long, env = "MASKBUS_SOURCE_URL")]
-    source: String,
+    #[command(flatten)]
+    source: super::args::Source,
     /// A profile from seeds/ (demo, small, medium, large) or the path of a profile TOML file.
     #[arg(long, default_value = "demo")]
     profile: String,
@@ -51,7 +50,7 @@ pub async fn run(args: SeedArgs) -> Result<ExitCode> {
     if let Some(per_customer) = args.transactions_per_customer {
         profile.transactions_per_customer = per_customer;
     }
-    let source = Target::parse("source", &args.source)?;
+    let source = args.source.target()?;
     let options = SeedOptions {
         profile: profile.clone(),
         seed: args.seed,
