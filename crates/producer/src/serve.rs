@@ -115,11 +115,18 @@ impl Producer {
         replies
     }
 
-    /// Answers one request body: one reply, or one per page asked for. Never panics.
+    /// Answers one request body (a tool call's): parsed, then [`Producer::answer_request`].
     pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
         match maskbus_protocol::parse_request(body) {
             Err(error) => vec![Reply::error(error)],
-            Ok(Request::Entities { .. }) => {
+            Ok(request) => self.answer_request(request).await,
+        }
+    }
+
+    /// Answers one parsed request: one reply, or one per page asked for. Never panics.
+    pub async fn answer_request(&self, request: Request) -> Vec<Reply> {
+        match request {
+            Request::Entities { .. } => {
                 let policy = self.source.policy();
                 vec![Reply::Entities {
                     v: maskbus_protocol::VERSION,
@@ -130,34 +137,34 @@ impl Producer {
                         .collect(),
                 }]
             }
-            Ok(page @ Request::Page { .. }) => page_answer(&self.source, &page).await,
-            Ok(Request::Rows {
+            page @ Request::Page { .. } => page_answer(&self.source, &page).await,
+            Request::Rows {
                 entity,
                 columns,
                 keys,
                 ..
-            }) => self.source.rows(&entity, &columns, &keys).await,
-            Ok(Request::Changes {
+            } => self.source.rows(&entity, &columns, &keys).await,
+            Request::Changes {
                 after,
                 join,
                 limit,
                 wait_ms,
                 ..
-            }) => match &self.feed {
+            } => match &self.feed {
                 Some(feed) => {
                     let wait = std::time::Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
                     feed.answer(after, join, limit, wait).await
                 }
                 None => vec![Reply::error(ErrorReply::new(ErrorCode::NoChangeStream))],
             },
-            Ok(Request::Hashes {
+            Request::Hashes {
                 entity,
                 after,
                 through,
                 rows,
                 subset,
                 ..
-            }) => {
+            } => {
                 self.source
                     .hashes(&entity, after, through, rows, subset.as_deref())
                     .await
@@ -225,9 +232,11 @@ impl Producer {
             );
             vec![Reply::error(ErrorReply::new(ErrorCode::QuotaExceeded))]
         } else {
+            // Parsed once, above; a page request may have been prepared already.
             match parsed {
                 Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
-                _ => self.answer(&request).await,
+                Ok(request) => self.answer_request(request).await,
+                Err(error) => vec![Reply::error(error)],
             }
         };
         let reply_kind = replies.first().map_or("error", Reply::kind);
