@@ -19,7 +19,7 @@ const SHADOWS: &[&str] = &[
     "CREATE TEMP TABLE duties (role name, duty text)",
     "CREATE TEMP TABLE mail (id bigint, mailbox text, sender text, acked_at timestamptz)",
     "CREATE TEMP TABLE messages (id bigint, mailbox text)",
-    "CREATE TEMP TABLE limits (max_pending_per_sender integer)",
+    "CREATE TEMP TABLE limits (max_pending_per_mailbox integer)",
     "CREATE TEMP TABLE audit_state (scanned_through bigint)",
 ];
 
@@ -95,7 +95,7 @@ async fn no_participant_shadows_the_catalog_and_no_outsider_reaches_the_channel(
             &["consumer"],
         ),
         ("SELECT mq.grant_participant(session_user, 'auditor')", &[]),
-        ("UPDATE mq.limits SET max_pending_per_sender = 1000000000", &[]),
+        ("UPDATE mq.limits SET max_pending_per_mailbox = 1000000000", &[]),
     ];
     for label in ["producer", "consumer", "auditor", "operator", "intruder"] {
         admin
@@ -223,7 +223,7 @@ async fn the_bus_bounds_names_ids_reply_addresses_and_volume_per_sender() {
     // A quota of unacked messages per sender (lowered here to keep the test small).
     connect(&dbs.url("bus"))
         .await
-        .batch_execute("UPDATE mq.limits SET max_pending_per_sender = 10")
+        .batch_execute("UPDATE mq.limits SET max_pending_per_mailbox = 10")
         .await
         .unwrap();
     let ten: Vec<String> = (0..10).map(|n| format!("c{n}")).collect();
@@ -238,6 +238,66 @@ async fn the_bus_bounds_names_ids_reply_addresses_and_volume_per_sender() {
         .unwrap_err();
     assert_eq!(error.code(), Some(&limit));
     assert!(maskbus_pg::error_text(&error).contains("unacked messages"));
+    // The quota is per mailbox: the same sender may still write to another one.
+    intruder
+        .execute(send, &[&"maskbus.producer", &body, &None::<&str>, &body])
+        .await
+        .unwrap();
+    // Bodies and kinds are bounded too.
+    let admin = connect(&dbs.url("bus")).await;
+    admin
+        .batch_execute(
+            "UPDATE mq.limits SET max_body_bytes = 1024, max_pending_per_mailbox = 20000",
+        )
+        .await
+        .unwrap();
+    let big = vec![serde_json::json!({ "pad": "x".repeat(2000) }).to_string()];
+    let error = intruder
+        .execute(send, &[&"maskbus.producer", &body, &None::<&str>, &big])
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(&limit));
+    let error = intruder
+        .execute(
+            "SELECT mq.send('maskbus.producer', $1, ARRAY['c'], NULL, ARRAY['{}'])",
+            &[&"k".repeat(65)],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(&limit));
+    // Nobody can stop the bus by holding a lock: the old advisory key, held by a participant,
+    // stops no send (the sender gives up after 5 s if it did).
+    let holder = connect(&roles.url_as(&dbs.url("bus"), "intruder")).await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(7361029384756102938)")
+        .await
+        .unwrap();
+    let sender = connect(&roles.url_as(&dbs.url("bus"), "consumer")).await;
+    sender
+        .batch_execute(
+            "SET statement_timeout = '5s';
+             SELECT mq.send('maskbus.producer', 'request', ARRAY['c'], 'maskbus.consumer', ARRAY['{}'])",
+        )
+        .await
+        .unwrap();
+    let error = holder
+        .batch_execute("BEGIN; LOCK TABLE mq.send_gate IN EXCLUSIVE MODE; COMMIT")
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE));
+    // PUBLIC is never a participant (GRANT ... TO "public" would reopen CONNECT to everyone).
+    for name in ["public", "PUBLIC", "no_such_role_at_all"] {
+        assert!(
+            admin
+                .execute(
+                    "SELECT mq.grant_participant($1::text::name, 'auditor')",
+                    &[&name]
+                )
+                .await
+                .is_err(),
+            "{name} was granted a part of the bus"
+        );
+    }
 }
 
 #[tokio::test]
@@ -288,25 +348,29 @@ async fn a_flood_of_page_requests_is_held_to_the_requesters_quota_of_replies() {
         left == 0
     })
     .await;
-    let (pages, quota_errors): (i64, i64) = {
-        let row = bus
-            .query_one(
-                "SELECT count(*) FILTER (WHERE kind = 'page'),
-                        count(*) FILTER (WHERE kind = 'error' AND body::jsonb #>> '{error,code}' = 'quota_exceeded')
-                   FROM mq.mail WHERE mailbox = 'intruder.box'",
-                &[],
-            )
-            .await
-            .unwrap();
-        (row.get(0), row.get(1))
-    };
+    let pages: i64 = bus
+        .query_one(
+            "SELECT count(*) FROM mq.mail WHERE mailbox = 'intruder.box' AND kind = 'page'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    let refused: i64 = bus
+        .query_one(
+            "SELECT count(*) FROM mq.dead_letters WHERE mailbox = 'maskbus.producer' AND error LIKE 'quota_exceeded:%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
     let quota = maskbus_agents::protocol::MAX_PENDING_REPLIES;
     assert!(pages <= quota, "{pages} page replies stand unacked");
-    assert!(quota_errors > 0, "no request was refused over the quota");
+    assert!(refused > 0, "no request was refused over the quota");
     assert_eq!(
-        pages / 10 + quota_errors,
+        pages / 10 + refused,
         250,
-        "every request got an answer"
+        "every request answered or refused"
     );
 }
 

@@ -167,6 +167,12 @@ fn log_format(value: Option<&str>) -> Result<LogFormat, String> {
 fn init_tracing() -> LogFormat {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MASKBUS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,maskbus=info"));
+    // tokio-postgres logs statements' parameters at debug and server notices at info: values,
+    // whatever MASKBUS_LOG asks for. Its warnings are all it may say.
+    let filter = match "tokio_postgres=warn".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let requested = std::env::var("MASKBUS_LOG_FORMAT").ok();
     let format = log_format(requested.as_deref());
     let builder = tracing_subscriber::fmt()

@@ -82,12 +82,18 @@ impl Asker {
             self.lock_in_flight()
                 .insert(correlation.clone(), Vec::new());
             let outcome = loop {
-                answers.extend(
-                    self.lock_in_flight()
-                        .get_mut(&correlation)
-                        .map(std::mem::take)
-                        .unwrap_or_default(),
-                );
+                // A request answered twice (its lease ran out while the producer worked) sends
+                // each part twice: keep one reply per part, so no row is applied twice.
+                for reply in self
+                    .lock_in_flight()
+                    .get_mut(&correlation)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+                {
+                    if !answers.iter().any(|a| a.part_of().0 == reply.part_of().0) {
+                        answers.push(reply);
+                    }
+                }
                 let complete = answers
                     .first()
                     .is_some_and(|a| answers.len() as u32 >= a.part_of().1);

@@ -8,8 +8,13 @@
 --    `mq.grant_participant` names may connect, and none may create temporary objects. Outside
 --    roles can therefore neither LISTEN nor NOTIFY on the bus's channel.
 -- 2. Limits, enforced here and not only by the agents (mq.limits, one row, tunable by the bus's
---    owner): the length of a mailbox name and of a correlation id, how many messages one call
---    of mq.send may carry, and how many unacked messages one sender may have on the bus.
+--    owner): the length of a mailbox name, a kind and a correlation id, the size of a body, how
+--    many messages one call of mq.send may carry, and how many unacked messages one sender may
+--    have in one mailbox (per mailbox: a consumer that never acks fills its own, not the
+--    producer's quota towards everyone else).
+-- 5. Sends and the audit horizon meet on a table lock (mq.send_gate) no participant can take,
+--    instead of an advisory lock whose key anyone could hold to stop every send; the horizon
+--    gives up after lock_timeout rather than queue sends behind it.
 -- 3. A reply goes only to a mailbox its requester owns: mq.send refuses a `reply_to` naming a
 --    mailbox the sending role does not own, so nobody can aim a producer's replies at a mailbox
 --    nobody drains.
@@ -19,11 +24,17 @@
 CREATE TABLE mq.limits (
     singleton                boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     max_mailbox_name_bytes   integer NOT NULL DEFAULT 128 CHECK (max_mailbox_name_bytes BETWEEN 1 AND 1024),
+    max_kind_bytes           integer NOT NULL DEFAULT 64 CHECK (max_kind_bytes BETWEEN 1 AND 1024),
     max_correlation_id_bytes integer NOT NULL DEFAULT 128 CHECK (max_correlation_id_bytes BETWEEN 1 AND 1024),
+    max_body_bytes           integer NOT NULL DEFAULT 67108864 CHECK (max_body_bytes >= 1024),
     max_messages_per_send    integer NOT NULL DEFAULT 256 CHECK (max_messages_per_send >= 1),
-    max_pending_per_sender   integer NOT NULL DEFAULT 20000 CHECK (max_pending_per_sender >= 1)
+    max_pending_per_mailbox  integer NOT NULL DEFAULT 20000 CHECK (max_pending_per_mailbox >= 1)
 );
 INSERT INTO mq.limits DEFAULT VALUES;
+
+-- Sends take it in ROW SHARE mode (they never wait for each other), the audit horizon in
+-- EXCLUSIVE mode for an instant. Nobody but the bus's functions may lock it.
+CREATE TABLE mq.send_gate ();
 
 -- Counting a sender's unacked messages reads this index only.
 CREATE INDEX mail_sender_pending_idx ON mq.mail (sender, mailbox) WHERE acked_at IS NULL;
@@ -59,6 +70,12 @@ BEGIN
                               || session_user || ' does not own the reply_to mailbox');
         END IF;
     END IF;
+    IF p_kind IS NULL OR octet_length(p_kind) NOT BETWEEN 1 AND lim.max_kind_bytes THEN
+        PERFORM mq.refuse_limit('a kind has 1 to ' || lim.max_kind_bytes || ' bytes');
+    END IF;
+    IF EXISTS (SELECT 1 FROM unnest(p_bodies) b WHERE b IS NULL OR octet_length(b) > lim.max_body_bytes) THEN
+        PERFORM mq.refuse_limit('a body is JSON text of at most ' || lim.max_body_bytes || ' bytes');
+    END IF;
     IF coalesce(cardinality(p_correlation_ids), 0) <> v_count THEN
         PERFORM mq.refuse_limit('one correlation id (or NULL) per body');
     END IF;
@@ -69,13 +86,14 @@ BEGIN
         PERFORM mq.refuse_limit('a correlation id has at most ' || lim.max_correlation_id_bytes || ' bytes');
     END IF;
     IF NOT superuser THEN
-        SELECT count(*) INTO v_pending FROM mq.mail m WHERE m.sender = session_user AND m.acked_at IS NULL;
-        IF v_pending + v_count > lim.max_pending_per_sender THEN
-            PERFORM mq.refuse_limit(session_user || ' has ' || v_pending || ' unacked messages on the bus; '
-                                    || 'a sender may have at most ' || lim.max_pending_per_sender);
+        SELECT count(*) INTO v_pending FROM mq.mail m
+         WHERE m.sender = session_user AND m.mailbox = p_mailbox AND m.acked_at IS NULL;
+        IF v_pending + v_count > lim.max_pending_per_mailbox THEN
+            PERFORM mq.refuse_limit(session_user || ' has ' || v_pending || ' unacked messages in that mailbox; '
+                                    || 'a sender may have at most ' || lim.max_pending_per_mailbox || ' in one');
         END IF;
     END IF;
-    PERFORM pg_advisory_xact_lock_shared(mq.audit_lock_key());
+    LOCK TABLE mq.send_gate IN ROW SHARE MODE;
     RETURN QUERY
     INSERT INTO mq.mail (mailbox, sender, kind, correlation_id, reply_to, body)
     SELECT p_mailbox, session_user, p_kind, c, p_reply_to, b
@@ -85,6 +103,25 @@ BEGIN
     -- Delivered at commit; receivers that miss it (reconnecting) poll as a fallback.
     PERFORM pg_notify('mq_messages', p_mailbox);
 END $$;
+
+-- The audit horizon: an id below which every message ever sent is committed or rolled back.
+-- It waits (at most lock_timeout) for the sends in flight; the auditor tries again later.
+CREATE OR REPLACE FUNCTION mq.audit_horizon() RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '10s' AS $$
+DECLARE
+    horizon bigint;
+BEGIN
+    IF NOT mq.caller_has('auditor') THEN
+        PERFORM mq.refuse('only the auditor takes the audit horizon');
+    END IF;
+    LOCK TABLE mq.send_gate IN EXCLUSIVE MODE;
+    SELECT greatest(
+        (SELECT coalesce(max(id), 0) FROM mq.mail),
+        (SELECT coalesce(max(id), 0) FROM mq.dead_letters)) INTO horizon;
+    RETURN horizon;
+END $$;
+
+DROP FUNCTION mq.audit_lock_key();
 
 -- A request over a limit of the bus: SQLSTATE 54000 (program_limit_exceeded), never retried.
 CREATE FUNCTION mq.refuse_limit(p_what text) RETURNS void LANGUAGE plpgsql
@@ -106,11 +143,11 @@ $$;
 
 -- The limits, for any participant (and the docs).
 CREATE FUNCTION mq.bus_limits()
-RETURNS TABLE (max_mailbox_name_bytes integer, max_correlation_id_bytes integer,
-               max_messages_per_send integer, max_pending_per_sender integer)
+RETURNS TABLE (max_mailbox_name_bytes integer, max_kind_bytes integer, max_correlation_id_bytes integer,
+               max_body_bytes integer, max_messages_per_send integer, max_pending_per_mailbox integer)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT l.max_mailbox_name_bytes, l.max_correlation_id_bytes, l.max_messages_per_send,
-           l.max_pending_per_sender FROM mq.limits l
+    SELECT l.max_mailbox_name_bytes, l.max_kind_bytes, l.max_correlation_id_bytes, l.max_body_bytes,
+           l.max_messages_per_send, l.max_pending_per_mailbox FROM mq.limits l
 $$;
 
 CREATE OR REPLACE FUNCTION mq.grant_participant(p_role name, p_part text, p_mailbox text DEFAULT NULL)
@@ -167,7 +204,7 @@ BEGIN
     EXECUTE format('REVOKE CONNECT, TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
 END $$;
 
-REVOKE ALL ON mq.limits FROM PUBLIC;
+REVOKE ALL ON mq.limits, mq.send_gate FROM PUBLIC;
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA mq FROM PUBLIC;
 
 -- Participants granted before this file keep their part, with CONNECT now granted explicitly.

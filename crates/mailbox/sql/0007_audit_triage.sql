@@ -134,6 +134,22 @@ BEGIN
                AND x.created_at < w.cutoff AND x.id IN (SELECT e.id FROM evidence e));
 END $$;
 
+-- The watermark never moves past what exists: a caller cannot mark unsent ids as scanned.
+CREATE OR REPLACE FUNCTION mq.record_audit(p_scanned_through bigint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT mq.caller_has('auditor') THEN
+        PERFORM mq.refuse('only the auditor records the audit watermark');
+    END IF;
+    UPDATE mq.audit_state
+       SET scanned_through = greatest(scanned_through, least(p_scanned_through, greatest(
+               (SELECT coalesce(max(m.id), 0) FROM mq.mail m),
+               (SELECT coalesce(max(d.id), 0) FROM mq.dead_letters d)))),
+           scanned_at = now();
+END $$;
+
+-- Gives a role its part: only a role that exists, never PUBLIC (GRANT ... TO "public" would
+-- give every role CONNECT again).
 CREATE OR REPLACE FUNCTION mq.grant_participant(p_role name, p_part text, p_mailbox text DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -143,6 +159,10 @@ DECLARE
         'mq.dead_letter(bigint, bigint, text), mq.stats(), mq.mailbox_owner(text), '
         'mq.pending_to(text), mq.bus_limits(), mq.audit_status()';
 BEGIN
+    IF lower(p_role) IN ('public', 'none') OR p_role LIKE 'pg\_%'
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = p_role) THEN
+        RAISE EXCEPTION 'no such role to grant a part of the bus to: %', p_role;
+    END IF;
     EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), p_role);
     EXECUTE format('GRANT USAGE ON SCHEMA mq TO %I', p_role);
     CASE p_part

@@ -8,14 +8,14 @@
 -- What the bus guarantees, and why each piece is the way it is, is told in the steps' own
 -- comments and in ARCHITECTURE.md ("The bus and what it guarantees", "Side doors").
 
-
 -- Functions call one another; their bodies are checked when called, not in creation order.
 SET LOCAL check_function_bodies = off;
 
 CREATE SCHEMA mq;
 
 -- Tables: every message in flight or acked (mq.mail), the dead letters, who owns which
--- mailbox, the duties beyond that, the audit's watermark and findings, the bus's limits.
+-- mailbox, the duties beyond that, the audit's watermark and findings, the bus's limits, and
+-- the gate sends and the audit horizon meet on.
 
 CREATE TABLE mq.mail (
     id bigint NOT NULL,
@@ -77,19 +77,26 @@ CREATE TABLE mq.duties (
 CREATE TABLE mq.limits (
     singleton boolean DEFAULT true NOT NULL,
     max_mailbox_name_bytes integer DEFAULT 128 NOT NULL,
+    max_kind_bytes integer DEFAULT 64 NOT NULL,
     max_correlation_id_bytes integer DEFAULT 128 NOT NULL,
+    max_body_bytes integer DEFAULT 67108864 NOT NULL,
     max_messages_per_send integer DEFAULT 256 NOT NULL,
-    max_pending_per_sender integer DEFAULT 20000 NOT NULL,
+    max_pending_per_mailbox integer DEFAULT 20000 NOT NULL,
+    CONSTRAINT limits_max_body_bytes_check CHECK ((max_body_bytes >= 1024)),
     CONSTRAINT limits_max_correlation_id_bytes_check CHECK (((max_correlation_id_bytes >= 1) AND (max_correlation_id_bytes <= 1024))),
+    CONSTRAINT limits_max_kind_bytes_check CHECK (((max_kind_bytes >= 1) AND (max_kind_bytes <= 1024))),
     CONSTRAINT limits_max_mailbox_name_bytes_check CHECK (((max_mailbox_name_bytes >= 1) AND (max_mailbox_name_bytes <= 1024))),
     CONSTRAINT limits_max_messages_per_send_check CHECK ((max_messages_per_send >= 1)),
-    CONSTRAINT limits_max_pending_per_sender_check CHECK ((max_pending_per_sender >= 1)),
+    CONSTRAINT limits_max_pending_per_mailbox_check CHECK ((max_pending_per_mailbox >= 1)),
     CONSTRAINT limits_singleton_check CHECK (singleton)
 );
 
 CREATE TABLE mq.mailboxes (
     mailbox text NOT NULL,
     owner name NOT NULL
+);
+
+CREATE TABLE mq.send_gate (
 );
 
 CREATE SEQUENCE mq.lease_seq
@@ -250,6 +257,7 @@ END $$;
 CREATE FUNCTION mq.audit_horizon() RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
+    SET lock_timeout TO '10s'
     AS $$
 DECLARE
     horizon bigint;
@@ -257,17 +265,12 @@ BEGIN
     IF NOT mq.caller_has('auditor') THEN
         PERFORM mq.refuse('only the auditor takes the audit horizon');
     END IF;
-    PERFORM pg_advisory_xact_lock(mq.audit_lock_key());
+    LOCK TABLE mq.send_gate IN EXCLUSIVE MODE;
     SELECT greatest(
         (SELECT coalesce(max(id), 0) FROM mq.mail),
         (SELECT coalesce(max(id), 0) FROM mq.dead_letters)) INTO horizon;
     RETURN horizon;
 END $$;
-
-CREATE FUNCTION mq.audit_lock_key() RETURNS bigint
-    LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$ SELECT 7361029384756102938 $$;
 
 CREATE FUNCTION mq.audit_status() RETURNS TABLE(scanned_through bigint, scanned_at timestamp with time zone, oldest_unaudited_secs double precision, open_findings bigint, acked_findings bigint)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -287,12 +290,12 @@ BEGIN
       FROM mq.audit_state s;
 END $$;
 
-CREATE FUNCTION mq.bus_limits() RETURNS TABLE(max_mailbox_name_bytes integer, max_correlation_id_bytes integer, max_messages_per_send integer, max_pending_per_sender integer)
+CREATE FUNCTION mq.bus_limits() RETURNS TABLE(max_mailbox_name_bytes integer, max_kind_bytes integer, max_correlation_id_bytes integer, max_body_bytes integer, max_messages_per_send integer, max_pending_per_mailbox integer)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-    SELECT l.max_mailbox_name_bytes, l.max_correlation_id_bytes, l.max_messages_per_send,
-           l.max_pending_per_sender FROM mq.limits l
+    SELECT l.max_mailbox_name_bytes, l.max_kind_bytes, l.max_correlation_id_bytes, l.max_body_bytes,
+           l.max_messages_per_send, l.max_pending_per_mailbox FROM mq.limits l
 $$;
 
 CREATE FUNCTION mq.caller_has(p_duty text) RETURNS boolean
@@ -389,6 +392,10 @@ DECLARE
         'mq.dead_letter(bigint, bigint, text), mq.stats(), mq.mailbox_owner(text), '
         'mq.pending_to(text), mq.bus_limits(), mq.audit_status()';
 BEGIN
+    IF lower(p_role) IN ('public', 'none') OR p_role LIKE 'pg\_%'
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = p_role) THEN
+        RAISE EXCEPTION 'no such role to grant a part of the bus to: %', p_role;
+    END IF;
     EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), p_role);
     EXECUTE format('GRANT USAGE ON SCHEMA mq TO %I', p_role);
     CASE p_part
@@ -487,7 +494,10 @@ BEGIN
         PERFORM mq.refuse('only the auditor records the audit watermark');
     END IF;
     UPDATE mq.audit_state
-       SET scanned_through = greatest(scanned_through, p_scanned_through), scanned_at = now();
+       SET scanned_through = greatest(scanned_through, least(p_scanned_through, greatest(
+               (SELECT coalesce(max(m.id), 0) FROM mq.mail m),
+               (SELECT coalesce(max(d.id), 0) FROM mq.dead_letters d)))),
+           scanned_at = now();
 END $$;
 
 CREATE FUNCTION mq.record_findings(p_message_ids bigint[], p_mailboxes text[], p_detectors text[], p_paths text[]) RETURNS TABLE(id bigint, message_id bigint, detector text, path text, acked boolean)
@@ -569,6 +579,12 @@ BEGIN
                               || session_user || ' does not own the reply_to mailbox');
         END IF;
     END IF;
+    IF p_kind IS NULL OR octet_length(p_kind) NOT BETWEEN 1 AND lim.max_kind_bytes THEN
+        PERFORM mq.refuse_limit('a kind has 1 to ' || lim.max_kind_bytes || ' bytes');
+    END IF;
+    IF EXISTS (SELECT 1 FROM unnest(p_bodies) b WHERE b IS NULL OR octet_length(b) > lim.max_body_bytes) THEN
+        PERFORM mq.refuse_limit('a body is JSON text of at most ' || lim.max_body_bytes || ' bytes');
+    END IF;
     IF coalesce(cardinality(p_correlation_ids), 0) <> v_count THEN
         PERFORM mq.refuse_limit('one correlation id (or NULL) per body');
     END IF;
@@ -579,13 +595,14 @@ BEGIN
         PERFORM mq.refuse_limit('a correlation id has at most ' || lim.max_correlation_id_bytes || ' bytes');
     END IF;
     IF NOT superuser THEN
-        SELECT count(*) INTO v_pending FROM mq.mail m WHERE m.sender = session_user AND m.acked_at IS NULL;
-        IF v_pending + v_count > lim.max_pending_per_sender THEN
-            PERFORM mq.refuse_limit(session_user || ' has ' || v_pending || ' unacked messages on the bus; '
-                                    || 'a sender may have at most ' || lim.max_pending_per_sender);
+        SELECT count(*) INTO v_pending FROM mq.mail m
+         WHERE m.sender = session_user AND m.mailbox = p_mailbox AND m.acked_at IS NULL;
+        IF v_pending + v_count > lim.max_pending_per_mailbox THEN
+            PERFORM mq.refuse_limit(session_user || ' has ' || v_pending || ' unacked messages in that mailbox; '
+                                    || 'a sender may have at most ' || lim.max_pending_per_mailbox || ' in one');
         END IF;
     END IF;
-    PERFORM pg_advisory_xact_lock_shared(mq.audit_lock_key());
+    LOCK TABLE mq.send_gate IN ROW SHARE MODE;
     RETURN QUERY
     INSERT INTO mq.mail (mailbox, sender, kind, correlation_id, reply_to, body)
     SELECT p_mailbox, session_user, p_kind, c, p_reply_to, b

@@ -17,8 +17,8 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// `text` for one cell of a Markdown table: one line (as [`one_line`]), with the characters
-/// that end a cell, open code or start HTML backslash-escaped. (Emphasis characters are left:
-/// they can style a cell, not break the table or add one.)
+/// that end a cell, open code, start HTML or make a link or an image backslash-escaped.
+/// (Emphasis characters are left: they can style a cell, not break the table or add to it.)
 pub fn markdown_cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in one_line(text).chars() {
@@ -27,7 +27,8 @@ pub fn markdown_cell(text: &str) -> String {
         }
         out.push(c);
     }
-    out
+    // No link and no image: `](` and `![` are what make them.
+    out.replace("](", "]\\(").replace("![", "\\![")
 }
 
 #[cfg(test)]
@@ -43,5 +44,7 @@ mod tests {
         assert!(!cell.contains('\n'), "{cell}");
         assert!(!cell.replace("\\|", "").contains('|'), "{cell}");
         assert!(cell.contains("\\<b\\>"), "{cell}");
+        let link = markdown_cell("![x](https://example.invalid/p)");
+        assert_eq!(link, "\\![x]\\(https://example.invalid/p)");
     }
 }

@@ -234,11 +234,15 @@ impl Target {
 
     /// Wraps a query error with this target's role and endpoint.
     pub fn query_error(&self, action: impl Into<String>, e: &tokio_postgres::Error) -> PgError {
+        let reason = match e.as_db_error() {
+            Some(db) => db_error_text(db, self.role == "bus"),
+            None => error_text(e),
+        };
         PgError::Query {
             role: self.role,
             endpoint: self.endpoint(),
             action: action.into(),
-            reason: error_text(e),
+            reason,
             transient: is_transient(e),
             sqlstate: e.code().and_then(|c| Sqlstate::parse(c.code())),
         }
@@ -266,7 +270,7 @@ impl Target {
 /// no maskbus crate formats a `tokio_postgres::Error` any other way than through here.
 pub fn error_text(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
-        return db_error_text(db);
+        return db_error_text(db, true);
     }
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
@@ -281,12 +285,14 @@ pub fn error_text(e: &tokio_postgres::Error) -> String {
     text
 }
 
-/// The server error as [`error_text`] describes it. The bus's own refusals (raised by schema
-/// `mq`'s functions with `SCHEMA = 'mq'`, code 42501 or 54000) keep their sentence: it is the
-/// bus's text, naming roles and mailboxes only.
-pub fn db_error_text(db: &tokio_postgres::error::DbError) -> String {
+/// The server error as [`error_text`] describes it. With `from_the_bus`, the bus's own refusals
+/// (raised by schema `mq`'s functions with `SCHEMA = 'mq'`, code 42501 or 54000) keep their
+/// sentence: it is the bus's text, naming roles and mailboxes only. From a source or a target
+/// no message is trusted, whatever schema it claims.
+pub fn db_error_text(db: &tokio_postgres::error::DbError, from_the_bus: bool) -> String {
     let code = db.code().code();
-    if db.schema() == Some("mq")
+    if from_the_bus
+        && db.schema() == Some("mq")
         && matches!(code, "42501" | "54000")
         && (db.message().starts_with("permission denied on the bus: ")
             || db.message().starts_with("over a limit of the bus: "))

@@ -7,6 +7,7 @@
 
 use crate::{quote_ident, PgError, Target};
 use tokio_postgres::error::SqlState;
+use tokio_postgres::Client;
 
 /// One SQL file, compiled into the binary so a release needs no `sql/` folder beside it.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +60,34 @@ pub async fn ensure_database(target: &Target) -> Result<bool, PgError> {
     }
 }
 
+/// Schema `maskbus` and its table of applied migrations, made if missing.
+async fn ensure_bookkeeping(target: &Target, client: &Client) -> Result<(), PgError> {
+    client
+        .batch_execute(
+            // A schema an admin created beforehand (CREATE SCHEMA maskbus AUTHORIZATION role)
+            // needs no CREATE on the database: look before creating.
+            "DO $$ BEGIN
+                 IF to_regnamespace('maskbus') IS NULL THEN CREATE SCHEMA maskbus; END IF;
+             END $$;
+             CREATE TABLE IF NOT EXISTS maskbus.migrations (
+                 component  text NOT NULL,
+                 name       text NOT NULL,
+                 applied_at timestamptz NOT NULL DEFAULT now(),
+                 PRIMARY KEY (component, name)
+             );",
+        )
+        .await
+        .or_else(|e| {
+            // Two first runs racing on CREATE ... IF NOT EXISTS can collide in the catalog; the
+            // table exists afterwards either way.
+            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                Ok(())
+            } else {
+                Err(target.query_error("creating maskbus.migrations", &e))
+            }
+        })
+}
+
 /// Applies the migrations not yet recorded in the database, in order, each in its own transaction
 /// together with its bookkeeping row. Returns the names it applied (empty: already up to date).
 ///
@@ -86,30 +115,7 @@ pub async fn apply_migrations(
     }) {
         return Ok(Vec::new());
     }
-    client
-        .batch_execute(
-            // A schema an admin created beforehand (CREATE SCHEMA maskbus AUTHORIZATION role)
-            // needs no CREATE on the database: look before creating.
-            "DO $$ BEGIN
-                 IF to_regnamespace('maskbus') IS NULL THEN CREATE SCHEMA maskbus; END IF;
-             END $$;
-             CREATE TABLE IF NOT EXISTS maskbus.migrations (
-                 component  text NOT NULL,
-                 name       text NOT NULL,
-                 applied_at timestamptz NOT NULL DEFAULT now(),
-                 PRIMARY KEY (component, name)
-             );",
-        )
-        .await
-        .or_else(|e| {
-            // Two first runs racing on CREATE ... IF NOT EXISTS can collide in the catalog; the
-            // table exists afterwards either way.
-            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                Ok(())
-            } else {
-                Err(target.query_error("creating maskbus.migrations", &e))
-            }
-        })?;
+    ensure_bookkeeping(target, &client).await?;
 
     let mut applied = Vec::new();
     for migration in migrations {
@@ -181,26 +187,7 @@ pub async fn apply_schema(
     }
     // Fresh: the bookkeeping table (as apply_migrations makes it), then the current definition
     // and every step's row, in one transaction under the migration lock.
-    client
-        .batch_execute(
-            "DO $$ BEGIN
-                 IF to_regnamespace('maskbus') IS NULL THEN CREATE SCHEMA maskbus; END IF;
-             END $$;
-             CREATE TABLE IF NOT EXISTS maskbus.migrations (
-                 component  text NOT NULL,
-                 name       text NOT NULL,
-                 applied_at timestamptz NOT NULL DEFAULT now(),
-                 PRIMARY KEY (component, name)
-             );",
-        )
-        .await
-        .or_else(|e| {
-            if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                Ok(())
-            } else {
-                Err(target.query_error("creating maskbus.migrations", &e))
-            }
-        })?;
+    ensure_bookkeeping(target, &client).await?;
     let tx = client
         .transaction()
         .await

@@ -215,29 +215,39 @@ impl Producer {
         let request: serde_json::Value =
             serde_json::from_str(message.body.get()).unwrap_or(serde_json::Value::Null);
         let parsed = maskbus_protocol::parse_request(&request);
-        // A requester has a quota of replies pending on the bus: past it, one error reply
-        // instead of the pages asked for (the bus itself bounds how many requests it may send).
+        // A requester has a quota of replies pending on the bus: past it, the request is
+        // dead-lettered with the reason and not answered at all (an error reply would itself
+        // add to what the requester leaves unacked). The bus bounds the requests it may send.
         let asked = match &parsed {
             Ok(Request::Page { pages, .. }) => i64::from(pages.unwrap_or(1)),
-            Ok(Request::Changes { .. }) => i64::from(maskbus_protocol::MAX_PAGES_PER_REQUEST),
+            Ok(Request::Changes { .. } | Request::Rows { .. } | Request::Hashes { .. }) => {
+                i64::from(maskbus_protocol::MAX_PAGES_PER_REQUEST)
+            }
             _ => 1,
         };
         let pending = self.mailbox.pending_to(&reply_to).await?;
-        let replies = if pending + asked > MAX_PENDING_REPLIES {
+        if pending + asked > MAX_PENDING_REPLIES {
             tracing::warn!(
                 request = message.id,
                 requester = %message.sender,
                 pending,
-                "refused a request over its requester's quota of pending replies"
+                "dead-lettered a request over its requester's quota of pending replies"
             );
-            vec![Reply::error(ErrorReply::new(ErrorCode::QuotaExceeded))]
-        } else {
-            // Parsed once, above; a page request may have been prepared already.
-            match parsed {
-                Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
-                Ok(request) => self.answer_request(request).await,
-                Err(error) => vec![Reply::error(error)],
-            }
+            self.mailbox
+                .dead_letter(
+                    message.lease,
+                    &format!(
+                        "quota_exceeded: {pending} replies to this requester are still unacked (at most {MAX_PENDING_REPLIES}); claim and ack them, then ask again"
+                    ),
+                )
+                .await?;
+            return Ok(Handled::DeadLettered);
+        }
+        // Parsed once, above; a page request may have been prepared already.
+        let replies = match parsed {
+            Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
+            Ok(request) => self.answer_request(request).await,
+            Err(error) => vec![Reply::error(error)],
         };
         let reply_kind = replies.first().map_or("error", Reply::kind);
         let (kind, rows, entity) = match replies.first() {

@@ -65,7 +65,7 @@ pub const MAX_ROW_BYTES: usize = 32 << 20;
 pub const MAX_ANSWER_BYTES: usize = 32 << 20;
 
 /// The most replies a producer lets stand unacked in one requester's mailbox: a request whose
-/// replies would go over it gets one `quota_exceeded` error reply instead. A consumer acks each
+/// replies would go over it is dead-lettered with `quota_exceeded` as its reason, unanswered. A consumer acks each
 /// answer as it takes it, so it holds at most a few requests' pages at once.
 pub const MAX_PENDING_REPLIES: i64 = 2048;
 

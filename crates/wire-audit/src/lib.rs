@@ -128,7 +128,13 @@ pub async fn run(
         }
         on_progress(report.scanned, total as u64);
     }
-    let _ = fetcher.await;
+    // The reading task must have read everything: if it died, nothing may be marked scanned.
+    if fetcher.await.is_err() {
+        return Err(bus.refusal(
+            "reading messages for the audit",
+            "the reading task stopped before the end; nothing was recorded, run the audit again",
+        ));
+    }
     report.elapsed = started.elapsed();
 
     if compare_sql {

@@ -101,11 +101,19 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
         }
         Agent::Consumer(consumer) => {
             let (stop, stopped) = watch::channel(false);
+            let signalled = stopped.clone();
             tokio::spawn(async move {
                 shutdown_signal().await;
                 let _ = stop.send(true);
             });
             match consumer.run(args.once, stopped).await {
+                // A run with --once that a signal cut short is not a finished sync: CI must not
+                // take it for one.
+                Ok(rows) if args.once && *signalled.borrow() => {
+                    println!("synced {rows} rows");
+                    eprintln!("maskbus: error: stopped by a signal before the sync was done; run it again to finish");
+                    return Ok(Exit::Failed.into());
+                }
                 Ok(rows) => {
                     println!("synced {rows} rows");
                     if args.verify || args.repair {

@@ -85,9 +85,7 @@ pub async fn check(
                     if let Err(e) = client.query(&check_condition(&table, condition), &[]).await {
                         problems.push(format!(
                             "subset {name}: the condition on {table} does not plan: {}",
-                            e.as_db_error().map_or("the server refused it".into(), |d| d
-                                .message()
-                                .to_string())
+                            maskbus_pg::error_text(&e)
                         ));
                     }
                 }
