@@ -85,7 +85,44 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
             });
         }
     }
-    // A key value longer than a cursor carries would stop its table's sync: named here first.
+    // `keep` on a column whose values look like PII: a sample of each kept text column runs
+    // through the audit's detectors here, on the production side; only counts come out.
+    for info in &tables {
+        let entity = info.table.to_string();
+        let Some(rules) = policy.entity(&entity) else {
+            continue;
+        };
+        for column in info.synced_columns() {
+            if rules.rule(&column.name) != Some(&maskbus_mask::Rule::Keep)
+                || !crate::schema_check::is_sampled_type(&column.data_type)
+            {
+                continue;
+            }
+            let sql = maskbus_pg::statements::sample(&info.table, &column.name);
+            let values: Vec<String> = client
+                .query(&sql, &[&200i64])
+                .await
+                .map_err(|e| source.query_error(format!("sampling {entity}.{}", column.name), &e))?
+                .iter()
+                .filter_map(|r| r.try_get(0).ok())
+                .collect();
+            if let Some(line) =
+                crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
+            {
+                lines.push(line);
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// Tables whose key holds a value longer than a key cursor carries (`maskbus policy check`
+/// only: it reads every key of every table, which a producer does not do at each start; a
+/// producer meeting such a key refuses that table by name, `key_too_long`).
+pub async fn check_key_lengths(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgError> {
+    let client = source.connect().await?;
+    let tables = maskbus_pg::catalog::tables(source, &client, &policy.schemas()).await?;
+    let mut lines = Vec::new();
     for info in &tables {
         let entity = info.table.to_string();
         if policy.entity(&entity).is_none() {
@@ -114,34 +151,6 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
                     key.names().join(", ")
                 )),
             });
-        }
-    }
-    // `keep` on a column whose values look like PII: a sample of each kept text column runs
-    // through the audit's detectors here, on the production side; only counts come out.
-    for info in &tables {
-        let entity = info.table.to_string();
-        let Some(rules) = policy.entity(&entity) else {
-            continue;
-        };
-        for column in info.synced_columns() {
-            if rules.rule(&column.name) != Some(&maskbus_mask::Rule::Keep)
-                || !crate::schema_check::is_sampled_type(&column.data_type)
-            {
-                continue;
-            }
-            let sql = maskbus_pg::statements::sample(&info.table, &column.name);
-            let values: Vec<String> = client
-                .query(&sql, &[&200i64])
-                .await
-                .map_err(|e| source.query_error(format!("sampling {entity}.{}", column.name), &e))?
-                .iter()
-                .filter_map(|r| r.try_get(0).ok())
-                .collect();
-            if let Some(line) =
-                crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
-            {
-                lines.push(line);
-            }
         }
     }
     Ok(lines)

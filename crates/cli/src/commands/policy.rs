@@ -68,7 +68,8 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
         PolicyCommand::Check(args) => {
             let source = args.source.target()?;
             let policy = maskbus_agents::policy::load(&args.policy.path, None)?;
-            let lines = maskbus_agents::policy::check(&source, &policy).await?;
+            let mut lines = maskbus_agents::policy::check(&source, &policy).await?;
+            lines.extend(maskbus_agents::policy::check_key_lengths(&source, &policy).await?);
             println!(
                 "limits: a row crosses the bus if its JSON text is at most {} MiB; a key value at most {} MiB",
                 maskbus_agents::protocol::MAX_ROW_BYTES >> 20,
