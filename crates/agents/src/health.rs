@@ -9,7 +9,7 @@ impl Agent {
     fn bus(&self) -> &Mailbox {
         match self {
             Agent::Producer(p) => &p.mailbox,
-            Agent::Consumer(c) => &c.asker.mailbox,
+            Agent::Consumer(c) => c.mailbox(),
         }
     }
 
@@ -24,7 +24,7 @@ impl Agent {
                 .ping()
                 .await
                 .map_err(|_| "the source cannot be reached".to_string()),
-            Agent::Consumer(c) => match c.writer.client().await {
+            Agent::Consumer(c) => match c.db().client().await {
                 Ok(client) => client
                     .simple_query("SELECT 1")
                     .await
@@ -51,7 +51,7 @@ impl Agent {
     pub async fn count_bus(&self) {
         let ours: Vec<String> = match self {
             Agent::Producer(p) => vec![p.inbox.clone()],
-            Agent::Consumer(c) => vec![c.config.mailbox.clone(), c.config.producer_mailbox.clone()],
+            Agent::Consumer(c) => vec![c.config().mailbox.clone(), c.config().producer_mailbox.clone()],
         };
         if let Ok(stats) = self.bus().stats().await {
             for m in stats.iter().filter(|m| ours.contains(&m.mailbox)) {

@@ -158,14 +158,14 @@ impl Agent {
     fn inbox(&self) -> &str {
         match self {
             Agent::Producer(p) => &p.inbox,
-            Agent::Consumer(c) => &c.config.mailbox,
+            Agent::Consumer(c) => &c.config().mailbox,
         }
     }
 
     fn mailbox(&self) -> &Mailbox {
         match self {
             Agent::Producer(p) => &p.mailbox,
-            Agent::Consumer(c) => &c.asker.mailbox,
+            Agent::Consumer(c) => c.mailbox(),
         }
     }
 
@@ -299,6 +299,7 @@ impl Agent {
                     )));
                 }
                 let written = consumer
+                    .local()
                     .insert_rows(&args.entity, args.columns, args.rows)
                     .await
                     .map_err(|e| failed(e.to_string()))?;
@@ -311,6 +312,7 @@ impl Agent {
                     return Err(bad(format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}")));
                 }
                 let (columns, rows) = consumer
+                    .local()
                     .query_local(&args.entity, args.after, limit)
                     .await
                     .map_err(|e: ConsumerError| failed(e.to_string()))?;

@@ -8,7 +8,8 @@
 //! one `TRUNCATE`.
 
 use super::pages::{self, EntityPlan};
-use super::writer::Writer;
+use super::target_db::TargetDb;
+use super::writer::params;
 use super::ConsumerError;
 use maskbus_pg::{statements, PgError};
 use maskbus_protocol::{ChangeOp, Lsn, ReceivedChanges, ReceivedReply, Snapshot};
@@ -97,13 +98,22 @@ pub fn group(replies: Vec<ReceivedReply>) -> Result<ChangeBatch, ConsumerError> 
     Ok(batch)
 }
 
-fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
-    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
+/// Applies the change stream to the target and keeps its position there.
+pub struct ChangeApplier<'db> {
+    db: &'db TargetDb,
 }
 
-impl Writer {
+impl<'db> ChangeApplier<'db> {
+    pub fn new(db: &'db TargetDb) -> Self {
+        Self { db }
+    }
+
+    async fn client(&self) -> Result<maskbus_pg::deadpool_postgres::Object, PgError> {
+        self.db.client().await
+    }
+
     /// The stream position the target holds, if it follows a stream.
-    pub async fn stream_state(&self) -> Result<Option<StreamState>, PgError> {
+    pub async fn state(&self) -> Result<Option<StreamState>, PgError> {
         let client = self.client().await?;
         let row = client
             .query_opt(
@@ -112,11 +122,16 @@ impl Writer {
                 &[],
             )
             .await
-            .map_err(|e| self.target.query_error("reading maskbus.stream_state", &e))?;
+            .map_err(|e| {
+                self.db
+                    .target()
+                    .query_error("reading maskbus.stream_state", &e)
+            })?;
         let Some(row) = row else { return Ok(None) };
         let lsn = |text: String| {
             text.parse::<Lsn>().map_err(|e| {
-                self.target
+                self.db
+                    .target()
                     .refusal("reading maskbus.stream_state", e.to_string())
             })
         };
@@ -130,7 +145,7 @@ impl Writer {
     }
 
     /// Records a stream (re)started at `at`: the copy is still to be made.
-    pub async fn stream_started(&self, at: Lsn) -> Result<(), PgError> {
+    pub async fn started(&self, at: Lsn) -> Result<(), PgError> {
         self.stream_statement(
             "INSERT INTO maskbus.stream_state (started_lsn, applied_lsn) VALUES ($1, $1)
              ON CONFLICT (only_row) DO UPDATE
@@ -141,7 +156,7 @@ impl Writer {
     }
 
     /// Records the snapshot the copy reached: the stream is followed from now on.
-    pub async fn stream_joined(&self, snapshot: &Snapshot) -> Result<(), PgError> {
+    pub async fn joined(&self, snapshot: &Snapshot) -> Result<(), PgError> {
         self.stream_statement(
             "UPDATE maskbus.stream_state SET join_snapshot = $1, updated_at = now()",
             &[&snapshot.0],
@@ -150,13 +165,13 @@ impl Writer {
     }
 
     /// Forgets the stream (it was lost): the next round starts it again.
-    pub async fn stream_forgotten(&self) -> Result<(), PgError> {
+    pub async fn forgotten(&self) -> Result<(), PgError> {
         self.stream_statement("DELETE FROM maskbus.stream_state", &[])
             .await
     }
 
     /// Moves the position past transactions that brought nothing to apply.
-    pub async fn stream_reached(&self, through: Lsn) -> Result<(), PgError> {
+    pub async fn reached(&self, through: Lsn) -> Result<(), PgError> {
         self.stream_statement(
             "UPDATE maskbus.stream_state SET applied_lsn = $1, updated_at = now()
               WHERE applied_lsn::pg_lsn < $1::text::pg_lsn",
@@ -171,62 +186,18 @@ impl Writer {
         values: &[&(dyn ToSql + Sync)],
     ) -> Result<(), PgError> {
         let client = self.client().await?;
-        client
-            .execute(sql, values)
-            .await
-            .map_err(|e| self.target.query_error("recording the stream position", &e))?;
+        client.execute(sql, values).await.map_err(|e| {
+            self.db
+                .target()
+                .query_error("recording the stream position", &e)
+        })?;
         Ok(())
-    }
-
-    /// Deletes rows by key from several tables in one transaction, in the order given (children
-    /// first): constraints deferred, and the links that close a cycle cut first, so rows that
-    /// reference each other go together. Returns how many rows were deleted.
-    pub async fn delete_keys(
-        &self,
-        deletions: &[(&EntityPlan, &[Vec<String>])],
-    ) -> Result<u64, PgError> {
-        let mut client = self.client().await?;
-        let q =
-            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
-        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
-        tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
-            .await
-            .map_err(q("SET CONSTRAINTS".into()))?;
-        let key_arrays = |plan: &EntityPlan, keys: &[Vec<String>]| -> Vec<Vec<String>> {
-            (0..plan.key.columns.len())
-                .map(|i| keys.iter().map(|k| k[i].clone()).collect())
-                .collect()
-        };
-        for (plan, keys) in deletions.iter().filter(|(p, _)| !p.deferred.is_empty()) {
-            let columns = key_arrays(plan, keys);
-            tx.execute(
-                &statements::unlink_by_key(&plan.table, &plan.key, &plan.deferred),
-                &params(&columns),
-            )
-            .await
-            .map_err(q(format!("cutting the links of rows of {}", plan.entity)))?;
-        }
-        let mut deleted = 0;
-        for (plan, keys) in deletions {
-            let columns = key_arrays(plan, keys);
-            deleted += tx
-                .execute(
-                    &statements::delete_by_key(&plan.table, &plan.key),
-                    &params(&columns),
-                )
-                .await
-                .map_err(q(format!("deleting rows of {}", plan.entity)))?;
-        }
-        tx.commit()
-            .await
-            .map_err(q("COMMIT of the deleted rows".into()))?;
-        Ok(deleted)
     }
 
     /// Applies source transactions, in order, and records the position the last one reaches, all
     /// in one target transaction: the target never holds part of a source transaction, and a
     /// crash keeps all of them or none. Returns the rows written or deleted.
-    pub async fn apply_transactions(
+    pub async fn apply(
         &self,
         plans: &[EntityPlan],
         transactions: &[TransactionChanges],
@@ -236,7 +207,7 @@ impl Writer {
         };
         let mut client = self.client().await?;
         let failed = |what: String| {
-            let target = &self.target;
+            let target = self.db.target();
             move |e: tokio_postgres::Error| ConsumerError::from(target.query_error(what, &e))
         };
         let tx = client

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub struct Asker {
-    pub mailbox: Mailbox,
+    mailbox: Mailbox,
     mailbox_name: String,
     producer_mailbox: String,
     /// The role replies must come from: the owner of the producer's mailbox on the bus. `None`
@@ -26,6 +26,11 @@ pub struct Asker {
 }
 
 impl Asker {
+    /// The consumer's connection to the bus.
+    pub fn mailbox(&self) -> &Mailbox {
+        &self.mailbox
+    }
+
     pub async fn new(mailbox: Mailbox, config: &ConsumerConfig) -> Result<Self, ConsumerError> {
         let trusted_sender = mailbox.owner(&config.producer_mailbox).await?;
         match &trusted_sender {

@@ -1,7 +1,7 @@
 //! Which subset a target holds: named on its first run, and a later run that asks for another
 //! (or for the whole source, or a subset of a whole copy) is refused before anything is written.
 
-use super::writer::Writer;
+use super::target_db::TargetDb;
 use super::ConsumerError;
 
 /// How a subset (or its absence) is named in a message.
@@ -17,20 +17,19 @@ pub(crate) fn conflict(held: Option<&str>, asked: Option<&str>) -> Option<(Strin
     (held != asked).then(|| (describe(held), describe(asked)))
 }
 
-impl Writer {
-    /// Records `subset` as what this target holds on its first run; refuses a run that asks
-    /// for something else later.
-    pub async fn hold_subset(&self, subset: Option<&str>) -> Result<(), ConsumerError> {
-        let client = self.client().await?;
-        let failed = |e: tokio_postgres::Error| {
-            ConsumerError::from(
-                self.target
-                    .query_error("reading which subset the target holds", &e),
-            )
-        };
-        // Until a pass has written something, the target holds nothing and may change its mind
-        // (a typo in the subset's name, say).
-        let synced: bool = client
+/// Records `subset` as what the target `db` holds on its first run; refuses a run that asks
+/// for something else later.
+pub async fn hold(db: &TargetDb, subset: Option<&str>) -> Result<(), ConsumerError> {
+    let client = db.client().await?;
+    let failed = |e: tokio_postgres::Error| {
+        ConsumerError::from(
+            db.target()
+                .query_error("reading which subset the target holds", &e),
+        )
+    };
+    // Until a pass has written something, the target holds nothing and may change its mind
+    // (a typo in the subset's name, say).
+    let synced: bool = client
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM maskbus.sync_state WHERE synced_until IS NOT NULL OR pass_until IS NOT NULL)
                      OR EXISTS (SELECT 1 FROM maskbus.stream_state)",
@@ -39,35 +38,34 @@ impl Writer {
             .await
             .map_err(failed)?
             .get(0);
-        let recorded: Option<Option<String>> = client
-            .query_opt("SELECT subset FROM maskbus.target_subset", &[])
-            .await
-            .map_err(failed)?
-            .map(|row| row.get(0));
-        let held = match recorded {
-            Some(held) if synced => held,
-            // A target synced before subsets were recorded holds the whole source.
-            None if synced => None,
-            _ => subset.map(str::to_string),
-        };
-        client
-            .execute(
-                "INSERT INTO maskbus.target_subset (subset) VALUES ($1)
+    let recorded: Option<Option<String>> = client
+        .query_opt("SELECT subset FROM maskbus.target_subset", &[])
+        .await
+        .map_err(failed)?
+        .map(|row| row.get(0));
+    let held = match recorded {
+        Some(held) if synced => held,
+        // A target synced before subsets were recorded holds the whole source.
+        None if synced => None,
+        _ => subset.map(str::to_string),
+    };
+    client
+        .execute(
+            "INSERT INTO maskbus.target_subset (subset) VALUES ($1)
                  ON CONFLICT (only_row) DO UPDATE SET subset = EXCLUDED.subset,
                      since = CASE WHEN target_subset.subset IS NOT DISTINCT FROM EXCLUDED.subset
                                   THEN target_subset.since ELSE now() END",
-                &[&held],
-            )
-            .await
-            .map_err(failed)?;
-        match conflict(held.as_deref(), subset) {
-            None => Ok(()),
-            Some((held, asked)) => Err(ConsumerError::OtherSubset {
-                database: self.target.dbname().to_string(),
-                held,
-                asked,
-            }),
-        }
+            &[&held],
+        )
+        .await
+        .map_err(failed)?;
+    match conflict(held.as_deref(), subset) {
+        None => Ok(()),
+        Some((held, asked)) => Err(ConsumerError::OtherSubset {
+            database: db.target().dbname().to_string(),
+            held,
+            asked,
+        }),
     }
 }
 

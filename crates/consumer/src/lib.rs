@@ -4,15 +4,23 @@
 //! cannot reach the masker: `maskbus-mask` is not among its dependencies, direct or not
 //! (`tests/integration/architecture.rs`).
 //!
-//! - [`client`]: the request/reply client over the bus.
-//! - [`writer`]: the target writer (pages with their watermark in one transaction, deferred
-//!   links, sequences) and the consumer's bookkeeping schema.
+//! - [`client`]: the request/reply client over the bus ([`client::Asker`]).
+//! - [`target_db`]: the target database as the consumer opens and reads it ([`TargetDb`]).
+//! - [`writer`]: rows into the target ([`writer::PageWriter`]: pages with their watermark in
+//!   one transaction, deferred links, rows deleted by key, sequences).
 //! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
-//! - [`local`]: the back-ends of the consumer's tools (`insert_rows`, `query_local`).
-//! - `load`: the first pass into empty tables, loaded in bulk as `pg_restore` does.
-//! - `copy`: pages into the target with `COPY` (the bulk load's first windows).
+//! - `pass`: one sync pass ([`pass::Pass`]), table by table, page by page.
+//! - `parents`: pages whose parents the target lacks, the parents fetched first.
+//! - `load`: the first pass into empty tables, loaded in bulk as `pg_restore` does
+//!   ([`load::BulkLoad`]); `copy`: pages into the target with `COPY`.
 //! - [`rebuild`]: rebuilding what a bulk load lifted, beside the pass and at its end.
-//! - `pass`: one sync pass, table by table, page by page, parents fetched when missing.
+//! - [`stream`]: following the change stream ([`stream::Follower`]); `changes`: streamed
+//!   transactions into the target ([`changes::ChangeApplier`]).
+//! - [`verify`]: the consumer's half of verify and repair ([`verify::Verifier`]).
+//! - [`local`]: the back-ends of the consumer's tools ([`local::LocalTools`]: `insert_rows`,
+//!   `query_local`).
+//! - [`status`]: `maskbus status`, read-only; `share`: which worker syncs which table;
+//!   `held_subset`: the subset a target keeps.
 //!
 //! Each page is upserted by key in one transaction together with the entity's watermark, so a
 //! page delivered twice changes nothing and a crash between pages resumes exactly where the last
@@ -20,38 +28,35 @@
 //! committed late on the source) asks the producer for those parents first. Foreign keys that
 //! close a cycle are written NULL, staged, and set when the pass is through. The target's
 //! sequences are moved past the synced values after each pass.
-//!
-//! Also: `stream` (following the change stream), `changes` (streamed transactions into the
-//! target), `verify` (the consumer's half of verify and repair), `status` (`maskbus status`,
-//! read-only), `share` (which worker syncs which table), `held_subset` (the subset a target keeps).
 
-mod changes;
+pub mod changes;
 pub mod client;
 mod copy;
 mod held_subset;
-mod load;
+pub mod load;
 pub mod local;
 pub mod pages;
-mod pass;
+mod parents;
+pub mod pass;
 pub mod rebuild;
 mod share;
 pub mod status;
 pub mod stream;
+pub mod target_db;
 pub mod verify;
 pub mod writer;
 
 pub use pages::{EntityPlan, Skipped, SyncState};
-pub use writer::MIGRATIONS;
+pub use target_db::{TargetDb, MIGRATIONS};
 
 use client::Asker;
 use maskbus_config::ConsumerConfig;
 use maskbus_mailbox::{Mailbox, MailboxError, Settings};
 use maskbus_pg::{PgError, Target};
 use maskbus_protocol::{ErrorReply, ReceivedReply, Request, VERSION};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::watch;
-use writer::Writer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConsumerError {
@@ -141,24 +146,49 @@ impl PassReport {
     }
 }
 
+/// The consumer: its configuration, its client on the bus and its target database. The jobs
+/// it runs each have a type of their own ([`pass::Pass`], [`stream::Follower`],
+/// [`verify::Verifier`], [`local::LocalTools`]).
 pub struct Consumer {
-    pub config: ConsumerConfig,
-    pub asker: Asker,
-    pub writer: Writer,
+    config: ConsumerConfig,
+    asker: Asker,
+    db: TargetDb,
 }
 
 impl Consumer {
     pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
-        let writer = Writer::start(target, config.init_target, config.disable_triggers).await?;
-        writer.hold_subset(config.subset.as_deref()).await?;
+        let db = TargetDb::open(target, config.init_target, config.disable_triggers).await?;
+        held_subset::hold(&db, config.subset.as_deref()).await?;
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         Ok(Self {
             asker: Asker::new(mailbox, &config).await?,
             config,
-            writer,
+            db,
         })
+    }
+
+    pub fn config(&self) -> &ConsumerConfig {
+        &self.config
+    }
+
+    pub fn asker(&self) -> &Asker {
+        &self.asker
+    }
+
+    /// The consumer's own mailbox connection (for `mailbox_wait` and health).
+    pub fn mailbox(&self) -> &Mailbox {
+        self.asker.mailbox()
+    }
+
+    pub fn db(&self) -> &TargetDb {
+        &self.db
+    }
+
+    /// The consumer's tools over its test database.
+    pub fn local(&self) -> local::LocalTools<'_> {
+        local::LocalTools::new(&self.db)
     }
 
     /// The entities to sync, in fill order (what the producer serves and the target can take),
@@ -179,38 +209,27 @@ impl Consumer {
                 })
             }
         };
-        self.catalog_plan(&offered, &keys).await
-    }
-
-    /// How `offered` lands in the target, from its catalog alone.
-    pub async fn catalog_plan(
-        &self,
-        offered: &[String],
-        keys: &BTreeMap<String, Vec<String>>,
-    ) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
-        let offered: Vec<String> = offered
-            .iter()
-            .filter(|e| maskbus_protocol::is_entity_name(e))
-            .map(|e| maskbus_model::qualify(e))
-            .collect();
-        let schemas: Vec<String> = offered
-            .iter()
-            .map(|e| maskbus_pg::TableRef::parse(e).schema)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let (tables, fks) = self.writer.catalog(&schemas).await?;
-        let (plans, skipped) = pages::entity_plans(&offered, keys, &tables, &fks)?;
-        for plan in &plans {
-            for fk in &plan.outside {
-                tracing::warn!(entity = %plan.entity, constraint = %fk.name, parent = %fk.parent, "a foreign key references a table the producer does not serve; its rows must already be in the target");
-            }
-        }
-        Ok((plans, skipped))
+        self.db.entity_plans(&offered, &keys).await
     }
 
     pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, ConsumerError> {
-        Ok(self.writer.states().await?)
+        Ok(self.db.states().await?)
+    }
+
+    /// One sync pass (see [`pass::Pass`]).
+    pub async fn sync_pass(
+        &self,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<PassReport, ConsumerError> {
+        let (plans, skipped) = self.plan().await?;
+        pass::Pass::new(&self.config, &self.asker, &self.db, stop)
+            .run(plans, skipped)
+            .await
+    }
+
+    /// Compares the target with the masked source; with `repair`, makes them equal.
+    pub async fn verify(&self, repair: bool) -> Result<verify::VerifyReport, ConsumerError> {
+        verify::Verifier::connect(self).await?.run(repair).await
     }
 
     /// Passes until stopped (or until caught up with `once`). Returns the rows moved.
@@ -223,7 +242,7 @@ impl Consumer {
             // A signal ends a wait for the producer too: what is not committed is asked again.
             let mut signal = stop.clone();
             return tokio::select! {
-                followed = self.follow_stream(once, &stop) => followed,
+                followed = stream::Follower::new(self, &stop).run(once) => followed,
                 _ = signal.wait_for(|stopped| *stopped) => Ok(0),
             };
         }

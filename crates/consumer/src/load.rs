@@ -9,10 +9,11 @@
 //! when it is through: at the end of every pass, whatever it was, nothing stays lifted unless it
 //! cannot be rebuilt, and then the pass says which object, on which table, and why.
 
-use super::pages::{EntityPlan, SyncState};
-use super::writer::Writer;
+use super::pages::{EntityPlan, Skipped, SyncState};
+use super::rebuild::{EarlyRebuild, Rebuilder};
+use super::target_db::TargetDb;
 use maskbus_pg::bulk::{self, Lifted, LiftedKind};
-use maskbus_pg::{ForeignKey, PgError, TableRef};
+use maskbus_pg::{PgError, TableRef};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The tables a pass may load in bulk: never synced (no watermark), by plan order.
@@ -32,7 +33,7 @@ pub fn never_synced<'a>(
 /// not matter for correctness, and children go first: the largest tables are usually the leaves
 /// (transactions, events, lines), and their indexes are then built while the tables they
 /// reference load, not at the end. A table whose parent then fails is emptied again
-/// ([`Writer::unload`]), so it ends as it would have parents first: not synced.
+/// ([`BulkLoad::unload`]), so it ends as it would have parents first: not synced.
 pub fn children_first(plans: &[EntityPlan], in_bulk: &BTreeSet<String>, workers: u32) -> bool {
     workers <= 1
         && !plans.is_empty()
@@ -75,24 +76,79 @@ pub enum ParentProgress {
     NotStarted,
 }
 
-impl Writer {
-    /// How far `entity`'s first pass is (for a worker about to load a table whose parent another
-    /// worker loads).
-    pub async fn progress(&self, entity: &str) -> Result<ParentProgress, PgError> {
-        let client = self.client().await?;
-        let row = client
-            .query_opt(
-                "SELECT synced_until IS NOT NULL, extract(epoch FROM now() - updated_at)::float8
-                   FROM maskbus.sync_state WHERE entity = $1",
-                &[&entity],
-            )
-            .await
-            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
-        Ok(match row {
-            None => ParentProgress::NotStarted,
-            Some(r) if r.get::<_, bool>(0) => ParentProgress::Loaded,
-            Some(r) => ParentProgress::Loading(r.get::<_, Option<f64>>(1).unwrap_or(0.0)),
-        })
+/// The bulk load of one pass: which of its tables were empty and are loaded in bulk (their
+/// secondary indexes and foreign keys lifted), in which order, and the rebuild of what was
+/// lifted, early beside the pass where it can be and at its end for the rest.
+pub struct BulkLoad<'db> {
+    db: &'db TargetDb,
+    /// The entities of this pass that were empty and load in bulk.
+    in_bulk: BTreeSet<String>,
+    /// Whether the pass fills its tables children first ([`children_first`]).
+    children_first: bool,
+    /// Alone on the target, the rebuild of each table loaded in bulk as soon as it is in.
+    early: Option<EarlyRebuild>,
+}
+
+impl<'db> BulkLoad<'db> {
+    /// A pass that loads nothing in bulk (but still rebuilds what an earlier one lifted).
+    pub fn off(db: &'db TargetDb) -> Self {
+        Self {
+            db,
+            in_bulk: BTreeSet::new(),
+            children_first: false,
+            early: None,
+        }
+    }
+
+    /// Lifts for a pass over `plans` by `workers` workers: of `candidates` (the tables never
+    /// synced), those that hold no row load in bulk. See [`BulkLoad::lift_for_load`].
+    pub async fn lift(
+        db: &'db TargetDb,
+        plans: &[EntityPlan],
+        candidates: &[&EntityPlan],
+        workers: u32,
+    ) -> Result<Self, PgError> {
+        let mut load = Self::off(db);
+        let synced: Vec<&TableRef> = plans.iter().map(|p| &p.table).collect();
+        load.in_bulk = load.lift_for_load(candidates, &synced).await?;
+        load.children_first = children_first(plans, &load.in_bulk, workers);
+        // Alone on the target, a table loaded in bulk gets its indexes (and its foreign keys,
+        // once their parent is loaded too) back while the next tables load; a table of a
+        // cycle, or with links to set, waits for the end of the pass.
+        load.early = (workers <= 1 && !load.in_bulk.is_empty())
+            .then(|| EarlyRebuild::start(Rebuilder::new(db)));
+        Ok(load)
+    }
+
+    pub fn children_first(&self) -> bool {
+        self.children_first
+    }
+
+    /// `plan`'s table is through for this pass: what was lifted of it may be rebuilt now.
+    pub fn loaded(&self, plan: &EntityPlan) {
+        if let Some(early) = self.early.as_ref().filter(|_| {
+            self.in_bulk.contains(&plan.entity)
+                && plan.together.is_none()
+                && plan.deferred.is_empty()
+        }) {
+            early.table_loaded(&plan.table);
+        }
+    }
+
+    /// Rebuilds what is still lifted (by this pass, or by one cut short before it): the early
+    /// rebuilds are waited for, the rest rebuilt now; with several workers (`mine`), each
+    /// rebuilds what belongs to its tables. Returns the objects rebuilt and those that could not
+    /// be, each as a failed table with the reason.
+    pub async fn finish(
+        self,
+        mine: Option<&BTreeSet<String>>,
+    ) -> Result<(usize, Vec<Skipped>), PgError> {
+        let early = match self.early {
+            Some(early) => early.finish().await,
+            None => 0,
+        };
+        let (rebuilt, not_rebuilt) = Rebuilder::new(self.db).restore_lifted(mine).await?;
+        Ok((early + rebuilt, not_rebuilt))
     }
 
     /// Lifts the secondary indexes and foreign keys of the tables in `candidates` that hold no
@@ -100,7 +156,7 @@ impl Writer {
     /// (`synced`) are lifted: the rows of any other parent must already be there, and the
     /// check as rows land is what says so. Returns the entities loaded in bulk: those that
     /// were empty.
-    pub async fn lift_for_load(
+    async fn lift_for_load(
         &self,
         candidates: &[&EntityPlan],
         synced: &[&TableRef],
@@ -108,9 +164,10 @@ impl Writer {
         if candidates.is_empty() {
             return Ok(BTreeSet::new());
         }
-        let mut client = self.client().await?;
-        let q =
-            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let mut client = self.db.client().await?;
+        let q = |action: String| {
+            move |e: tokio_postgres::Error| self.db.target().query_error(action, &e)
+        };
         let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
         // Workers sharing a target lift at the same moment, each dropping keys that lock two
         // tables: one at a time, or two of them deadlock and one pass starts again.
@@ -133,7 +190,7 @@ impl Writer {
                 entity_of.insert(plan.table.clone(), &plan.entity);
             }
         }
-        let lifted: Vec<Lifted> = bulk::liftable(&self.target, &*tx, &empty)
+        let lifted: Vec<Lifted> = bulk::liftable(self.db.target(), &*tx, &empty)
             .await?
             .into_iter()
             .filter(|l| {
@@ -201,9 +258,10 @@ impl Writer {
         }
         let tables: Vec<&TableRef> = plans.iter().map(|p| &p.table).collect();
         let entities: Vec<&str> = plans.iter().map(|p| p.entity.as_str()).collect();
-        let mut client = self.client().await?;
+        let mut client = self.db.client().await?;
         let q = |e: tokio_postgres::Error| {
-            self.target
+            self.db
+                .target()
                 .query_error(format!("emptying {} again", entities.join(", ")), &e)
         };
         let tx = client.transaction().await.map_err(q)?;
@@ -217,27 +275,6 @@ impl Writer {
         .await
         .map_err(q)?;
         tx.commit().await.map_err(q)
-    }
-
-    /// Up to `limit` values of `fk`'s columns that child rows hold and no parent row has.
-    pub async fn orphans(&self, fk: &ForeignKey, limit: i64) -> Result<Vec<Vec<String>>, PgError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(&maskbus_pg::statements::orphans(fk), &[&limit])
-            .await
-            .map_err(|e| {
-                self.target.query_error(
-                    format!(
-                        "looking for rows of {} whose {} parent is missing",
-                        fk.table, fk.name
-                    ),
-                    &e,
-                )
-            })?;
-        Ok(rows
-            .iter()
-            .map(|r| (0..fk.columns.len()).map(|i| r.get(i)).collect())
-            .collect())
     }
 }
 

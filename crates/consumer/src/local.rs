@@ -1,13 +1,23 @@
 //! The back-ends of the consumer's own tools: `insert_rows` (rows an agent brings, written like
 //! a page, without a watermark) and `query_local` (rows of the test database, read-only).
 
-use super::writer::ApplyError;
-use super::{Consumer, ConsumerError};
+use super::target_db::TargetDb;
+use super::writer::{ApplyError, PageWriter};
+use super::ConsumerError;
 use maskbus_pg::{statements, TableRef};
 use maskbus_protocol::{KeyCursor, ReceivedPage, MAX_PAGE_ROWS, VERSION};
 use std::collections::BTreeMap;
 
-impl Consumer {
+/// The consumer's tools over its own test database.
+pub struct LocalTools<'db> {
+    db: &'db TargetDb,
+}
+
+impl<'db> LocalTools<'db> {
+    pub fn new(db: &'db TargetDb) -> Self {
+        Self { db }
+    }
+
     /// Inserts rows a caller supplies (the `insert_rows` tool): same upsert, no watermark.
     pub async fn insert_rows(
         &self,
@@ -26,7 +36,8 @@ impl Consumer {
         // The target's catalog is enough: the caller (an agent) brings the rows, and may have no
         // model-free producer to ask for missing parents.
         let (plans, skipped) = self
-            .catalog_plan(std::slice::from_ref(&entity), &BTreeMap::new())
+            .db
+            .entity_plans(std::slice::from_ref(&entity), &BTreeMap::new())
             .await?;
         let Some(plan) = plans.into_iter().next() else {
             return Err(unsupported(
@@ -49,7 +60,7 @@ impl Consumer {
             part: 0,
             parts: 1,
         };
-        match self.writer.apply(&plan, &page, None).await {
+        match PageWriter::new(self.db).apply(&plan, &page, None).await {
             Ok(written) => Ok(written),
             Err(ApplyError::Consumer(e)) => Err(e),
             Err(ApplyError::MissingParents(_)) => Err(ConsumerError::BadReply {
@@ -75,8 +86,8 @@ impl Consumer {
             return Err(unsupported("not a table name"));
         }
         let table = TableRef::parse(&maskbus_model::qualify(entity));
-        let client = self.writer.client().await?;
-        let info = maskbus_pg::catalog::table(&self.writer.target, &client, &table)
+        let client = self.db.client().await?;
+        let info = maskbus_pg::catalog::table(self.db.target(), &client, &table)
             .await?
             .ok_or_else(|| unsupported("no such table in the test database"))?;
         let key = info.key(None).map_err(|e| unsupported(&e.to_string()))?;
@@ -88,11 +99,7 @@ impl Consumer {
         let rows = client
             .query(&sql, &[&after, &i64::from(limit.min(MAX_PAGE_ROWS))])
             .await
-            .map_err(|e| {
-                self.writer
-                    .target
-                    .query_error(format!("reading {table}"), &e)
-            })?;
+            .map_err(|e| self.db.target().query_error(format!("reading {table}"), &e))?;
         let values = rows
             .iter()
             .map(|r| (0..columns.len()).map(|i| r.get(i)).collect())

@@ -10,34 +10,28 @@
 //! with the foreign keys.
 
 use super::pages::Skipped;
+use super::target_db::TargetDb;
 use maskbus_pg::bulk::{Lifted, LiftedKind};
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{ForeignKey, PgError, PgPool, TableRef, Target};
 use std::collections::BTreeSet;
 
-impl super::writer::Writer {
-    /// Rebuilds what a bulk load lifted, on this writer's pool.
-    pub fn rebuilder(&self) -> Rebuilder {
-        Rebuilder {
-            target: self.target.clone(),
-            pool: self.pool().clone(),
-        }
-    }
-
-    /// Every object a load lifted and has not rebuilt yet, by entity, indexes first.
-    pub async fn lifted(&self) -> Result<Vec<(String, Lifted)>, PgError> {
-        self.rebuilder().lifted().await
-    }
-}
-
 /// Rebuilds lifted objects on its own connections.
 #[derive(Clone)]
 pub struct Rebuilder {
-    pub target: Target,
-    pub pool: PgPool,
+    target: Target,
+    pool: PgPool,
 }
 
 impl Rebuilder {
+    /// Rebuilds on `db`'s pool.
+    pub fn new(db: &TargetDb) -> Self {
+        Self {
+            target: db.target().clone(),
+            pool: db.pool().clone(),
+        }
+    }
+
     async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
         self.pool.get().await
     }

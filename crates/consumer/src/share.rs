@@ -12,7 +12,10 @@
 //! producer (`fetch_parents_of_orphans`, below).
 
 use super::pages::EntityPlan;
-use super::{Consumer, ConsumerError, PassReport};
+use super::parents::Parents;
+use super::rebuild::Rebuilder;
+use super::target_db::TargetDb;
+use super::ConsumerError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -69,95 +72,96 @@ pub fn assign(plans: &[EntityPlan], workers: u32) -> Vec<u32> {
         .collect()
 }
 
-impl Consumer {
-    /// With several workers, a child table's rows come from its worker's snapshot and its
-    /// parents' from another worker's, possibly older: before a lifted foreign key between them
-    /// is rebuilt, the parent rows that child rows reference and the target lacks are fetched
-    /// from the producer (by the columns the key references) and written. A parent the source no
-    /// longer has is left to the rebuild, which then names the key.
-    pub(super) async fn fetch_parents_of_orphans(
-        &self,
-        plans: &[EntityPlan],
-        mine: &BTreeSet<String>,
-        report: &mut PassReport,
-    ) -> Result<(), ConsumerError> {
-        let batch = maskbus_protocol::MAX_PAGE_ROWS as usize;
-        for (entity, object) in self.writer.lifted().await? {
-            let Some(fk) = object.foreign_key else {
-                continue;
-            };
-            let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
-                continue;
-            };
-            if !mine.contains(&entity) {
-                continue;
+/// With several workers, a child table's rows come from its worker's snapshot and its parents'
+/// from another worker's, possibly older: before a lifted foreign key between them is rebuilt,
+/// the parent rows that child rows reference and the target lacks are fetched from the
+/// producer (by the columns the key references) and written. A parent the source no longer has
+/// is left to the rebuild, which then names the key. Returns the parent rows fetched.
+pub async fn fetch_parents_of_orphans(
+    db: &TargetDb,
+    parents: &Parents<'_>,
+    mine: &BTreeSet<String>,
+) -> Result<u64, ConsumerError> {
+    let batch = maskbus_protocol::MAX_PAGE_ROWS as usize;
+    let mut fetched = 0;
+    for (entity, object) in Rebuilder::new(db).lifted().await? {
+        let Some(fk) = object.foreign_key else {
+            continue;
+        };
+        let Some(parent_plan) = parents.plan_of(&fk.parent) else {
+            continue;
+        };
+        if !mine.contains(&entity) {
+            continue;
+        }
+        // Bounded: each round writes the parents it asked for, or stops.
+        for _ in 0..100_000 {
+            let missing = db.orphans(&fk, batch as i64).await?;
+            if missing.is_empty() {
+                break;
             }
-            // Bounded: each round writes the parents it asked for, or stops.
-            for _ in 0..100_000 {
-                let missing = self.writer.orphans(&fk, batch as i64).await?;
-                if missing.is_empty() {
-                    break;
-                }
-                let asked = missing.len();
-                let parents = self
-                    .parent_rows(parent_plan, &fk.parent_columns, missing)
-                    .await?;
-                report.parents_fetched += parents.rows.len() as u64;
-                self.apply_with_parents(plans, parent_plan, &parents, None, report, 0)
-                    .await?;
-                if parents.rows.len() < asked {
-                    break;
-                }
+            let asked = missing.len();
+            let rows = parents
+                .rows(parent_plan, &fk.parent_columns, missing)
+                .await?;
+            fetched += rows.rows.len() as u64;
+            fetched += parents
+                .apply(parent_plan, &rows, None)
+                .await?
+                .parents_fetched;
+            if rows.rows.len() < asked {
+                break;
             }
         }
-        Ok(())
     }
+    Ok(fetched)
+}
 
-    /// Before a table's first load, waits while a parent that another worker loads is still being
-    /// loaded and making progress (its watermark moved within `request_timeout`; one that has not
-    /// started is given that long to start). Loading the child first would be correct, but every
-    /// row whose parent is not there yet costs a fetch. A stalled or failed parent stops the wait:
-    /// the child then fetches what it needs, or fails by name.
-    pub(super) async fn wait_for_other_workers_parents(
-        &self,
-        plans: &[EntityPlan],
-        mine: &[bool],
-        plan: &EntityPlan,
-        stop: &watch::Receiver<bool>,
-    ) -> Result<(), ConsumerError> {
-        use super::load::ParentProgress;
-        let patience = self.config.request_timeout.as_secs_f64();
-        for fk in &plan.parents {
-            let Some(position) = plans.iter().position(|p| p.table == fk.parent) else {
-                continue;
-            };
-            if mine[position] || fk.parent == plan.table {
-                continue;
-            }
-            let parent = &plans[position].entity;
-            let started = std::time::Instant::now();
-            let mut told = false;
-            loop {
-                if *stop.borrow() {
-                    return Err(ConsumerError::Stopped);
-                }
-                let waiting = match self.writer.progress(parent).await? {
-                    ParentProgress::Loaded => false,
-                    ParentProgress::Loading(idle) => idle < patience,
-                    ParentProgress::NotStarted => started.elapsed().as_secs_f64() < patience,
-                };
-                if !waiting {
-                    break;
-                }
-                if !told {
-                    tracing::info!(entity = %plan.entity, %parent, "waiting for the worker that loads its parent");
-                    told = true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
+/// Before a table's first load, waits while a parent that another worker loads is still being
+/// loaded and making progress (its watermark moved within `patience`; one that has not started
+/// is given that long to start). Loading the child first would be correct, but every row whose
+/// parent is not there yet costs a fetch. A stalled or failed parent stops the wait: the child
+/// then fetches what it needs, or fails by name.
+pub async fn wait_for_parents(
+    db: &TargetDb,
+    plans: &[EntityPlan],
+    mine: &[bool],
+    plan: &EntityPlan,
+    stop: &watch::Receiver<bool>,
+    patience: Duration,
+) -> Result<(), ConsumerError> {
+    use super::load::ParentProgress;
+    let patience = patience.as_secs_f64();
+    for fk in &plan.parents {
+        let Some(position) = plans.iter().position(|p| p.table == fk.parent) else {
+            continue;
+        };
+        if mine[position] || fk.parent == plan.table {
+            continue;
         }
-        Ok(())
+        let parent = &plans[position].entity;
+        let started = std::time::Instant::now();
+        let mut told = false;
+        loop {
+            if *stop.borrow() {
+                return Err(ConsumerError::Stopped);
+            }
+            let waiting = match db.progress(parent).await? {
+                ParentProgress::Loaded => false,
+                ParentProgress::Loading(idle) => idle < patience,
+                ParentProgress::NotStarted => started.elapsed().as_secs_f64() < patience,
+            };
+            if !waiting {
+                break;
+            }
+            if !told {
+                tracing::info!(entity = %plan.entity, %parent, "waiting for the worker that loads its parent");
+                told = true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@
 //! A lost stream (the slot dropped, or moved past this target) is started again from step 1,
 //! with a warning: deletes made while it was lost are found by `maskbus verify`.
 
+use super::changes::{self, ChangeApplier};
 use super::pages::EntityPlan;
-use super::{changes, Consumer, ConsumerError};
+use super::writer::PageWriter;
+use super::{Consumer, ConsumerError};
 use maskbus_protocol::{
     ErrorCode, Request, Snapshot, MAX_CHANGE_ROWS, MAX_CHANGE_WAIT_MS, VERSION,
 };
@@ -29,20 +31,36 @@ pub struct RoundReport {
     pub caught_up: bool,
 }
 
-impl Consumer {
+/// Follows the change stream for one consumer: where the target stands is kept in the target
+/// ([`ChangeApplier`]); the follower holds the plans of the tables it applies to, while they
+/// hold.
+pub struct Follower<'a> {
+    consumer: &'a Consumer,
+    stop: &'a watch::Receiver<bool>,
+    applier: ChangeApplier<'a>,
+    /// The entities changes apply to, planned once per stream start (again after a failure).
+    plans: Option<Vec<EntityPlan>>,
+}
+
+impl<'a> Follower<'a> {
+    pub fn new(consumer: &'a Consumer, stop: &'a watch::Receiver<bool>) -> Self {
+        Self {
+            consumer,
+            stop,
+            applier: ChangeApplier::new(consumer.db()),
+            plans: None,
+        }
+    }
+
     /// Follows the change stream until stopped, or until caught up with `once`. Returns the rows
     /// written by the copy and the changes.
-    pub(super) async fn follow_stream(
-        &self,
-        once: bool,
-        stop: &watch::Receiver<bool>,
-    ) -> Result<u64, ConsumerError> {
+    pub async fn run(mut self, once: bool) -> Result<u64, ConsumerError> {
+        let config = self.consumer.config();
         let mut total = 0u64;
-        let mut plans: Option<Vec<EntityPlan>> = None;
         let mut retry = maskbus_pg::Retry::transient();
         let mut caught_up = false;
         loop {
-            if *stop.borrow() {
+            if *self.stop.borrow() {
                 return Ok(total);
             }
             // Following, an idle round is a long poll: the producer answers as soon as a change
@@ -50,22 +68,19 @@ impl Consumer {
             let wait = if once || !caught_up {
                 Duration::ZERO
             } else {
-                self.config
-                    .follow_interval
-                    .min(self.config.request_timeout / 2)
+                config.follow_interval.min(config.request_timeout / 2)
             };
-            let round = self.stream_round(&mut plans, wait, stop).await;
-            let report = match round {
+            let report = match self.round(wait).await {
                 Ok(report) => report,
                 Err(ConsumerError::Refused { error, .. })
                     if error.code() == ErrorCode::StreamLost =>
                 {
                     tracing::error!(refused = %error, "the change stream was lost; starting it again (deletes made meanwhile need `maskbus verify --repair`)");
-                    self.writer.stream_forgotten().await?;
+                    self.applier.forgotten().await?;
                     continue;
                 }
                 Err(e) if e.is_transient() => {
-                    plans = None;
+                    self.plans = None;
                     tracing::warn!(error = %e, "transient failure; resuming the stream from the target's position");
                     if !retry.pause().await {
                         return Err(e);
@@ -85,13 +100,8 @@ impl Consumer {
 
     /// One step of the stream: start it, make the copy, or apply the next changes.
     /// With `wait`, the producer holds an answer with no change that long for one to come.
-    pub async fn stream_round(
-        &self,
-        plans: &mut Option<Vec<EntityPlan>>,
-        wait: Duration,
-        stop: &watch::Receiver<bool>,
-    ) -> Result<RoundReport, ConsumerError> {
-        let Some(state) = self.writer.stream_state().await? else {
+    pub async fn round(&mut self, wait: Duration) -> Result<RoundReport, ConsumerError> {
+        let Some(state) = self.applier.state().await? else {
             let batch = self.ask_changes(None, None, Duration::ZERO).await?;
             if !batch.started {
                 return Err(ConsumerError::BadReply {
@@ -99,7 +109,7 @@ impl Consumer {
                     reason: "the producer did not start the stream".into(),
                 });
             }
-            self.writer.stream_started(batch.through).await?;
+            self.applier.started(batch.through).await?;
             tracing::info!(position = %batch.through, "change stream started; copying the source");
             return Ok(RoundReport::default());
         };
@@ -108,7 +118,7 @@ impl Consumer {
             // be older than the slot).
             let mut rows = 0;
             loop {
-                let report = self.sync_pass(stop).await?;
+                let report = self.consumer.sync_pass(self.stop).await?;
                 report.count();
                 rows += report.total_rows();
                 if !report.resumed {
@@ -118,7 +128,7 @@ impl Consumer {
                             reason: "the copy ended without the snapshot it reached".into(),
                         });
                     };
-                    self.writer.stream_joined(&Snapshot(until)).await?;
+                    self.applier.joined(&Snapshot(until)).await?;
                     tracing::info!(rows, "copy done; following the change stream");
                     return Ok(RoundReport {
                         rows,
@@ -127,21 +137,18 @@ impl Consumer {
                 }
             }
         };
-        if plans.is_none() {
-            *plans = Some(self.plan().await?.0);
+        if self.plans.is_none() {
+            self.plans = Some(self.consumer.plan().await?.0);
         }
-        let plans = plans.as_deref().unwrap_or_default();
         let batch = self
             .ask_changes(Some(state.applied), Some(join), wait)
             .await?;
+        let plans = self.plans.as_deref().unwrap_or_default();
         let mut report = RoundReport {
             caught_up: batch.transactions.is_empty() && !batch.more,
             ..RoundReport::default()
         };
-        report.rows = self
-            .writer
-            .apply_transactions(plans, &batch.transactions)
-            .await?;
+        report.rows = self.applier.apply(plans, &batch.transactions).await?;
         report.transactions = batch.transactions.len() as u64;
         let mut touched: Vec<EntityPlan> = Vec::new();
         for set in batch.transactions.iter().flat_map(|t| &t.sets) {
@@ -151,9 +158,11 @@ impl Consumer {
                 }
             }
         }
-        self.writer.stream_reached(batch.through).await?;
+        self.applier.reached(batch.through).await?;
         if !touched.is_empty() {
-            self.writer.move_sequences(&touched).await?;
+            PageWriter::new(self.consumer.db())
+                .move_sequences(&touched)
+                .await?;
         }
         if report.transactions > 0 {
             tracing::info!(transactions = report.transactions, rows = report.rows, position = %batch.through, "changes applied");
@@ -168,16 +177,18 @@ impl Consumer {
         join: Option<Snapshot>,
         wait: Duration,
     ) -> Result<changes::ChangeBatch, ConsumerError> {
+        let config = self.consumer.config();
         let request = Request::Changes {
             v: VERSION,
             after: after.map(maskbus_protocol::Position),
             join,
-            limit: (self.config.page_size * self.config.pages_per_request).min(MAX_CHANGE_ROWS),
+            limit: (config.page_size * config.pages_per_request).min(MAX_CHANGE_ROWS),
             wait_ms: (!wait.is_zero())
                 .then(|| wait.as_millis().min(u128::from(MAX_CHANGE_WAIT_MS)) as u32),
         };
         let replies = self
-            .asker
+            .consumer
+            .asker()
             .ask_patiently(&request, "the source's changes")
             .await?;
         changes::group(replies)

@@ -10,7 +10,9 @@
 //! and asks the producer for the missing and different rows by key (parents first).
 
 use super::pages::EntityPlan;
-use super::{Consumer, ConsumerError, PassReport};
+use super::parents::Parents;
+use super::writer::PageWriter;
+use super::{Consumer, ConsumerError};
 use futures_util::StreamExt;
 use maskbus_pg::statements;
 use maskbus_pg::READ_ONLY_CANONICAL;
@@ -138,16 +140,33 @@ fn hashes_fit(plan: &EntityPlan, reply: &HashReply) -> bool {
         && reply.next_after.as_ref().is_none_or(|k| k.len() == width)
 }
 
-impl Consumer {
-    /// Compares every synced table with the masked source; with `repair`, makes them equal.
-    pub async fn verify(&self, repair: bool) -> Result<VerifyReport, ConsumerError> {
-        let (plans, _) = self.plan().await?;
-        let mut target = self.writer.target.clone();
+/// Compares the target with the masked source, table by table, over one read-only
+/// connection of its own that reads values as the producer prints them; repairs on request.
+pub struct Verifier<'a> {
+    consumer: &'a Consumer,
+    /// The target, read-only, values in the canonical text the producer hashes.
+    target: maskbus_pg::Target,
+    client: tokio_postgres::Client,
+}
+
+impl<'a> Verifier<'a> {
+    pub async fn connect(consumer: &'a Consumer) -> Result<Self, ConsumerError> {
+        let mut target = consumer.db().target().clone();
         target.config.options(READ_ONLY_CANONICAL);
         let client = target.connect().await?;
+        Ok(Self {
+            consumer,
+            target,
+            client,
+        })
+    }
+
+    /// Compares every synced table with the masked source; with `repair`, makes them equal.
+    pub async fn run(self, repair: bool) -> Result<VerifyReport, ConsumerError> {
+        let (plans, _) = self.consumer.plan().await?;
         let mut report = VerifyReport::default();
         for plan in &plans {
-            let drift = self.verify_table(&client, &target, plan).await?;
+            let drift = self.verify_table(plan).await?;
             if !drift.is_equal() {
                 tracing::warn!(entity = %plan.entity, missing = drift.missing.len(), extra = drift.extra.len(), different = drift.different.len(), "the target differs from the masked source");
             }
@@ -172,11 +191,12 @@ impl Consumer {
             after,
             through,
             rows,
-            subset: self.config.subset.clone(),
+            subset: self.consumer.config().subset.clone(),
         };
         let what = format!("hashes of {}", plan.entity);
         match self
-            .asker
+            .consumer
+            .asker()
             .ask_patiently(&request, &what)
             .await?
             .into_iter()
@@ -194,8 +214,6 @@ impl Consumer {
     /// The target's rows with key in (`after`, `through`], as (key, hash), in key order.
     async fn target_hashes(
         &self,
-        client: &tokio_postgres::Client,
-        target: &maskbus_pg::Target,
         plan: &EntityPlan,
         columns: &[String],
         after: &Option<KeyCursor>,
@@ -203,8 +221,8 @@ impl Consumer {
     ) -> Result<Vec<(Vec<String>, u64)>, ConsumerError> {
         let mut rows = Vec::new();
         let range = TargetRange {
-            client,
-            target,
+            client: &self.client,
+            target: &self.target,
             plan,
             columns,
         };
@@ -216,12 +234,7 @@ impl Consumer {
         Ok(rows)
     }
 
-    async fn verify_table(
-        &self,
-        client: &tokio_postgres::Client,
-        target: &maskbus_pg::Target,
-        plan: &EntityPlan,
-    ) -> Result<TableDrift, ConsumerError> {
+    async fn verify_table(&self, plan: &EntityPlan) -> Result<TableDrift, ConsumerError> {
         let mut drift = TableDrift {
             entity: plan.entity.clone(),
             ..TableDrift::default()
@@ -248,8 +261,8 @@ impl Consumer {
             };
             let mut bucketing = Bucketing::new(&reply.buckets);
             let range = TargetRange {
-                client,
-                target,
+                client: &self.client,
+                target: &self.target,
                 plan,
                 columns: &reply.columns,
             };
@@ -266,16 +279,8 @@ impl Consumer {
                     Some(reply.buckets[index - 1].last.clone())
                 };
                 let upper = Some(reply.buckets[index].last.clone());
-                self.narrow(
-                    client,
-                    target,
-                    plan,
-                    &reply.columns,
-                    lower,
-                    upper,
-                    &mut drift,
-                )
-                .await?;
+                self.narrow(plan, &reply.columns, lower, upper, &mut drift)
+                    .await?;
             }
             if bucketing.beyond.count > 0 {
                 let from = reply
@@ -284,7 +289,7 @@ impl Consumer {
                     .map(|b| b.last.clone())
                     .or(cursor.clone());
                 let extra = self
-                    .target_hashes(client, target, plan, &reply.columns, &from, &None)
+                    .target_hashes(plan, &reply.columns, &from, &None)
                     .await?;
                 drift.extra.extend(extra.into_iter().map(|(k, _)| k));
             }
@@ -299,11 +304,8 @@ impl Consumer {
     }
 
     /// Compares one key range row by row.
-    #[allow(clippy::too_many_arguments)]
     async fn narrow(
         &self,
-        client: &tokio_postgres::Client,
-        target: &maskbus_pg::Target,
         plan: &EntityPlan,
         columns: &[String],
         lower: Option<KeyCursor>,
@@ -325,7 +327,7 @@ impl Consumer {
             after = reply.next_after;
         }
         let ours: RowHashes = self
-            .target_hashes(client, target, plan, columns, &lower, &upper)
+            .target_hashes(plan, columns, &lower, &upper)
             .await?
             .into_iter()
             .map(|(k, h)| (k, hex(h)))
@@ -357,10 +359,11 @@ impl Consumer {
             .filter(|(_, drift)| !drift.extra.is_empty())
             .map(|(plan, drift)| (plan, drift.extra.as_slice()))
             .collect();
+        let writer = PageWriter::new(self.consumer.db());
         if !deletions.is_empty() {
-            report.deleted = self.writer.delete_keys(&deletions).await?;
+            report.deleted = writer.delete_keys(&deletions).await?;
         }
-        let mut pass = PassReport::default();
+        let parents = Parents::new(self.consumer.asker(), &writer, plans);
         for (plan, drift) in plans.iter().zip(&report.tables) {
             let wanted: Vec<Vec<String>> = drift
                 .missing
@@ -369,16 +372,14 @@ impl Consumer {
                 .cloned()
                 .collect();
             for chunk in wanted.chunks(MAX_PAGE_ROWS as usize) {
-                let page = self
-                    .parent_rows(plan, &plan.key.names(), chunk.to_vec())
+                let page = parents
+                    .rows(plan, &plan.key.names(), chunk.to_vec())
                     .await?;
-                report.written += self
-                    .apply_with_parents(plans, plan, &page, None, &mut pass, 0)
-                    .await?;
+                report.written += parents.apply(plan, &page, None).await?.rows;
             }
         }
         let touched: Vec<EntityPlan> = plans.to_vec();
-        self.writer.move_sequences(&touched).await?;
+        writer.move_sequences(&touched).await?;
         Ok(())
     }
 }

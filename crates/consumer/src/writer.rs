@@ -1,46 +1,16 @@
-//! The consumer's writes into the target: pages upserted together with their watermark and
-//! their staged links in one transaction, links set once a cycle is in, sequences moved past
-//! the synced values. The consumer's own bookkeeping lives in schema `maskbus` of the target
-//! (`maskbus.sync_state`, `maskbus.pending_links`), created on first run.
+//! The consumer's writes of rows into the target ([`PageWriter`]): pages upserted together with
+//! their watermark and their staged links in one transaction, links set once a cycle is in,
+//! rows deleted by key (a repair), sequences moved past the synced values.
 
 use super::pages::{self, EntityPlan, SyncState};
+use super::target_db::TargetDb;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::deadpool_postgres::GenericClient;
-use maskbus_pg::{statements, ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use maskbus_pg::{statements, PgError};
 use maskbus_protocol::ReceivedPage;
-use std::collections::BTreeMap;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-
-/// The consumer's own bookkeeping in the target database.
-pub const MIGRATIONS: &[Migration] = &[
-    Migration {
-        component: "sync",
-        name: "0001_sync_state.sql",
-        sql: include_str!("../sql/0001_sync_state.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0002_any_key.sql",
-        sql: include_str!("../sql/0002_any_key.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0003_bulk_load.sql",
-        sql: include_str!("../sql/0003_bulk_load.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0004_stream_state.sql",
-        sql: include_str!("../sql/0004_stream_state.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0005_target_subset.sql",
-        sql: include_str!("../sql/0005_target_subset.sql"),
-    },
-];
 
 /// Why a page could not be written.
 pub enum ApplyError {
@@ -78,155 +48,45 @@ impl From<PgError> for ApplyError {
     }
 }
 
-pub struct Writer {
-    pub target: Target,
-    pool: PgPool,
+/// Writes rows into the target's tables: pages with their watermark and staged links, links
+/// set later, rows deleted by key, sequences moved. While tables are filled together it holds
+/// the one transaction they share.
+pub struct PageWriter<'db> {
+    db: &'db TargetDb,
     /// While tables are filled together (a cycle of deferrable NOT NULL links), the one
     /// connection whose open transaction holds all their pages and watermarks.
     group: tokio::sync::Mutex<Option<deadpool_postgres::Object>>,
 }
 
-/// The first table (outside maskbus' own schema) that holds a row, if any.
-async fn first_table_with_rows(
-    target: &Target,
-    client: &tokio_postgres::Client,
-) -> Result<Option<String>, PgError> {
-    let tables = client
-        .query(
-            "SELECT format('%I.%I', n.nspname, c.relname), format('%s.%s', n.nspname, c.relname)
-               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
-                AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
-                AND n.nspname NOT LIKE 'pg\\_%'
-                AND has_table_privilege(c.oid, 'SELECT')
-              ORDER BY 2",
-            &[],
-        )
-        .await
-        .map_err(|e| target.query_error("listing the target's tables", &e))?;
-    for row in &tables {
-        let (sql_name, name): (String, String) = (row.get(0), row.get(1));
-        let has_rows: bool = client
-            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {sql_name})"), &[])
-            .await
-            .map_err(|e| target.query_error(format!("looking into {name}"), &e))?
-            .get(0);
-        if has_rows {
-            return Ok(Some(name));
-        }
-    }
-    Ok(None)
-}
-
-fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
+pub(crate) fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
     values.iter().map(|v| v as &(dyn ToSql + Sync)).collect()
 }
 
-impl Writer {
-    /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
-    /// rows in any table, or `adopt` must say that this database really is the test database:
-    /// maskbus never writes into a database that is not its target (production, by a typo).
-    pub async fn start(
-        mut target: Target,
-        adopt: bool,
-        disable_triggers: bool,
-    ) -> Result<Self, ConsumerError> {
-        if disable_triggers {
-            // Every connection of the writer, pooled or not, writes as a replica would.
-            let options = format!(
-                "{} -c session_replication_role=replica",
-                target.config.get_options().unwrap_or("")
-            );
-            target.config.options(options.trim());
-        }
-        {
-            let client = target.connect().await?;
-            let marked: bool = client
-                .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
-                .await
-                .map_err(|e| target.query_error("looking for the maskbus target marker", &e))?
-                .get(0);
-            if !marked && !adopt {
-                if let Some(table) = first_table_with_rows(&target, &client).await? {
-                    return Err(ConsumerError::NotATarget {
-                        database: target.dbname().to_string(),
-                        table,
-                    });
-                }
-            }
-        }
-        maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
-        let pool = PgPool::new(target.clone(), 3)?;
-        Ok(Self {
-            target,
-            pool,
+impl<'db> PageWriter<'db> {
+    pub fn new(db: &'db TargetDb) -> Self {
+        Self {
+            db,
             group: tokio::sync::Mutex::new(None),
-        })
+        }
     }
 
-    pub async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
-        self.pool.get().await
+    async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        self.db.client().await
     }
 
-    /// This writer's pool (the rebuilds after a bulk load run on it too).
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
-    /// The target's tables and foreign keys in `schemas`, counting those a bulk load has lifted
-    /// and not yet rebuilt (they are the target's all the same).
-    pub async fn catalog(
-        &self,
-        schemas: &[String],
-    ) -> Result<(Vec<TableInfo>, Vec<ForeignKey>), PgError> {
-        let client = self.client().await?;
-        let tables = maskbus_pg::catalog::tables(&self.target, &client, schemas).await?;
-        let mut fks = maskbus_pg::catalog::foreign_keys(&self.target, &**client, schemas).await?;
-        fks.extend(
-            self.lifted()
-                .await?
-                .into_iter()
-                .filter_map(|(_, l)| l.foreign_key)
-                .filter(|fk| schemas.contains(&fk.table.schema)),
-        );
-        Ok((tables, fks))
-    }
-
-    /// Every entity's watermark, by `schema.table`.
-    pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, PgError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT entity, synced_until, pass_until, after_key, rows_synced FROM maskbus.sync_state",
-                &[],
-            )
-            .await
-            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                (
-                    r.get(0),
-                    SyncState {
-                        synced_until: r.get(1),
-                        pass_until: r.get(2),
-                        after_key: r.get(3),
-                        rows_synced: r.get(4),
-                    },
-                )
-            })
-            .collect())
+    fn target(&self) -> &maskbus_pg::Target {
+        self.db.target()
     }
 
     /// Opens the transaction that tables filled together share: their constraints are checked
-    /// once, at [`Writer::commit_group`].
+    /// once, at [`PageWriter::commit_group`].
     pub async fn begin_group(&self) -> Result<(), PgError> {
         let client = self.client().await?;
         client
             .batch_execute("BEGIN; SET CONSTRAINTS ALL DEFERRED")
             .await
             .map_err(|e| {
-                self.target
+                self.target()
                     .query_error("BEGIN of tables filled together", &e)
             })?;
         *self.group.lock().await = Some(client);
@@ -243,7 +103,7 @@ impl Writer {
     pub async fn commit_group(&self) -> Result<(), PgError> {
         if let Some(client) = self.group.lock().await.take() {
             client.batch_execute("COMMIT").await.map_err(|e| {
-                self.target
+                self.target()
                     .query_error("COMMIT of tables filled together", &e)
             })?;
         }
@@ -279,7 +139,7 @@ impl Writer {
         }
     }
 
-    /// [`Writer::apply`] with the given load; `None` when COPY met a row that is there already
+    /// [`PageWriter::apply`] with the given load; `None` when COPY met a row that is there already
     /// (nothing of the page was kept).
     async fn apply_as(
         &self,
@@ -291,7 +151,7 @@ impl Writer {
         let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
         let mut group = self.group.lock().await;
         if let Some(client) = group.as_mut() {
-            let q = |action: &str, e: tokio_postgres::Error| self.target.query_error(action, &e);
+            let q = |action: &str, e: tokio_postgres::Error| self.target().query_error(action, &e);
             client
                 .batch_execute("SAVEPOINT page")
                 .await
@@ -310,7 +170,7 @@ impl Writer {
         drop(group);
         let mut client = self.client().await?;
         let q =
-            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+            |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
         let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
         // Deferrable constraints are checked at COMMIT, so rows of one page may reference each
         // other in any order; one more round trip, spent only where a link is deferrable.
@@ -343,7 +203,7 @@ impl Writer {
     ) -> Result<Option<u64>, ApplyError> {
         let links = pages::staged_links(plan, page);
         let q =
-            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+            |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
         let wrote = if page.rows.is_empty() {
             Ok(0)
         } else if load == Load::Copy {
@@ -416,7 +276,7 @@ impl Writer {
     pub async fn set_links(&self, plan: &EntityPlan) -> Result<u64, PgError> {
         let mut client = self.client().await?;
         let q =
-            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+            |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
         let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
         let linked = if plan.deferred.is_empty() {
             0
@@ -459,7 +319,7 @@ impl Writer {
             .query(&statements::missing(&plan.table, lookup), &params(&arrays))
             .await
             .map_err(|e| {
-                self.target
+                self.target()
                     .query_error(format!("looking for missing rows of {}", plan.entity), &e)
             })?;
         Ok(rows
@@ -474,11 +334,11 @@ impl Writer {
         let client = self.client().await?;
         for plan in plans {
             for (sequence, column) in
-                maskbus_pg::catalog::sequences(&self.target, &client, &plan.table).await?
+                maskbus_pg::catalog::sequences(self.target(), &client, &plan.table).await?
             {
                 let sql = maskbus_pg::statements::move_sequence_past(&plan.table, &column);
                 client.query(&sql, &[&sequence]).await.map_err(|e| {
-                    self.target.query_error(
+                    self.target().query_error(
                         format!("moving the sequence of {}.{column}", plan.entity),
                         &e,
                     )
@@ -486,5 +346,50 @@ impl Writer {
             }
         }
         Ok(())
+    }
+
+    /// Deletes rows by key from several tables in one transaction, in the order given (children
+    /// first): constraints deferred, and the links that close a cycle cut first, so rows that
+    /// reference each other go together. Returns how many rows were deleted.
+    pub async fn delete_keys(
+        &self,
+        deletions: &[(&EntityPlan, &[Vec<String>])],
+    ) -> Result<u64, PgError> {
+        let mut client = self.client().await?;
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
+        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
+            .await
+            .map_err(q("SET CONSTRAINTS".into()))?;
+        let key_arrays = |plan: &EntityPlan, keys: &[Vec<String>]| -> Vec<Vec<String>> {
+            (0..plan.key.columns.len())
+                .map(|i| keys.iter().map(|k| k[i].clone()).collect())
+                .collect()
+        };
+        for (plan, keys) in deletions.iter().filter(|(p, _)| !p.deferred.is_empty()) {
+            let columns = key_arrays(plan, keys);
+            tx.execute(
+                &statements::unlink_by_key(&plan.table, &plan.key, &plan.deferred),
+                &params(&columns),
+            )
+            .await
+            .map_err(q(format!("cutting the links of rows of {}", plan.entity)))?;
+        }
+        let mut deleted = 0;
+        for (plan, keys) in deletions {
+            let columns = key_arrays(plan, keys);
+            deleted += tx
+                .execute(
+                    &statements::delete_by_key(&plan.table, &plan.key),
+                    &params(&columns),
+                )
+                .await
+                .map_err(q(format!("deleting rows of {}", plan.entity)))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q("COMMIT of the deleted rows".into()))?;
+        Ok(deleted)
     }
 }

@@ -1,0 +1,249 @@
+//! The target database as the consumer holds it: opened only when it is a maskbus target (or
+//! empty, or adopted by `--init-target`), with the consumer's bookkeeping in schema `maskbus`
+//! (`maskbus.sync_state`, `maskbus.pending_links`, `maskbus.lifted`, `maskbus.stream_state`)
+//! migrated on open; and what the consumer reads of it: its catalog as entity plans, the
+//! watermarks, another worker's progress, the rows a lifted foreign key leaves without a parent.
+//! The writes are [`crate::writer::PageWriter`]'s, [`crate::load::BulkLoad`]'s and
+//! [`crate::changes::ChangeApplier`]'s.
+
+use super::load::ParentProgress;
+use super::pages::{self, EntityPlan, Skipped, SyncState};
+use super::rebuild::Rebuilder;
+use super::ConsumerError;
+use maskbus_pg::deadpool_postgres;
+use maskbus_pg::{ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The consumer's own bookkeeping in the target database.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        component: "sync",
+        name: "0001_sync_state.sql",
+        sql: include_str!("../sql/0001_sync_state.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0002_any_key.sql",
+        sql: include_str!("../sql/0002_any_key.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0003_bulk_load.sql",
+        sql: include_str!("../sql/0003_bulk_load.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0004_stream_state.sql",
+        sql: include_str!("../sql/0004_stream_state.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0005_target_subset.sql",
+        sql: include_str!("../sql/0005_target_subset.sql"),
+    },
+];
+
+/// An opened target database.
+pub struct TargetDb {
+    target: Target,
+    pool: PgPool,
+}
+
+/// The first table (outside maskbus' own schema) that holds a row, if any.
+async fn first_table_with_rows(
+    target: &Target,
+    client: &tokio_postgres::Client,
+) -> Result<Option<String>, PgError> {
+    let tables = client
+        .query(
+            "SELECT format('%I.%I', n.nspname, c.relname), format('%s.%s', n.nspname, c.relname)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+                AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
+                AND n.nspname NOT LIKE 'pg\\_%'
+                AND has_table_privilege(c.oid, 'SELECT')
+              ORDER BY 2",
+            &[],
+        )
+        .await
+        .map_err(|e| target.query_error("listing the target's tables", &e))?;
+    for row in &tables {
+        let (sql_name, name): (String, String) = (row.get(0), row.get(1));
+        let has_rows: bool = client
+            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {sql_name})"), &[])
+            .await
+            .map_err(|e| target.query_error(format!("looking into {name}"), &e))?
+            .get(0);
+        if has_rows {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+impl TargetDb {
+    /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
+    /// rows in any table, or `adopt` must say that this database really is the test database:
+    /// maskbus never writes into a database that is not its target (production, by a typo).
+    pub async fn open(
+        mut target: Target,
+        adopt: bool,
+        disable_triggers: bool,
+    ) -> Result<Self, ConsumerError> {
+        if disable_triggers {
+            // Every connection of the writer, pooled or not, writes as a replica would.
+            let options = format!(
+                "{} -c session_replication_role=replica",
+                target.config.get_options().unwrap_or("")
+            );
+            target.config.options(options.trim());
+        }
+        {
+            let client = target.connect().await?;
+            let marked: bool = client
+                .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+                .await
+                .map_err(|e| target.query_error("looking for the maskbus target marker", &e))?
+                .get(0);
+            if !marked && !adopt {
+                if let Some(table) = first_table_with_rows(&target, &client).await? {
+                    return Err(ConsumerError::NotATarget {
+                        database: target.dbname().to_string(),
+                        table,
+                    });
+                }
+            }
+        }
+        maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
+        let pool = PgPool::new(target.clone(), 3)?;
+        Ok(Self { target, pool })
+    }
+
+    pub async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
+        self.pool.get().await
+    }
+
+    /// The target's pool (the rebuilds after a bulk load run on it too).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The target's tables and foreign keys in `schemas`, counting those a bulk load has lifted
+    /// and not yet rebuilt (they are the target's all the same).
+    pub async fn catalog(
+        &self,
+        schemas: &[String],
+    ) -> Result<(Vec<TableInfo>, Vec<ForeignKey>), PgError> {
+        let client = self.client().await?;
+        let tables = maskbus_pg::catalog::tables(&self.target, &client, schemas).await?;
+        let mut fks = maskbus_pg::catalog::foreign_keys(&self.target, &**client, schemas).await?;
+        fks.extend(
+            Rebuilder::new(self)
+                .lifted()
+                .await?
+                .into_iter()
+                .filter_map(|(_, l)| l.foreign_key)
+                .filter(|fk| schemas.contains(&fk.table.schema)),
+        );
+        Ok((tables, fks))
+    }
+
+    /// Every entity's watermark, by `schema.table`.
+    pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT entity, synced_until, pass_until, after_key, rows_synced FROM maskbus.sync_state",
+                &[],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    SyncState {
+                        synced_until: r.get(1),
+                        pass_until: r.get(2),
+                        after_key: r.get(3),
+                        rows_synced: r.get(4),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// How `offered` (the producer's entities, with the keys it names) lands in the target,
+    /// from the target's catalog alone; and what cannot, with the reason.
+    pub async fn entity_plans(
+        &self,
+        offered: &[String],
+        keys: &BTreeMap<String, Vec<String>>,
+    ) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
+        let offered: Vec<String> = offered
+            .iter()
+            .filter(|e| maskbus_protocol::is_entity_name(e))
+            .map(|e| maskbus_model::qualify(e))
+            .collect();
+        let schemas: Vec<String> = offered
+            .iter()
+            .map(|e| maskbus_pg::TableRef::parse(e).schema)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let (tables, fks) = self.catalog(&schemas).await?;
+        let (plans, skipped) = pages::entity_plans(&offered, keys, &tables, &fks)?;
+        for plan in &plans {
+            for fk in &plan.outside {
+                tracing::warn!(entity = %plan.entity, constraint = %fk.name, parent = %fk.parent, "a foreign key references a table the producer does not serve; its rows must already be in the target");
+            }
+        }
+        Ok((plans, skipped))
+    }
+
+    /// Where the target is (its name is said in errors; never its address).
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// How far `entity`'s first pass is (for a worker about to load a table whose parent another
+    /// worker loads).
+    pub async fn progress(&self, entity: &str) -> Result<ParentProgress, PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT synced_until IS NOT NULL, extract(epoch FROM now() - updated_at)::float8
+                   FROM maskbus.sync_state WHERE entity = $1",
+                &[&entity],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
+        Ok(match row {
+            None => ParentProgress::NotStarted,
+            Some(r) if r.get::<_, bool>(0) => ParentProgress::Loaded,
+            Some(r) => ParentProgress::Loading(r.get::<_, Option<f64>>(1).unwrap_or(0.0)),
+        })
+    }
+
+    /// Up to `limit` values of `fk`'s columns that child rows hold and no parent row has.
+    pub async fn orphans(&self, fk: &ForeignKey, limit: i64) -> Result<Vec<Vec<String>>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(&maskbus_pg::statements::orphans(fk), &[&limit])
+            .await
+            .map_err(|e| {
+                self.target.query_error(
+                    format!(
+                        "looking for rows of {} whose {} parent is missing",
+                        fk.table, fk.name
+                    ),
+                    &e,
+                )
+            })?;
+        Ok(rows
+            .iter()
+            .map(|r| (0..fk.columns.len()).map(|i| r.get(i)).collect())
+            .collect())
+    }
+}
