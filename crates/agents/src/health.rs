@@ -51,7 +51,10 @@ impl Agent {
     pub async fn count_bus(&self) {
         let ours: Vec<String> = match self {
             Agent::Producer(p) => vec![p.inbox.clone()],
-            Agent::Consumer(c) => vec![c.config().mailbox.clone(), c.config().producer_mailbox.clone()],
+            Agent::Consumer(c) => vec![
+                c.config().mailbox.clone(),
+                c.config().producer_mailbox.clone(),
+            ],
         };
         if let Ok(stats) = self.bus().stats().await {
             for m in stats.iter().filter(|m| ours.contains(&m.mailbox)) {

@@ -487,7 +487,7 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     let feed = match &config.slot {
         Some(name) => Some(Arc::new(
             crate::changes::ChangeFeed::new(name, Arc::clone(&source))
-                .map_err(|reason| StartError::Slot { reason })?,
+                .map_err(StartError::Slot)?,
         )),
         None => None,
     };
@@ -564,8 +564,8 @@ pub enum StartError {
     Subsets(#[from] crate::subset::SubsetFileError),
     #[error("the subsets file does not fit the source ({count} problems; `maskbus subset plan` shows them): {first}")]
     UnfitSubsets { count: usize, first: String },
-    #[error("config: {reason}")]
-    Slot { reason: String },
+    #[error("config: {0}")]
+    Slot(crate::changes::SlotError),
     #[error(transparent)]
     Pg(#[from] maskbus_pg::PgError),
     #[error(transparent)]

@@ -41,10 +41,15 @@ pub struct SlotState {
     pub retained_bytes: i64,
 }
 
+/// A name Postgres would not take for a replication slot.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} cannot name a replication slot: use lower-case letters, digits and _, at most 63")]
+pub struct SlotNameError(String);
+
 impl ChangeSlot {
     /// The slot `name`: lower-case letters, digits and `_`, at most 63 characters (Postgres's
     /// rule for slot names, applied to the publication's too).
-    pub fn new(name: &str) -> Result<Self, String> {
+    pub fn new(name: &str) -> Result<Self, SlotNameError> {
         let plain = !name.is_empty()
             && name.len() <= 63
             && name
@@ -53,9 +58,7 @@ impl ChangeSlot {
         if plain {
             Ok(ChangeSlot { name: name.into() })
         } else {
-            Err(format!(
-                "{name:?} cannot name a replication slot: use lower-case letters, digits and _, at most 63"
-            ))
+            Err(SlotNameError(maskbus_model::shorten(name)))
         }
     }
 

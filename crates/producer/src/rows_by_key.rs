@@ -7,85 +7,88 @@ use crate::source::{Refusal, Source};
 use maskbus_pg::statements;
 use maskbus_protocol::{ErrorCode, MAX_PAGES_PER_REQUEST, MAX_PAGE_ROWS, VERSION};
 
-impl Source {
-    /// Specific rows whose `columns` equal one of `keys` (parents a consumer's page needs),
-    /// masked. Only `keep` columns can be looked up: a lookup by a masked column would let the
-    /// asker test guesses of the real values.
-    pub async fn rows(&self, entity: &str, columns: &[String], keys: &[Vec<String>]) -> Vec<Reply> {
-        let result = async {
-            let shape = self.shape(entity).await?;
-            let entity = shape.table.to_string();
-            let mut lookup = Vec::with_capacity(columns.len());
-            for column in columns {
-                let kept = self
-                    .policy()
-                    .entity(&entity)
-                    .and_then(|e| e.rule(column))
-                    .is_some_and(|r| *r == maskbus_mask::Rule::Keep);
-                match shape.types.get(column) {
-                    Some(ty) if kept => lookup.push((column.clone(), ty.clone())),
-                    _ => {
-                        return Err(Refusal::new(
-                            ErrorCode::PolicyRefused,
-                            format!(
+/// Specific rows whose `columns` equal one of `keys` (parents a consumer's page needs),
+/// masked. Only `keep` columns can be looked up: a lookup by a masked column would let the
+/// asker test guesses of the real values.
+pub async fn answer(
+    source: &Source,
+    entity: &str,
+    columns: &[String],
+    keys: &[Vec<String>],
+) -> Vec<Reply> {
+    let result = async {
+        let shape = source.shape(entity).await?;
+        let entity = shape.table.to_string();
+        let mut lookup = Vec::with_capacity(columns.len());
+        for column in columns {
+            let kept = source
+                .policy()
+                .entity(&entity)
+                .and_then(|e| e.rule(column))
+                .is_some_and(|r| *r == maskbus_mask::Rule::Keep);
+            match shape.types.get(column) {
+                Some(ty) if kept => lookup.push((column.clone(), ty.clone())),
+                _ => {
+                    return Err(Refusal::new(
+                        ErrorCode::PolicyRefused,
+                        format!(
                             "{entity} rows can be looked up by its kept columns only, not by {}",
                             maskbus_mask::shorten(column)
                         ),
-                        ))
-                    }
+                    ))
                 }
             }
-            let sql = statements::rows_by(&shape.table, &shape.key, &shape.columns, &lookup);
-            let arrays: Vec<Vec<&str>> = (0..columns.len())
-                .map(|i| keys.iter().map(|k| k[i].as_str()).collect())
-                .collect();
-            let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
-                .iter()
-                .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
-                .collect();
-            let client = self.client().await?;
-            // Cut by bytes like any page; rows that do not fit are left out and the last part
-            // says `more`, so the consumer asks again for the keys it did not get.
-            let (chunks, keys, left, _) = self
-                .masked_pages(
-                    &shape,
-                    &client,
-                    &sql,
-                    &params,
-                    PageCut::new(
-                        MAX_PAGE_ROWS as usize,
-                        MAX_PAGES_PER_REQUEST as usize,
-                        shape.key_positions.clone(),
-                    ),
-                    &format!("reading rows of {entity} by key"),
-                )
-                .await?;
-            let parts = chunks.len() as u32;
-            Ok::<_, Refusal>(
-                chunks
-                    .into_iter()
-                    .zip(keys.into_iter().map(Some).chain(std::iter::repeat(None)))
-                    .enumerate()
-                    .map(|(part, (rows, next_after))| PageReply {
-                        v: VERSION,
-                        entity: entity.clone(),
-                        key: shape.key.names(),
-                        columns: shape.columns.clone(),
-                        rows,
-                        next_after,
-                        more: left && part as u32 + 1 == parts,
-                        since: None,
-                        until: None,
-                        part: part as u32,
-                        parts,
-                    })
-                    .collect::<Vec<_>>(),
+        }
+        let sql = statements::rows_by(&shape.table, &shape.key, &shape.columns, &lookup);
+        let arrays: Vec<Vec<&str>> = (0..columns.len())
+            .map(|i| keys.iter().map(|k| k[i].as_str()).collect())
+            .collect();
+        let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
+            .iter()
+            .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let client = source.client().await?;
+        // Cut by bytes like any page; rows that do not fit are left out and the last part
+        // says `more`, so the consumer asks again for the keys it did not get.
+        let (chunks, keys, left, _) = source
+            .masked_pages(
+                &shape,
+                &client,
+                &sql,
+                &params,
+                PageCut::new(
+                    MAX_PAGE_ROWS as usize,
+                    MAX_PAGES_PER_REQUEST as usize,
+                    shape.key_positions.clone(),
+                ),
+                &format!("reading rows of {entity} by key"),
             )
-        }
-        .await;
-        match result {
-            Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
-            Err(refusal) => vec![refusal.into_reply()],
-        }
+            .await?;
+        let parts = chunks.len() as u32;
+        Ok::<_, Refusal>(
+            chunks
+                .into_iter()
+                .zip(keys.into_iter().map(Some).chain(std::iter::repeat(None)))
+                .enumerate()
+                .map(|(part, (rows, next_after))| PageReply {
+                    v: VERSION,
+                    entity: entity.clone(),
+                    key: shape.key.names(),
+                    columns: shape.columns.clone(),
+                    rows,
+                    next_after,
+                    more: left && part as u32 + 1 == parts,
+                    since: None,
+                    until: None,
+                    part: part as u32,
+                    parts,
+                })
+                .collect::<Vec<_>>(),
+        )
+    }
+    .await;
+    match result {
+        Ok(pages) => pages.into_iter().map(Reply::Page).collect(),
+        Err(refusal) => vec![refusal.into_reply()],
     }
 }

@@ -143,7 +143,7 @@ impl Producer {
                 columns,
                 keys,
                 ..
-            } => self.source.rows(&entity, &columns, &keys).await,
+            } => crate::rows_by_key::answer(&self.source, &entity, &columns, &keys).await,
             Request::Changes {
                 after,
                 join,
@@ -165,9 +165,15 @@ impl Producer {
                 subset,
                 ..
             } => {
-                self.source
-                    .hashes(&entity, after, through, rows, subset.as_deref())
-                    .await
+                crate::hashes::answer(
+                    &self.source,
+                    &entity,
+                    after,
+                    through,
+                    rows,
+                    subset.as_deref(),
+                )
+                .await
             }
         }
     }

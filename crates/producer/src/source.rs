@@ -13,7 +13,7 @@
 
 use crate::page_cut::{PageCut, Unsendable};
 use crate::reply::{PageReply, Reply};
-use crate::subset::{Planned, SubsetFile};
+use crate::subset::{SubsetFile, Subsets};
 use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
@@ -61,15 +61,24 @@ pub struct Source {
     pool: PgPool,
     policy: Arc<Policy>,
     shapes: Mutex<HashMap<String, Shape>>,
-    /// The subsets this producer defines, and each one planned against the source at first use.
-    subsets: Option<Arc<SubsetFile>>,
-    planned: Mutex<HashMap<String, Arc<Planned>>>,
+    /// The subsets this producer defines.
+    subsets: Option<Subsets>,
 }
 
 /// A failure that becomes an error reply: the closed [`ErrorReply`] that crosses the bus, and
 /// a sentence for the producer's own log (built from names and maskbus's own errors, whose
 /// texts never quote a value: `maskbus_pg::error_text` leaves the server's message out).
-pub(crate) struct Refusal(pub ErrorReply, pub String);
+#[derive(Debug)]
+pub struct Refusal(pub(crate) ErrorReply, pub(crate) String);
+
+impl std::fmt::Display for Refusal {
+    /// The producer's own sentence (names only, never a value).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.1)
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 impl Refusal {
     pub(crate) fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
@@ -189,22 +198,24 @@ impl Source {
             policy,
             shapes: Mutex::new(HashMap::new()),
             subsets: None,
-            planned: Mutex::new(HashMap::new()),
         })
     }
 
     /// The same source, serving the subsets of `file` by name.
     pub fn with_subsets(mut self, file: SubsetFile) -> Self {
-        self.subsets = Some(Arc::new(file));
+        self.subsets = Some(Subsets::new(file));
         self
     }
 
-    pub(crate) fn subsets(&self) -> Option<&SubsetFile> {
-        self.subsets.as_deref()
-    }
-
-    pub(crate) fn planned_cache(&self) -> &Mutex<HashMap<String, Arc<Planned>>> {
-        &self.planned
+    /// The subsets this producer defines; refused (naming `name`) when it defines none.
+    pub(crate) fn subsets(&self, name: &str) -> Result<&Subsets, Refusal> {
+        self.subsets.as_ref().ok_or_else(|| {
+            Refusal::new(
+                ErrorCode::UnknownSubset,
+                "this producer defines no subsets (its `subsets` key)",
+            )
+            .subset(name)
+        })
     }
 
     pub fn policy(&self) -> &Policy {
@@ -417,14 +428,15 @@ impl Source {
         };
         let in_subset = match subset {
             Some(name) => {
-                self.in_subset(name, &shape.table, |member| {
-                    shape_page(
-                        &shape,
-                        &format!("({}) AND {member}", window_filter()),
-                        after.is_some(),
-                    )
-                })
-                .await?
+                self.subsets(name)?
+                    .in_subset(self, name, &shape.table, |member| {
+                        shape_page(
+                            &shape,
+                            &format!("({}) AND {member}", window_filter()),
+                            after.is_some(),
+                        )
+                    })
+                    .await?
             }
             None => None,
         };

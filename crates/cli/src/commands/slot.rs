@@ -74,10 +74,7 @@ pub async fn run(command: SlotCommand) -> Result<ExitCode> {
         }
         SlotCommand::Drop { name, args } => {
             let (source, _) = producer(&args)?;
-            if drop_slot(&source, &name)
-                .await
-                .map_err(anyhow::Error::msg)?
-            {
+            if drop_slot(&source, &name).await? {
                 println!("dropped slot {name} and its publication");
             } else {
                 println!("no slot {name}; its publication, if any, is gone too");

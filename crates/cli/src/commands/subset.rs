@@ -34,9 +34,7 @@ pub async fn run(command: SubsetCommand) -> Result<ExitCode> {
     let AgentConfig::Producer(producer) = config::load(&args.config)? else {
         bail!("maskbus subset plan runs with the producer's config (subsets are defined and computed on the source)");
     };
-    let report = plan_report(&producer, args.subset.as_deref())
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let report = plan_report(&producer, args.subset.as_deref()).await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

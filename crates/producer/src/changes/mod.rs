@@ -22,7 +22,7 @@ use crate::reply::{ChangeReply, Reply};
 use crate::source::{Refusal, Shape, Source};
 use maskbus_mask::MaskedRow;
 use maskbus_pg::slot::{self, ChangeSlot};
-use maskbus_pg::{TableRef, Target};
+use maskbus_pg::{PgError, TableRef, Target};
 use maskbus_protocol::{ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_ROWS, VERSION};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -52,11 +52,9 @@ struct ChangeSet {
 
 impl ChangeFeed {
     /// The feed of slot `name` (it must start with [`SLOT_PREFIX`]).
-    pub fn new(name: &str, source: Arc<Source>) -> Result<Self, String> {
+    pub fn new(name: &str, source: Arc<Source>) -> Result<Self, SlotError> {
         if !name.starts_with(SLOT_PREFIX) {
-            return Err(format!(
-                "slot = {name:?}: maskbus' slots are named {SLOT_PREFIX}..., so `maskbus slot list` finds every one"
-            ));
+            return Err(SlotError::NotOurs(maskbus_model::shorten(name)));
         }
         Ok(Self {
             slot: ChangeSlot::new(name)?,
@@ -344,9 +342,7 @@ impl ChangeFeed {
         let Some(values) = values.into_iter().map(|v| v.map(String::from)).collect() else {
             return Ok(None);
         };
-        match self
-            .source
-            .rows(entity, key, &[values])
+        match crate::rows_by_key::answer(&self.source, entity, key, &[values])
             .await
             .into_iter()
             .next()
@@ -414,23 +410,26 @@ pub fn log_slot_report(report: &[SlotReport]) {
     }
 }
 
+/// Why a slot cannot be named, followed or dropped.
+#[derive(Debug, thiserror::Error)]
+pub enum SlotError {
+    #[error(transparent)]
+    Name(#[from] maskbus_pg::slot::SlotNameError),
+    #[error("slot {0:?} is not a maskbus slot: maskbus' slots are named {SLOT_PREFIX}..., so `maskbus slot list` finds every one")]
+    NotOurs(String),
+    #[error(transparent)]
+    Pg(#[from] PgError),
+}
+
 /// Drops the maskbus slot `name` and its publication.
-pub async fn drop_slot(source: &Target, name: &str) -> Result<bool, String> {
+pub async fn drop_slot(source: &Target, name: &str) -> Result<bool, SlotError> {
     if !name.starts_with(SLOT_PREFIX) {
-        return Err(format!(
-            "{name:?} is not a maskbus slot (those start with {SLOT_PREFIX})"
-        ));
+        return Err(SlotError::NotOurs(maskbus_model::shorten(name)));
     }
     let slot = ChangeSlot::new(name)?;
-    let client = source.connect().await.map_err(|e| e.to_string())?;
-    let existed = slot
-        .position(source, &client)
-        .await
-        .map_err(|e| e.to_string())?
-        .is_some();
-    slot.drop(source, &client)
-        .await
-        .map_err(|e| e.to_string())?;
+    let client = source.connect().await?;
+    let existed = slot.position(source, &client).await?.is_some();
+    slot.drop(source, &client).await?;
     Ok(existed)
 }
 

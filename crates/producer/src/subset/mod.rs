@@ -32,7 +32,7 @@ mod file;
 mod run;
 
 pub use file::{Outside, SubsetDef, SubsetFile, SubsetFileError};
-pub use run::{check, plan_report, PlanReport, SubsetCount};
+pub use run::{check, plan_report, PlanReport, PlanReportError, SubsetCount, Subsets};
 
 use maskbus_pg::closure::{grow, Closure, ClosureTable, Link, Pick, Root};
 use maskbus_pg::{ForeignKey, KeyDef, TableRef};

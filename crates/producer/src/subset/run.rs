@@ -6,7 +6,9 @@ use crate::source::{Refusal, Source};
 use maskbus_pg::closure::check_condition;
 use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
 use maskbus_protocol::ErrorCode;
+use std::collections::HashMap;
 use std::sync::Arc;
+use tokio::sync::Mutex;
 
 /// One table of a subset plan: how many rows the subset holds, of how many.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -98,28 +100,40 @@ pub async fn check(
     Ok(problems)
 }
 
-impl Source {
-    /// Subset `name` planned against the source, fixed at first use.
-    pub(crate) async fn planned(&self, name: &str) -> Result<Arc<Planned>, Refusal> {
-        let Some(file) = self.subsets() else {
-            return Err(Refusal::new(
-                ErrorCode::UnknownSubset,
-                "this producer defines no subsets (its `subsets` key)",
-            )
-            .subset(name));
-        };
-        if let Some(planned) = self.planned_cache().lock().await.get(name) {
+/// The subsets a producer defines, each planned against the source at first use and kept so
+/// (a subset's closure does not change under a running producer).
+pub struct Subsets {
+    file: SubsetFile,
+    planned: Mutex<HashMap<String, Arc<Planned>>>,
+}
+
+impl Subsets {
+    pub fn new(file: SubsetFile) -> Self {
+        Self {
+            file,
+            planned: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Subset `name` planned against `source`, fixed at first use.
+    pub(crate) async fn planned(
+        &self,
+        source: &Source,
+        name: &str,
+    ) -> Result<Arc<Planned>, Refusal> {
+        let file = &self.file;
+        if let Some(planned) = self.planned.lock().await.get(name) {
             return Ok(Arc::clone(planned));
         }
-        let client = self.client().await?;
-        let (tables, fks) = schema(self.target(), &client, self.policy(), file).await?;
+        let client = source.client().await?;
+        let (tables, fks) = schema(source.target(), &client, source.policy(), file).await?;
         let planned = Arc::new(plan(file, name, &tables, &fks).map_err(|e| match e {
             super::SubsetError::Unknown { .. } => {
                 Refusal::new(ErrorCode::UnknownSubset, e.to_string()).subset(name)
             }
             _ => Refusal::new(ErrorCode::PolicyRefused, e.to_string()).subset(name),
         })?);
-        self.planned_cache()
+        self.planned
             .lock()
             .await
             .insert(name.to_string(), Arc::clone(&planned));
@@ -131,11 +145,12 @@ impl Source {
     /// outside the closure and copied whole (the plain statement serves it).
     pub(crate) async fn in_subset(
         &self,
+        source: &Source,
         name: &str,
         table: &TableRef,
         build: impl Fn(&str) -> String,
     ) -> Result<Option<String>, Refusal> {
-        let planned = self.planned(name).await?;
+        let planned = self.planned(source, name).await?;
         Ok(match planned.index(table) {
             Some(at) if !planned.outside.contains(table) => {
                 let closure = planned.closure.relevant_to(at);
@@ -151,28 +166,23 @@ impl Source {
     }
 
     /// Per table of the policy: rows in subset `name` and in the source, without a value.
-    pub async fn subset_counts(&self, name: &str) -> Result<Vec<SubsetCount>, String> {
-        self.try_subset_counts(name)
-            .await
-            .map_err(|Refusal(_, m)| m)
-    }
-
-    async fn try_subset_counts(&self, name: &str) -> Result<Vec<SubsetCount>, Refusal> {
-        let planned = self.planned(name).await?;
-        let client = self.client().await?;
+    pub async fn counts(&self, source: &Source, name: &str) -> Result<Vec<SubsetCount>, Refusal> {
+        let planned = self.planned(source, name).await?;
+        let client = source.client().await?;
         let kept = client
             .query(&planned.closure.counts(), &[])
             .await
             .map_err(|e| {
                 Refusal::from(
-                    self.target()
+                    source
+                        .target()
                         .query_error(format!("computing subset {name}"), &e),
                 )
             })?;
         let mut counts = Vec::new();
         for (at, table) in planned.closure.tables.iter().enumerate() {
             let source_rows =
-                maskbus_pg::catalog::count_rows(self.target(), &client, &table.table).await?;
+                maskbus_pg::catalog::count_rows(source.target(), &client, &table.table).await?;
             let outside = planned.outside.contains(&table.table);
             let in_subset = kept
                 .iter()
@@ -204,25 +214,42 @@ pub struct PlanReport {
     pub subsets: Vec<(String, Vec<SubsetCount>)>,
 }
 
+/// Why `maskbus subset plan` could not plan.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanReportError {
+    #[error(
+        "the producer's config names no subsets file (its `subsets` key); define subsets there"
+    )]
+    NoSubsets,
+    #[error(transparent)]
+    File(#[from] super::SubsetFileError),
+    #[error(transparent)]
+    Policy(#[from] maskbus_policy::PolicyLoadError),
+    #[error(transparent)]
+    Subset(#[from] super::SubsetError),
+    #[error(transparent)]
+    Pg(#[from] maskbus_pg::PgError),
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+}
+
 /// Plans and counts the producer's subsets (or only `only`) on its source, moving nothing.
 pub async fn plan_report(
     config: &maskbus_config::ProducerConfig,
     only: Option<&str>,
-) -> Result<PlanReport, String> {
-    let path = config.subsets.as_deref().ok_or(
-        "the producer's config names no subsets file (its `subsets` key); define subsets there",
-    )?;
-    let file = SubsetFile::load(path).map_err(|e| e.to_string())?;
+) -> Result<PlanReport, PlanReportError> {
+    let path = config
+        .subsets
+        .as_deref()
+        .ok_or(PlanReportError::NoSubsets)?;
+    let file = SubsetFile::load(path)?;
     let policy = maskbus_policy::load(
         &config.policy,
         config.pseudonym_key.as_ref().map(|k| k.0.as_str()),
-    )
-    .map_err(|e| e.to_string())?;
-    let target = Target::parse("source", &config.source_url.0).map_err(|e| e.to_string())?;
+    )?;
+    let target = Target::parse("source", &config.source_url.0)?;
     let mut report = PlanReport {
-        problems: check(&target, &policy, &file)
-            .await
-            .map_err(|e| e.to_string())?,
+        problems: check(&target, &policy, &file).await?,
         subsets: Vec::new(),
     };
     if !report.problems.is_empty() {
@@ -234,16 +261,15 @@ pub async fn plan_report(
                 name: name.to_string(),
                 known: file.names().join(", "),
             }
-            .to_string())
+            .into())
         }
         Some(name) => vec![name.to_string()],
         None => file.names(),
     };
-    let source = Source::new(target, Arc::new(policy), 2)
-        .map_err(|e| e.to_string())?
-        .with_subsets(file);
+    let subsets = Subsets::new(file);
+    let source = Source::new(target, Arc::new(policy), 2)?;
     for name in names {
-        let counts = source.subset_counts(&name).await?;
+        let counts = subsets.counts(&source, &name).await?;
         report.subsets.push((name, counts));
     }
     Ok(report)
