@@ -18,6 +18,7 @@ mod mcp;
 mod operations;
 mod roles;
 mod scale;
+mod schema;
 mod side_doors;
 mod stream;
 mod subset;

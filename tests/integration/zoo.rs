@@ -7,9 +7,9 @@ use maskbus_mask::{Policy, PseudonymKey};
 use maskbus_pg::tokio_postgres::Client;
 use maskbus_pg::{TableRef, Target};
 
-const SCHEMA: &str = include_str!("../fixtures/zoo/schema.sql");
-const DATA: &str = include_str!("../fixtures/zoo/data.sql");
-const POLICY_PATH: &str = concat!(
+pub(crate) const SCHEMA: &str = include_str!("../fixtures/zoo/schema.sql");
+pub(crate) const DATA: &str = include_str!("../fixtures/zoo/data.sql");
+pub(crate) const POLICY_PATH: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests/fixtures/zoo/policy.toml"
 );
@@ -22,7 +22,7 @@ pub(crate) fn zoo_policy() -> Policy {
 }
 
 /// A connection that prints values the way the producer reads them (ISO dates, UTC, ...).
-async fn canonical(url: &str) -> Client {
+pub(crate) async fn canonical(url: &str) -> Client {
     let mut target = Target::parse("test", url).unwrap();
     target.config.options(maskbus_pg::READ_ONLY_CANONICAL);
     target.connect().await.unwrap()
@@ -130,7 +130,7 @@ fn synced_rows(run: &Run) -> u64 {
 }
 
 /// The test databases' URLs, every agent as the cluster's own user.
-fn zoo_urls(dbs: &TestDatabases) -> AgentUrls {
+pub(crate) fn zoo_urls(dbs: &TestDatabases) -> AgentUrls {
     AgentUrls {
         producer_bus: dbs.url("bus"),
         consumer_bus: dbs.url("bus"),

@@ -486,8 +486,7 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     source.ping().await?;
     let feed = match &config.slot {
         Some(name) => Some(Arc::new(
-            crate::changes::ChangeFeed::new(name, Arc::clone(&source))
-                .map_err(StartError::Slot)?,
+            crate::changes::ChangeFeed::new(name, Arc::clone(&source)).map_err(StartError::Slot)?,
         )),
         None => None,
     };

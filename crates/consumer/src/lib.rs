@@ -209,7 +209,71 @@ impl Consumer {
                 })
             }
         };
-        self.db.entity_plans(&offered, &keys).await
+        let offered: Vec<String> = offered
+            .into_iter()
+            .filter(|e| maskbus_protocol::is_entity_name(e))
+            .map(|e| maskbus_model::qualify(&e))
+            .collect();
+        let left_out = self.create_empty_target(&offered).await?;
+        let (plans, mut skipped) = self.db.entity_plans(&offered, &keys).await?;
+        for s in &mut skipped {
+            if let Some(reason) = left_out.get(&s.entity) {
+                s.reason = format!("the producer did not serve its schema: {reason}");
+            }
+        }
+        Ok((plans, skipped))
+    }
+
+    /// When the target holds none of `offered`, creates them from the schema the producer
+    /// serves, in one transaction (no `pg_dump` of production is needed). Returns the tables
+    /// the producer left out of it, with its reasons.
+    async fn create_empty_target(
+        &self,
+        offered: &[String],
+    ) -> Result<BTreeMap<String, String>, ConsumerError> {
+        if offered.is_empty() || self.db.missing_tables(offered).await?.len() != offered.len() {
+            return Ok(BTreeMap::new());
+        }
+        let reply = self
+            .asker
+            .ask_patiently(&Request::Schema { v: VERSION }, "the schema")
+            .await?
+            .into_iter()
+            .next();
+        let Some(ReceivedReply::Schema {
+            schema, left_out, ..
+        }) = reply
+        else {
+            return Err(ConsumerError::BadReply {
+                entity: String::new(),
+                reason: "expected the schema".into(),
+            });
+        };
+        if let Some(stranger) = schema
+            .tables
+            .iter()
+            .find(|t| t.partition_of.is_none() && !offered.contains(&t.table.to_string()))
+        {
+            return Err(ConsumerError::BadReply {
+                entity: stranger.table.to_string(),
+                reason: "the served schema holds a table the producer does not serve".into(),
+            });
+        }
+        for left in &left_out {
+            tracing::error!(entity = %left.entity, reason = %left.reason, "the producer left this table out of the schema it serves; it is not created or synced");
+        }
+        if self.db.create_schema(&schema).await? {
+            tracing::info!(
+                tables = schema.tables.len(),
+                types = schema.types.len(),
+                extensions = schema.extensions.len(),
+                "the target held none of the synced tables: created them from the schema the producer serves"
+            );
+        }
+        Ok(left_out
+            .into_iter()
+            .map(|l| (maskbus_model::qualify(&l.entity), l.reason))
+            .collect())
     }
 
     pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, ConsumerError> {

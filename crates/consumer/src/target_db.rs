@@ -11,7 +11,8 @@ use super::pages::{self, EntityPlan, Skipped, SyncState};
 use super::rebuild::Rebuilder;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{ForeignKey, Migration, PgError, PgPool, TableInfo, Target};
+use maskbus_pg::deadpool_postgres::GenericClient;
+use maskbus_pg::{ForeignKey, Migration, PgError, PgPool, TableInfo, TableRef, Target};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The consumer's own bookkeeping in the target database.
@@ -200,6 +201,72 @@ impl TargetDb {
             }
         }
         Ok((plans, skipped))
+    }
+
+    /// Those of `entities` (`schema.table`) that the target has no table for.
+    pub async fn missing_tables(&self, entities: &[String]) -> Result<Vec<String>, PgError> {
+        self.missing_in(&self.client().await?, entities).await
+    }
+
+    async fn missing_in(
+        &self,
+        client: &impl GenericClient,
+        entities: &[String],
+    ) -> Result<Vec<String>, PgError> {
+        let tables: Vec<TableRef> = entities.iter().map(|e| TableRef::parse(e)).collect();
+        let schemas: Vec<&str> = tables.iter().map(|t| t.schema.as_str()).collect();
+        let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+        let rows = client
+            .query(
+                "SELECT s || '.' || n FROM unnest($1::text[], $2::text[]) AS e(s, n)
+                  WHERE to_regclass(format('%I.%I', s, n)) IS NULL",
+                &[&schemas, &names],
+            )
+            .await
+            .map_err(|e| self.target.query_error("looking for the synced tables", &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Creates `schema` (served by the producer) in one transaction, unless another worker
+    /// made it first (then returns false): the target holds either all of it or none.
+    pub async fn create_schema(
+        &self,
+        schema: &maskbus_model::schema::Schema,
+    ) -> Result<bool, ConsumerError> {
+        let statements = maskbus_pg::ddl::create(schema).map_err(|e| ConsumerError::BadReply {
+            entity: String::new(),
+            reason: e.to_string(),
+        })?;
+        let mut client = self.client().await?;
+        let q = |action: String| {
+            let target = &self.target;
+            move |e: tokio_postgres::Error| ConsumerError::from(target.query_error(action, &e))
+        };
+        let tx = client
+            .transaction()
+            .await
+            .map_err(q("BEGIN of the schema".into()))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('maskbus.schema'))",
+            &[],
+        )
+        .await
+        .map_err(q("waiting for other workers making the schema".into()))?;
+        let names = schema.table_names();
+        if self.missing_in(&tx, &names).await?.len() != names.len() {
+            return Ok(false);
+        }
+        for (n, statement) in statements.iter().enumerate() {
+            tx.batch_execute(statement).await.map_err(q(format!(
+                "creating the served schema (statement {} of {})",
+                n + 1,
+                statements.len()
+            )))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q("COMMIT of the served schema".into()))?;
+        Ok(true)
     }
 
     /// Where the target is (its name is said in errors; never its address).

@@ -29,6 +29,7 @@ pub mod pseudonym;
 pub mod row;
 mod rule_spec;
 pub mod rules;
+pub mod schema;
 
 pub use policy::{
     is_entity_name, is_identifier, qualify, EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML,

@@ -64,6 +64,8 @@ pub struct Policy {
     entities: BTreeMap<String, EntityPolicy>,
     /// Key columns named in `[maskbus.keys]`, for tables whose own keys do not serve.
     keys: BTreeMap<String, Vec<String>>,
+    /// What of the schema may cross (`[maskbus.schema]`).
+    schema: crate::schema::SchemaRules,
     key: Option<PseudonymKey>,
 }
 
@@ -94,6 +96,7 @@ impl Policy {
             .map_err(|e| syntax(maskbus_model::locate_in_text(text, e.span(), e.message())))?;
         let mut bodies: Vec<(String, toml::Table)> = Vec::new();
         let mut keys = BTreeMap::new();
+        let mut schema = crate::schema::SchemaRules::default();
         for (top, value) in raw {
             let toml::Value::Table(table) = value else {
                 return Err(syntax(format!(
@@ -101,7 +104,7 @@ impl Policy {
                 )));
             };
             if top == SETTINGS_SECTION {
-                keys = parse_settings(name, table)?;
+                (keys, schema) = parse_settings(name, table)?;
             } else if top.contains('.') || is_entity_body(&table) {
                 bodies.push((top, table));
             } else {
@@ -168,6 +171,7 @@ impl Policy {
             name: name.to_string(),
             entities,
             keys,
+            schema,
             key: None,
         })
     }
@@ -180,6 +184,11 @@ impl Policy {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// What of the schema may cross the boundary (`[maskbus.schema]`).
+    pub fn schema_rules(&self) -> &crate::schema::SchemaRules {
+        &self.schema
     }
 
     /// True when some rule is a keyed pseudonym, so the policy cannot mask without a key.
@@ -270,20 +279,26 @@ fn check_entity_name(policy: &str, name: &str) -> Result<(), PolicyError> {
     }
 }
 
-/// `[maskbus]`: `keys = { "schema.table" = ["col", ...] }`.
+/// `[maskbus]`: `keys = { "schema.table" = ["col", ...] }` and `schema = { comments = "keep" }`.
 fn parse_settings(
     policy: &str,
     table: toml::Table,
-) -> Result<BTreeMap<String, Vec<String>>, PolicyError> {
+) -> Result<(BTreeMap<String, Vec<String>>, crate::schema::SchemaRules), PolicyError> {
     let syntax = |reason: String| PolicyError::Syntax {
         policy: policy.to_string(),
         reason,
     };
     let mut keys = BTreeMap::new();
+    let mut schema = crate::schema::SchemaRules::default();
     for (setting, value) in table {
+        if setting == "schema" {
+            schema = crate::schema::SchemaRules::parse(value).map_err(syntax)?;
+            continue;
+        }
         if setting != "keys" {
             return Err(syntax(format!(
-                "[maskbus] has no setting {setting:?}; it takes keys (table = [key columns])"
+                "[maskbus] has no setting {}; it takes keys (table = [key columns]) and schema (what of the schema may cross)",
+                crate::escape::one_line(&setting)
             )));
         }
         let toml::Value::Table(entries) = value else {
@@ -305,7 +320,7 @@ fn parse_settings(
             keys.insert(qualify(&entity), columns);
         }
     }
-    Ok(keys)
+    Ok((keys, schema))
 }
 
 fn check_identifier(policy: &str, name: &str) -> Result<(), PolicyError> {

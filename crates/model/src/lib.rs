@@ -2,11 +2,16 @@
 //! columns, the key the sync pages by, the foreign keys between tables, a WAL position, and the
 //! rules of a name (what a policy, a request or an error may call a table or a column).
 //!
-//! Pure data and pure functions (std only; `tests/integration/architecture.rs` holds it so):
+//! [`schema`] holds the schema objects the producer serves and the consumer creates.
+//!
+//! Pure data and pure functions (std and serde's derives; `tests/integration/architecture.rs`
+//! holds it so):
 //! read from the catalog by `maskbus_pg::catalog` and turned into SQL in one place,
 //! `maskbus_pg::statements`. A name here is always a real name from the catalog or from a policy
 //! checked against it; it is quoted where SQL is written ([`quote_ident`]), never spliced raw.
 //! Both the masker and the consumer speak it, so neither reaches the other through it.
+
+pub mod schema;
 
 use std::fmt;
 
@@ -112,7 +117,9 @@ pub const DEFAULT_SCHEMA: &str = "public";
 
 /// A schema-qualified table: `sales.orders`. Displayed as `schema.table`, written into SQL
 /// quoted (`"sales"."orders"`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct TableRef {
     pub schema: String,
     pub name: String,

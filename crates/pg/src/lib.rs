@@ -17,11 +17,13 @@
 pub mod bulk;
 pub mod catalog;
 pub mod closure;
+pub mod ddl;
 mod endpoint;
 mod migrate;
 pub mod pgoutput;
 mod pool;
 pub mod retry;
+pub mod schema_read;
 pub mod slot;
 pub mod statements;
 #[cfg(feature = "testing")]

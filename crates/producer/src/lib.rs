@@ -10,12 +10,15 @@
 //! - [`changes`]: the change stream: a logical slot read, its transactions masked.
 //! - [`subset`]: named subsets: the file, the closure planned over the schema, its filters.
 //! - `hashes`, `rows_by_key`: verify's hashes of masked rows; parents a page needs, by key.
+//! - `schema`: the schema of the policy's tables, read from the catalog and let through the
+//!   masking boundary (`maskbus_mask::schema`).
 
 pub mod changes;
 mod hashes;
 pub mod page_cut;
 pub mod reply;
 mod rows_by_key;
+mod schema;
 pub mod serve;
 pub mod source;
 pub mod subset;

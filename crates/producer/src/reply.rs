@@ -1,5 +1,5 @@
 //! What the producer sends: the outgoing side of the wire contract, built only from what the
-//! mask crate makes (`MaskedRow`) and the closed error type of `maskbus_protocol`. A consumer
+//! mask crate makes (`MaskedRow`, `ServedSchema`) and the closed error type of `maskbus_protocol`. A consumer
 //! reads the same JSON as `maskbus_protocol::ReceivedReply`, plain values it cannot mistake
 //! for masked rows; the consumer crate never sees these types.
 //!
@@ -11,6 +11,7 @@
 //! let leak = Reply::error(ErrorCode::SourceFailed, "invalid input: 078-05-1120");
 //! ```
 
+use maskbus_mask::schema::ServedSchema;
 use maskbus_mask::MaskedRow;
 use maskbus_protocol::{ChangeOp, ErrorReply, HashReply, KeyCursor, Position, Snapshot, VERSION};
 use serde::Serialize;
@@ -29,6 +30,12 @@ pub enum Reply {
     Page(PageReply),
     Changes(ChangeReply),
     Hashes(HashReply),
+    /// The schema of the policy's tables, only as the mask crate lets it through.
+    Schema {
+        v: u32,
+        #[serde(flatten)]
+        served: ServedSchema,
+    },
     Error {
         v: u32,
         error: ErrorReply,
@@ -69,6 +76,7 @@ impl Reply {
             Reply::Page(_) => "page",
             Reply::Changes(_) => "changes",
             Reply::Hashes(_) => "hashes",
+            Reply::Schema { .. } => "schema",
             Reply::Error { .. } => "error",
         }
     }

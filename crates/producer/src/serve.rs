@@ -137,6 +137,7 @@ impl Producer {
                         .collect(),
                 }]
             }
+            Request::Schema { .. } => crate::schema::answer(&self.source).await,
             page @ Request::Page { .. } => page_answer(&self.source, &page).await,
             Request::Rows {
                 entity,
@@ -272,6 +273,9 @@ impl Producer {
                 page.entity.clone(),
             ),
             Some(Reply::Entities { entities, .. }) => ("entities", entities.len(), String::new()),
+            Some(Reply::Schema { served, .. }) => {
+                ("schema", served.schema().tables.len(), String::new())
+            }
             Some(Reply::Changes(first)) => (
                 "changes",
                 replies

@@ -135,6 +135,8 @@ impl<'de> Deserialize<'de> for Snapshot {
 pub enum Request {
     /// The entities the producer's policy can serve.
     Entities { v: u32 },
+    /// The schema of the policy's tables, as it passed the masking boundary.
+    Schema { v: u32 },
     /// One page of an entity: rows written by source transactions committed in snapshot
     /// `until` but not in snapshot `since`, with key greater than `after`, in key order. Without
     /// `until`, the producer takes its current snapshot and returns it; the consumer then sends it
@@ -247,10 +249,23 @@ pub enum ReceivedReply {
     Page(ReceivedPage),
     Changes(ReceivedChanges),
     Hashes(HashReply),
+    Schema {
+        v: u32,
+        schema: maskbus_model::schema::Schema,
+        /// Tables whose schema stayed on the producer, each with the reason (names only).
+        left_out: Vec<SchemaLeftOut>,
+    },
     Error {
         v: u32,
         error: ErrorReply,
     },
+}
+
+/// A table whose schema the producer did not serve, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct SchemaLeftOut {
+    pub entity: String,
+    pub reason: String,
 }
 
 impl ReceivedReply {
@@ -339,7 +354,7 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
     let request: Request =
         serde_json::from_value(body.clone()).map_err(|_| fail(ErrorCode::Malformed))?;
     let (v, entity) = match &request {
-        Request::Entities { v } => (*v, None),
+        Request::Entities { v } | Request::Schema { v } => (*v, None),
         Request::Changes { v, .. } => (*v, None),
         Request::Page { v, entity, .. }
         | Request::Rows { v, entity, .. }

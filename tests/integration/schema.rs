@@ -1,0 +1,218 @@
+//! The schema crosses the boundary: an empty target is created from the schema the producer
+//! serves (no `pg_dump` of production on the test side), and what of the schema may carry
+//! personal data (comments, defaults, checks, enum labels) stays on the producer.
+
+use crate::support::*;
+use crate::zoo::{
+    assert_target_is_masked_source_by, zoo_policy, zoo_urls, DATA, POLICY_PATH, SCHEMA,
+};
+
+/// Every column of the non-maskbus tables, as the catalog describes it.
+async fn columns(url: &str) -> Vec<String> {
+    connect(url)
+        .await
+        .query(
+            "SELECT format('%s.%s.%s %s null=%s default=%s identity=%s generated=%s collation=%s',
+                           table_schema, table_name, column_name, data_type || coalesce('(' || udt_name || ')', ''),
+                           is_nullable, coalesce(column_default, '-'), coalesce(identity_generation, '-'),
+                           coalesce(generation_expression, '-'), coalesce(collation_name, '-'))
+               FROM information_schema.columns
+              WHERE table_schema NOT IN ('pg_catalog', 'information_schema', 'maskbus')
+              ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// Types, partitions and extensions of the non-maskbus schemas.
+async fn types_and_partitions(url: &str) -> Vec<String> {
+    connect(url)
+        .await
+        .query(
+            "SELECT format('type %s.%s %s %s', n.nspname, t.typname, t.typtype,
+                           coalesce((SELECT string_agg(enumlabel, ',' ORDER BY enumsortorder) FROM pg_enum WHERE enumtypid = t.oid), ''))
+               FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+              WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus', 'pg_toast')
+                AND t.typtype IN ('e', 'd', 'r') 
+             UNION ALL
+             SELECT format('partition %s of %s %s', c.oid::regclass, i.inhparent::regclass, pg_get_expr(c.relpartbound, c.oid))
+               FROM pg_class c JOIN pg_inherits i ON i.inhrelid = c.oid WHERE c.relispartition
+             UNION ALL
+             SELECT format('extension %s', extname) FROM pg_extension WHERE extname <> 'plpgsql'
+             ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_empty_target_is_made_from_the_served_schema_and_equals_the_source_on_the_zoo() {
+    let test = "schema_zoo";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(SCHEMA).await.unwrap();
+    src.batch_execute(DATA).await.unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(&dbs),
+        &format!("policy = \"{POLICY_PATH}\"\n"),
+        "all_or_nothing = true\n",
+    );
+    assert!(
+        !std::fs::read_to_string(&consumer)
+            .unwrap()
+            .contains(&dbs.url("src")),
+        "the consumer holds no production URL"
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // Constraints and indexes (compared inside), columns, types, partitions, extensions: the
+    // same as the source's; and every row the masked source's.
+    let compared = assert_target_is_masked_source_by(&dbs, &zoo_policy()).await;
+    assert!(compared > 20_000, "{compared}");
+    assert_eq!(
+        columns(&dbs.url("dst")).await,
+        columns(&dbs.url("src")).await
+    );
+    assert_eq!(
+        types_and_partitions(&dbs.url("dst")).await,
+        types_and_partitions(&dbs.url("src")).await
+    );
+    // A second run finds the tables there, creates nothing and moves no row.
+    let again = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.stdout.trim(), "synced 0 rows");
+}
+
+const PII_SCHEMA: &str = "
+    CREATE TYPE public.tier AS ENUM ('gold', '219-09-9999');
+    CREATE TYPE public.colour AS ENUM ('red', 'blue');
+    CREATE TABLE public.staff (
+        id int PRIMARY KEY,
+        name text NOT NULL,
+        colour public.colour NOT NULL DEFAULT 'red'
+    );
+    COMMENT ON TABLE public.staff IS 'manager SSN 219-09-9999';
+    COMMENT ON COLUMN public.staff.name IS 'ask dave.smith@yahoo.com';
+    CREATE TABLE public.defaults (id int PRIMARY KEY, contact text DEFAULT 'dave.smith@yahoo.com');
+    CREATE TABLE public.checks (id int PRIMARY KEY, ssn text CHECK (ssn <> '078-05-1120'));
+    CREATE TABLE public.tiers (id int PRIMARY KEY, tier public.tier);
+    CREATE TABLE public.secret (id int PRIMARY KEY);
+    INSERT INTO public.staff VALUES (1, 'Ann', 'blue');
+    INSERT INTO public.defaults VALUES (1, 'x');
+    INSERT INTO public.checks VALUES (1, '1');
+    INSERT INTO public.tiers VALUES (1, 'gold');
+";
+
+const PII_POLICY: &str = "
+[staff]
+id = \"keep\"
+name = \"keep\"
+colour = \"keep\"
+[defaults]
+id = \"keep\"
+contact = \"keep\"
+[checks]
+id = \"keep\"
+ssn = \"keep\"
+[tiers]
+id = \"keep\"
+tier = \"keep\"
+";
+
+#[tokio::test]
+async fn pii_in_comments_defaults_checks_and_enum_labels_reaches_neither_the_bus_nor_the_target() {
+    let test = "schema_pii";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute(PII_SCHEMA)
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let policy = files.write("policy.toml", PII_POLICY);
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    // Three tables fail closed, by name; staff is created (without its comments) and synced.
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    for (table, reason) in [
+        (
+            "public.defaults",
+            "the default of column contact looks like email",
+        ),
+        ("public.checks", "looks like ssn"),
+        ("public.tiers", "type public.tier"),
+    ] {
+        assert!(
+            run.stderr.contains(table) && run.stderr.contains(reason),
+            "{table}: {reason}\n{}",
+            run.stderr
+        );
+    }
+    let dst = connect(&dbs.url("dst")).await;
+    let staff: i64 = dst
+        .query_one("SELECT count(*) FROM public.staff", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(staff, 1);
+    let leaks: Vec<String> = dst
+        .query(
+            "SELECT x FROM (
+                 SELECT description AS x FROM pg_description
+                 UNION ALL SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef
+                 UNION ALL SELECT pg_get_constraintdef(oid) FROM pg_constraint
+                 UNION ALL SELECT enumlabel::text FROM pg_enum) o
+              WHERE x ~ '9999|1120|dave'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(leaks.is_empty(), "{leaks:?}");
+    let missing: i64 = dst
+        .query_one(
+            "SELECT count(*) FROM unnest(ARRAY['defaults', 'checks', 'tiers', 'secret']) t
+              WHERE to_regclass('public.' || t) IS NOT NULL",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        missing, 0,
+        "no table left out (or outside the policy) was created"
+    );
+    let bus: i64 = connect(&dbs.url("bus"))
+        .await
+        .query_one(
+            "SELECT count(*) FROM mq.mail WHERE body::text ~ '9999|1120|dave' OR body::text ~ 'secret'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(bus, 0, "nothing of it crossed the bus");
+    // The wire audit scans the schema reply like any message: clean.
+    crate::zoo::assert_audit_clean(&dbs, &producer);
+}
