@@ -11,7 +11,9 @@
 //! catalog read into the model), `statements` (the one place SQL over user tables is written),
 //! `bulk` (lifting and rebuilding indexes and keys, COPY rows), `slot` and `pgoutput` (logical
 //! replication: the slot, and its messages decoded), `closure` (a subset's closure as one
-//! statement), `testing` (throwaway databases, feature `testing`). The table-and-key model is
+//! statement), `schema_read` (the schema objects of the policy's tables, from the catalog),
+//! `ddl` (the statements that create a served schema in an empty target), `testing` (throwaway
+//! databases, feature `testing`). The table-and-key model is
 //! the crate `maskbus_model`, re-exported as `model`.
 
 pub mod bulk;
