@@ -88,7 +88,7 @@ pub async fn read(
                     a.attidentity::text,
                     CASE WHEN a.attgenerated <> '' THEN pg_get_expr(d.adbin, d.adrelid) END,
                     CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
-                         THEN quote_ident(cn.nspname) || '.' || quote_ident(co.collname) END,
+                         THEN format('%I.%I', cn.nspname, co.collname) END,
                     a.atttypid, col_description(a.attrelid, a.attnum)
                FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
                LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
