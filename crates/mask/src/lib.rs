@@ -4,7 +4,8 @@
 //! the only way to build a [`MaskedRow`]; the producer sends nothing but `MaskedRow`s. Can
 //! anything get around it? Not by leaving a column out: [`Policy::masker`] refuses any column the
 //! policy does not name (deny by default). Not by building a row by hand: `MaskedRow` has no
-//! public constructor and no `Deserialize`.
+//! public constructor and no `Deserialize`. The schema a consumer builds its tables from crosses
+//! the same way: only [`schema::serve`] makes a `ServedSchema`.
 //!
 //! This crate must stay pure: no I/O, no tokio, no database, no files, no clock, no randomness.
 //! Policies arrive as text, rows as values, keys as bytes; everything here is a function of its
@@ -16,6 +17,7 @@
 //! - [`policy`]: the TOML policy, entity → column → rule; the bank policy is `policies/bank.toml`.
 //! - [`row`]: `Masker` and `MaskedRow`.
 //! - [`pseudonym`]: deterministic keyed fakes.
+//! - [`schema`]: what of the source's schema may cross; `ServedSchema` is made only there.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
 //! - [`escape`]: names of production in generated comments and Markdown, kept to one line.
 //!
