@@ -216,3 +216,181 @@ async fn pii_in_comments_defaults_checks_and_enum_labels_reaches_neither_the_bus
     // The wire audit scans the schema reply like any message: clean.
     crate::zoo::assert_audit_clean(&dbs, &producer);
 }
+
+/// Every row of every table of `tables`, as text, in key order: the same query on both sides.
+async fn rows_of(url: &str, tables: &[&str]) -> Vec<String> {
+    let client = connect(url).await;
+    let mut out = Vec::new();
+    for table in tables {
+        for row in client
+            .query(&format!("SELECT t::text FROM {table} t ORDER BY 1"), &[])
+            .await
+            .unwrap()
+        {
+            out.push(format!("{table} {}", row.get::<_, String>(0)));
+        }
+    }
+    out
+}
+
+/// The policy and producer for one step of a migration: the producer restarted on it.
+struct Step<'a> {
+    files: &'a ConfigFiles,
+    producer_config: String,
+    producer: Option<Background>,
+}
+
+impl Step<'_> {
+    fn policy(&mut self, text: &str) {
+        self.files.write("policy.toml", text);
+        self.producer = None;
+        self.producer = Some(Background::spawn(&[
+            "run",
+            "--config",
+            &self.producer_config,
+        ]));
+    }
+}
+
+const MIGRATION_START: &str = "
+    CREATE TYPE public.mood AS ENUM ('calm', 'grumpy');
+    CREATE TABLE public.people (id int PRIMARY KEY, name text NOT NULL);
+    CREATE TABLE public.pets (id int PRIMARY KEY, owner_id int REFERENCES public.people,
+                              name text, mood public.mood, weight int);
+    INSERT INTO public.people SELECT i, 'person ' || i FROM generate_series(1, 50) i;
+    INSERT INTO public.pets SELECT i, 1 + i % 50, 'pet ' || i, 'calm', i FROM generate_series(1, 120) i;
+";
+
+fn migration_policy(people: &str, pets: &str, toys: bool) -> String {
+    format!(
+        "[people]\nid = \"keep\"\nname = \"keep\"\n{people}\n[pets]\nid = \"keep\"\nowner_id = \"keep\"\nmood = \"keep\"\nweight = \"keep\"\n{pets}\n{}",
+        if toys { "[toys]\nid = \"keep\"\npet_id = \"keep\"\nlabel = \"keep\"\n" } else { "" }
+    )
+}
+
+#[tokio::test]
+async fn a_migration_sequence_is_followed_in_watermark_mode_and_a_column_without_a_rule_fails_only_its_table(
+) {
+    let test = "schema_migrate";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(MIGRATION_START).await.unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let policy = files.write(
+        "policy.toml",
+        &migration_policy("", "name = \"keep\"", false),
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let mut step = Step {
+        files: &files,
+        producer_config: producer,
+        producer: None,
+    };
+    step.policy(&migration_policy("", "name = \"keep\"", false));
+    let sync = |expect: i32| {
+        let run = maskbus(&["run", "--config", &consumer, "--once"]);
+        assert_eq!(run.code, expect, "{}\n{}", run.stdout, run.stderr);
+        run
+    };
+    let equal = |tables: &'static [&'static str]| {
+        let (src, dst) = (dbs.url("src"), dbs.url("dst"));
+        async move {
+            assert_eq!(rows_of(&dst, tables).await, rows_of(&src, tables).await);
+            assert_eq!(columns(&dst).await, columns(&src).await);
+            assert_eq!(schema_objects(&dst).await, schema_objects(&src).await);
+            assert_eq!(
+                types_and_partitions(&dst).await,
+                types_and_partitions(&src).await
+            );
+        }
+    };
+    sync(0);
+    equal(&["people", "pets"]).await;
+
+    // A column without a rule: people fails closed, by name, with the fix; pets goes on.
+    src.batch_execute(
+        "ALTER TABLE people ADD COLUMN nickname text DEFAULT 'nick';
+         UPDATE pets SET weight = weight + 1 WHERE id = 1;",
+    )
+    .await
+    .unwrap();
+    let run = sync(3);
+    assert!(
+        run.stderr.contains("public.people") && run.stderr.contains("column nickname has no rule"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        rows_of(&dbs.url("dst"), &["pets"]).await,
+        rows_of(&dbs.url("src"), &["pets"]).await
+    );
+    let has_nickname: bool = connect(&dbs.url("dst"))
+        .await
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE column_name = 'nickname')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!has_nickname, "nothing of the new column crosses");
+
+    // Its rule: the column is made and the rows (their default, which gave no row a new
+    // version) follow.
+    step.policy(&migration_policy(
+        "nickname = \"keep\"",
+        "name = \"keep\"",
+        false,
+    ));
+    sync(0);
+    equal(&["people", "pets"]).await;
+
+    // A new table with a rule, an index, an enum value in use.
+    src.batch_execute(
+        "CREATE TABLE public.toys (id int PRIMARY KEY, pet_id int REFERENCES public.pets, label text);
+         INSERT INTO public.toys SELECT i, i, 'toy ' || i FROM generate_series(1, 30) i;
+         CREATE INDEX pets_name ON public.pets (lower(name)) WHERE weight > 10;
+         ALTER TYPE public.mood ADD VALUE 'sleepy';",
+    )
+    .await
+    .unwrap();
+    src.batch_execute("UPDATE pets SET mood = 'sleepy' WHERE id <= 3")
+        .await
+        .unwrap();
+    step.policy(&migration_policy(
+        "nickname = \"keep\"",
+        "name = \"keep\"",
+        true,
+    ));
+    sync(0);
+    equal(&["people", "pets", "toys"]).await;
+
+    // A renamed column (its rule renamed too) and a widened type.
+    src.batch_execute(
+        "ALTER TABLE pets RENAME COLUMN name TO pet_name;
+         ALTER TABLE pets ALTER COLUMN weight TYPE bigint;",
+    )
+    .await
+    .unwrap();
+    step.policy(&migration_policy(
+        "nickname = \"keep\"",
+        "pet_name = \"keep\"",
+        true,
+    ));
+    sync(0);
+    equal(&["people", "pets", "toys"]).await;
+
+    // A dropped column and a dropped table, their rules gone.
+    src.batch_execute("ALTER TABLE people DROP COLUMN nickname; DROP TABLE toys;")
+        .await
+        .unwrap();
+    step.policy(&migration_policy("", "pet_name = \"keep\"", false));
+    sync(0);
+    equal(&["people", "pets"]).await;
+}

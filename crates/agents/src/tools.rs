@@ -437,6 +437,9 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     let bus = Target::parse("bus", &config.bus_url.0)?;
     // The same promise as `maskbus policy check`: a policy that does not fit the source is
     // refused before anything is served.
+    // A table that does not fit (a migration added a column without a rule, say) is refused by
+    // name when asked for, and the others are served: only a policy that fits no table at all
+    // is refused here.
     let lines = crate::policy::check(&source_target, &policy).await?;
     let errors: Vec<String> = lines
         .iter()
@@ -445,7 +448,17 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
             _ => None,
         })
         .collect();
-    if !errors.is_empty() {
+    let unfit: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .filter(|l| matches!(l.verdict, maskbus_mask::fit::Verdict::Error(_)))
+        .map(|l| l.entity.as_str())
+        .collect();
+    let fits_some = policy.entities().any(|(e, _)| !unfit.contains(e));
+    if fits_some {
+        for error in &errors {
+            tracing::error!(%error, "this table does not fit the policy: it is refused by name, the others are served (`maskbus policy check` shows every error)");
+        }
+    } else if !errors.is_empty() {
         return Err(StartError::Unfit {
             policy: policy.name().to_string(),
             count: errors.len(),

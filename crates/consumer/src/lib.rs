@@ -16,6 +16,8 @@
 //! - [`rebuild`]: rebuilding what a bulk load lifted, beside the pass and at its end.
 //! - [`stream`]: following the change stream ([`stream::Follower`]); `changes`: streamed
 //!   transactions into the target ([`changes::ChangeApplier`]).
+//! - [`schema`]: the target's schema made from the served one and kept in step with it
+//!   ([`schema::SchemaSync`]).
 //! - [`verify`]: the consumer's half of verify and repair ([`verify::Verifier`]).
 //! - [`local`]: the back-ends of the consumer's tools ([`local::LocalTools`]: `insert_rows`,
 //!   `query_local`).
@@ -39,6 +41,7 @@ pub mod pages;
 mod parents;
 pub mod pass;
 pub mod rebuild;
+pub mod schema;
 mod share;
 pub mod status;
 pub mod stream;
@@ -194,14 +197,20 @@ impl Consumer {
     /// The entities to sync, in fill order (what the producer serves and the target can take),
     /// and those skipped with the reason.
     pub async fn plan(&self) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
-        let (offered, keys) = match self
+        let (offered, keys, fingerprint, rules) = match self
             .asker
             .ask_patiently(&Request::Entities { v: VERSION }, "the entity list")
             .await?
             .into_iter()
             .next()
         {
-            Some(ReceivedReply::Entities { entities, keys, .. }) => (entities, keys),
+            Some(ReceivedReply::Entities {
+                entities,
+                keys,
+                schema,
+                rules,
+                ..
+            }) => (entities, keys, schema, rules),
             _ => {
                 return Err(ConsumerError::BadReply {
                     entity: String::new(),
@@ -214,66 +223,31 @@ impl Consumer {
             .filter(|e| maskbus_protocol::is_entity_name(e))
             .map(|e| maskbus_model::qualify(&e))
             .collect();
-        let left_out = self.create_empty_target(&offered).await?;
-        let (plans, mut skipped) = self.db.entity_plans(&offered, &keys).await?;
+        let failed = schema::SchemaSync::new(&self.asker, &self.db)
+            .prepare(schema::Served {
+                entities: &offered,
+                fingerprint: fingerprint.as_deref(),
+                rules: &rules,
+            })
+            .await?;
+        let (mut plans, mut skipped) = self.db.entity_plans(&offered, &keys).await?;
+        // A table whose schema does not follow the source fails closed, by name.
+        plans.retain(|p| {
+            let Some(reason) = failed.get(&p.entity) else {
+                return true;
+            };
+            skipped.push(Skipped {
+                entity: p.entity.clone(),
+                reason: reason.clone(),
+            });
+            false
+        });
         for s in &mut skipped {
-            if let Some(reason) = left_out.get(&s.entity) {
-                s.reason = format!("the producer did not serve its schema: {reason}");
+            if let Some(reason) = failed.get(&s.entity) {
+                s.reason.clone_from(reason);
             }
         }
         Ok((plans, skipped))
-    }
-
-    /// When the target holds none of `offered`, creates them from the schema the producer
-    /// serves, in one transaction (no `pg_dump` of production is needed). Returns the tables
-    /// the producer left out of it, with its reasons.
-    async fn create_empty_target(
-        &self,
-        offered: &[String],
-    ) -> Result<BTreeMap<String, String>, ConsumerError> {
-        if offered.is_empty() || self.db.missing_tables(offered).await?.len() != offered.len() {
-            return Ok(BTreeMap::new());
-        }
-        let reply = self
-            .asker
-            .ask_patiently(&Request::Schema { v: VERSION }, "the schema")
-            .await?
-            .into_iter()
-            .next();
-        let Some(ReceivedReply::Schema {
-            schema, left_out, ..
-        }) = reply
-        else {
-            return Err(ConsumerError::BadReply {
-                entity: String::new(),
-                reason: "expected the schema".into(),
-            });
-        };
-        if let Some(stranger) = schema
-            .tables
-            .iter()
-            .find(|t| t.partition_of.is_none() && !offered.contains(&t.table.to_string()))
-        {
-            return Err(ConsumerError::BadReply {
-                entity: stranger.table.to_string(),
-                reason: "the served schema holds a table the producer does not serve".into(),
-            });
-        }
-        for left in &left_out {
-            tracing::error!(entity = %left.entity, reason = %left.reason, "the producer left this table out of the schema it serves; it is not created or synced");
-        }
-        if self.db.create_schema(&schema).await? {
-            tracing::info!(
-                tables = schema.tables.len(),
-                types = schema.types.len(),
-                extensions = schema.extensions.len(),
-                "the target held none of the synced tables: created them from the schema the producer serves"
-            );
-        }
-        Ok(left_out
-            .into_iter()
-            .map(|l| (maskbus_model::qualify(&l.entity), l.reason))
-            .collect())
     }
 
     pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, ConsumerError> {

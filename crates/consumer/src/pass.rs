@@ -312,7 +312,14 @@ impl<'a> Pass<'a> {
             tracing::error!(entity = %s.entity, reason = %s.reason, "cannot sync this table");
         }
         let skipped_count = skipped.len();
-        self.failed = skipped.iter().map(|s| s.entity.clone()).collect();
+        // A table skipped for good keeps its dependants out, unless it was synced before (its
+        // schema fails closed after a migration, say): its rows up to then are in the target,
+        // and a child row that needs a newer one fails by name when the parent is refused.
+        self.failed = skipped
+            .iter()
+            .filter(|s| !self.states.contains_key(&s.entity))
+            .map(|s| s.entity.clone())
+            .collect();
         self.report.failed = skipped;
         if self.config.all_or_nothing && !self.report.failed.is_empty() {
             return Err(ConsumerError::Partial {

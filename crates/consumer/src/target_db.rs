@@ -42,7 +42,21 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0005_target_subset.sql",
         sql: include_str!("../sql/0005_target_subset.sql"),
     },
+    Migration {
+        component: "sync",
+        name: "0006_schema_state.sql",
+        sql: include_str!("../sql/0006_schema_state.sql"),
+    },
 ];
+
+/// The served schema a target last took in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Baseline {
+    pub fingerprint: String,
+    pub served: maskbus_model::schema::Schema,
+    /// Tables that fail closed, with the reason (left out by the producer, or refused here).
+    pub left_out: BTreeMap<String, String>,
+}
 
 /// An opened target database.
 pub struct TargetDb {
@@ -267,6 +281,148 @@ impl TargetDb {
             .await
             .map_err(q("COMMIT of the served schema".into()))?;
         Ok(true)
+    }
+
+    /// The served schema the target last took in, if any.
+    pub async fn schema_baseline(&self) -> Result<Option<Baseline>, PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT fingerprint, served::text, left_out::text FROM maskbus.schema_state",
+                &[],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.schema_state", &e))?;
+        let Some(row) = row else { return Ok(None) };
+        let bad = |e: serde_json::Error| {
+            self.target
+                .refusal("reading maskbus.schema_state", e.to_string())
+        };
+        Ok(Some(Baseline {
+            fingerprint: row.get(0),
+            served: serde_json::from_str(row.get::<_, &str>(1)).map_err(bad)?,
+            left_out: serde_json::from_str(row.get::<_, &str>(2)).map_err(bad)?,
+        }))
+    }
+
+    /// Records `baseline` as the served schema the target has taken in.
+    pub async fn record_baseline(&self, baseline: &Baseline) -> Result<(), PgError> {
+        let client = self.client().await?;
+        let served = serde_json::to_string(&baseline.served).unwrap_or_default();
+        let left_out = serde_json::to_string(&baseline.left_out).unwrap_or_default();
+        client
+            .execute(
+                "INSERT INTO maskbus.schema_state (fingerprint, served, left_out)
+                 VALUES ($1, $2::text::jsonb, $3::text::jsonb)
+                 ON CONFLICT (only_row) DO UPDATE
+                    SET fingerprint = EXCLUDED.fingerprint, served = EXCLUDED.served,
+                        left_out = EXCLUDED.left_out, updated_at = now()",
+                &[&baseline.fingerprint, &served, &left_out],
+            )
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error("recording maskbus.schema_state", &e)
+            })?;
+        Ok(())
+    }
+
+    /// The schema of `entities` as the target holds it (those it has), read like the source's.
+    pub async fn read_schema(
+        &self,
+        entities: &[String],
+    ) -> Result<maskbus_model::schema::Schema, PgError> {
+        // A connection of its own: the read empties its search path.
+        let client = self.target.connect().await?;
+        let tables: Vec<TableRef> = entities.iter().map(|e| TableRef::parse(e)).collect();
+        Ok(
+            maskbus_pg::schema_read::read(&self.target, &client, &tables)
+                .await?
+                .0,
+        )
+    }
+
+    /// Applies `statements` (one table's changes) in one transaction; with `rewrite`, forgets
+    /// the table's watermark in it too, so the next pass writes its rows again.
+    pub async fn apply_changes(
+        &self,
+        entity: Option<&str>,
+        statements: &[String],
+        rewrite: bool,
+    ) -> Result<(), PgError> {
+        let mut client = self.client().await?;
+        let what = entity.unwrap_or("the served types");
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
+        let tx = client
+            .transaction()
+            .await
+            .map_err(q(format!("BEGIN of the schema changes of {what}")))?;
+        for statement in statements {
+            tx.batch_execute(statement)
+                .await
+                .map_err(q(format!("changing the schema of {what}")))?;
+        }
+        if let (Some(entity), true) = (entity, rewrite) {
+            tx.execute(
+                "DELETE FROM maskbus.sync_state WHERE entity = $1",
+                &[&entity],
+            )
+            .await
+            .map_err(q("forgetting a watermark".into()))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of the schema changes of {what}")))
+    }
+
+    /// Compares each entity's rules fingerprint with the one its rows were masked by: a table
+    /// whose rules changed forgets its watermark (and is written again by the next pass), in
+    /// the transaction that records the new fingerprint. Returns those entities.
+    pub async fn follow_rules(
+        &self,
+        rules: &BTreeMap<String, String>,
+    ) -> Result<Vec<String>, PgError> {
+        let mut client = self.client().await?;
+        let q = |action: &'static str| {
+            move |e: tokio_postgres::Error| self.target.query_error(action, &e)
+        };
+        let tx = client.transaction().await.map_err(q("BEGIN"))?;
+        let held: BTreeMap<String, String> = tx
+            .query("SELECT entity, fingerprint FROM maskbus.table_rules", &[])
+            .await
+            .map_err(q("reading maskbus.table_rules"))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let mut changed = Vec::new();
+        for (entity, fingerprint) in rules {
+            let entity = maskbus_model::qualify(entity);
+            match held.get(&entity) {
+                Some(old) if old == fingerprint => continue,
+                Some(_) => {
+                    tx.execute(
+                        "DELETE FROM maskbus.sync_state WHERE entity = $1",
+                        &[&entity],
+                    )
+                    .await
+                    .map_err(q("forgetting a watermark"))?;
+                    changed.push(entity.clone());
+                }
+                None => {}
+            }
+            tx.execute(
+                "INSERT INTO maskbus.table_rules (entity, fingerprint) VALUES ($1, $2)
+                 ON CONFLICT (entity) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, updated_at = now()",
+                &[&entity, fingerprint],
+            )
+            .await
+            .map_err(q("recording maskbus.table_rules"))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q("COMMIT of maskbus.table_rules"))?;
+        Ok(changed)
     }
 
     /// Where the target is (its name is said in errors; never its address).

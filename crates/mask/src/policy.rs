@@ -207,6 +207,21 @@ impl Policy {
         self.entities.get(&qualify(entity))
     }
 
+    /// A fingerprint of how `entity` is masked: its rules, its key columns and the pseudonym
+    /// key (by a keyed tag, never the key). When it changes, rows synced before were masked
+    /// another way, and the table is written again.
+    pub fn rules_fingerprint(&self, entity: &str) -> Option<String> {
+        let rules = self.entity(entity)?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(format!("{:?}", rules.columns).as_bytes());
+        hasher.update(&[0]);
+        hasher.update(format!("{:?}", self.key_columns(entity)).as_bytes());
+        if let Some(key) = &self.key {
+            hasher.update(&key.tag());
+        }
+        Some(hasher.finalize().to_hex()[..16].to_string())
+    }
+
     /// The key columns `[maskbus.keys]` names for `entity`, if any.
     pub fn key_columns(&self, entity: &str) -> Option<&[String]> {
         self.keys.get(&qualify(entity)).map(Vec::as_slice)

@@ -50,6 +50,12 @@ impl PseudonymKey {
         Self(blake3::derive_key("maskbus 2026 pseudonym key v1", secret))
     }
 
+    /// A tag that changes when the key does and tells nothing of it (a keyed hash of a fixed
+    /// text): what a fingerprint of masking rules mixes in, so a new key re-masks every table.
+    pub(crate) fn tag(&self) -> [u8; 32] {
+        *blake3::keyed_hash(&self.0, b"maskbus rules fingerprint v1").as_bytes()
+    }
+
     fn hash(&self, kind: PseudonymKind, input: &str) -> [u8; 32] {
         let mut hasher = blake3::Hasher::new_keyed(&self.0);
         hasher.update(kind.name().as_bytes());

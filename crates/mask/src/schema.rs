@@ -80,6 +80,13 @@ impl ServedSchema {
     pub fn left_out(&self) -> &[LeftOut] {
         &self.left_out
     }
+
+    /// A fingerprint of what is served: it changes when a migration on the source (or the
+    /// policy) changes what crosses.
+    pub fn fingerprint(&self) -> String {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        blake3::hash(text.as_bytes()).to_hex()[..16].to_string()
+    }
 }
 
 /// The detector that fires on `text` under a field called `field`, if any.
@@ -132,6 +139,17 @@ pub fn serve(
         }
         at
     };
+    // A table the policy names and the source lacks (dropped, or renamed): the policy does not
+    // agree with the source yet.
+    for (entity, _) in policy.entities() {
+        let table = TableRef::parse(entity);
+        if !source.tables.iter().any(|t| t.table == table) {
+            refused.push((
+                table,
+                "the policy names this table; the source has no such table: remove it from the policy (a dropped table) or rename it".into(),
+            ));
+        }
+    }
     for table in &source.tables {
         let entity = root_of(&table.table).to_string();
         let Some(rules) = policy.entity(&entity) else {
@@ -142,6 +160,20 @@ pub fn serve(
             );
             continue;
         };
+        if table.partition_of.is_none() {
+            for (ruled, _) in rules.columns() {
+                if !table.columns.iter().any(|c| c.name == ruled) {
+                    refuse(
+                        &table.table,
+                        format!(
+                            "the policy has a rule for column {}, which the source table does not have: remove the rule (a dropped column) or rename it (a renamed column)",
+                            crate::shorten(ruled)
+                        ),
+                        &mut refused,
+                    );
+                }
+            }
+        }
         for column in &table.columns {
             // A generated column is computed in the target from the masked columns: it needs
             // no rule (and no row carries it).

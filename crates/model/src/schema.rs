@@ -155,6 +155,39 @@ impl Schema {
         self.tables.iter().map(|t| t.table.to_string()).collect()
     }
 
+    /// `table` (and its partitions, constraints and indexes) as `old` describes it, in place of
+    /// how this one does (or in addition, when this one leaves it out): a table that did not
+    /// follow a migration keeps its old description, so that the next difference starts from
+    /// what the target holds.
+    pub fn keep_from(&mut self, old: &Schema, table: &TableRef) {
+        let partitions: Vec<TableRef> = old
+            .tables
+            .iter()
+            .filter(|t| t.partition_of.as_ref().is_some_and(|(p, _)| p == table))
+            .map(|t| t.table.clone())
+            .collect();
+        self.tables.retain(|t| t.table != *table);
+        self.constraints.retain(|c| c.table != *table);
+        self.indexes.retain(|i| i.table != *table);
+        self.tables
+            .extend(old.tables.iter().filter(|t| t.table == *table).cloned());
+        // Its own constraints, and the foreign keys of others that reference it (served
+        // schemas leave those out with it).
+        let carried: Vec<ConstraintDef> = old
+            .constraints
+            .iter()
+            .filter(|c| c.table == *table || references(&c.definition, table))
+            .filter(|c| !self.constraints.contains(c))
+            .cloned()
+            .collect();
+        self.constraints.extend(carried);
+        self.indexes
+            .extend(old.indexes.iter().filter(|i| i.table == *table).cloned());
+        for partition in &partitions {
+            self.keep_from(old, partition);
+        }
+    }
+
     /// Leaves out `table` and everything that belongs to it or references it (a foreign key of
     /// another table, a partition).
     pub fn without_table(&mut self, table: &TableRef) {
@@ -198,6 +231,90 @@ fn references(definition: &str, table: &TableRef) -> bool {
 mod tests {
     use super::*;
 
+    fn col(name: &str, sql_type: &str) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            sql_type: sql_type.into(),
+            not_null: false,
+            default: None,
+            identity: None,
+            generated: None,
+            collation: None,
+        }
+    }
+
+    fn one_table(columns: Vec<ColumnDef>) -> Schema {
+        Schema {
+            tables: vec![TableDef {
+                table: TableRef::parse("t"),
+                columns,
+                partition_key: None,
+                partition_of: None,
+            }],
+            ..Schema::default()
+        }
+    }
+
+    #[test]
+    fn the_diff_adds_drops_renames_and_retypes_columns_and_says_which_rewrite_rows() {
+        let target = one_table(vec![
+            col("id", "integer"),
+            col("old", "text"),
+            col("n", "integer"),
+        ]);
+        let renamed = one_table(vec![
+            col("id", "integer"),
+            col("new", "text"),
+            col("n", "integer"),
+        ]);
+        let changes = diff(&target, &renamed);
+        assert_eq!(
+            changes,
+            vec![Change::RenameColumn {
+                table: TableRef::parse("t"),
+                from: "old".into(),
+                to: "new".into()
+            }]
+        );
+        assert!(changes[0].rewrites_rows());
+        let grown = one_table(vec![
+            col("id", "integer"),
+            col("n", "bigint"),
+            col("extra", "text"),
+        ]);
+        let described: Vec<String> = diff(&target, &grown).iter().map(Change::describe).collect();
+        assert_eq!(
+            described,
+            vec![
+                "drop column public.t.old",
+                "add column public.t.extra",
+                "change the type of public.t.n to bigint"
+            ]
+        );
+        assert!(diff(&target, &target).is_empty());
+        let mut with_enum = target.clone();
+        with_enum.types.push(TypeDef {
+            schema: "public".into(),
+            name: "mood".into(),
+            kind: TypeKind::Enum {
+                labels: vec!["calm".into()],
+            },
+        });
+        let mut more = with_enum.clone();
+        more.types[0].kind = TypeKind::Enum {
+            labels: vec!["calm".into(), "grumpy".into()],
+        };
+        assert_eq!(
+            diff(&with_enum, &more),
+            vec![Change::AddEnumLabel {
+                schema: "public".into(),
+                name: "mood".into(),
+                label: "grumpy".into(),
+                after: Some("calm".into())
+            }]
+        );
+    }
+
     #[test]
     fn a_table_left_out_takes_its_partitions_and_the_keys_that_reference_it() {
         let t = |n: &str| TableRef::parse(n);
@@ -230,4 +347,350 @@ mod tests {
             "FOREIGN KEY (x) REFERENCES sales.\"a\"(id)"
         );
     }
+}
+
+/// One step from a target's schema to the served one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    CreateSchema(String),
+    CreateExtension(Extension),
+    CreateType(TypeDef),
+    CreateSequence(SequenceDef),
+    /// A label the served enum has and the target's lacks, after `after` (or first).
+    AddEnumLabel {
+        schema: String,
+        name: String,
+        label: String,
+        after: Option<String>,
+    },
+    /// A table the target lacks, with its own constraints and indexes.
+    CreateTable(TableDef),
+    AddColumn {
+        table: TableRef,
+        column: ColumnDef,
+    },
+    DropColumn {
+        table: TableRef,
+        column: String,
+    },
+    RenameColumn {
+        table: TableRef,
+        from: String,
+        to: String,
+    },
+    AlterColumnType {
+        table: TableRef,
+        column: String,
+        sql_type: String,
+    },
+    SetDefault {
+        table: TableRef,
+        column: String,
+        default: Option<String>,
+    },
+    SetNotNull {
+        table: TableRef,
+        column: String,
+        not_null: bool,
+    },
+    AddConstraint(ConstraintDef),
+    DropConstraint {
+        table: TableRef,
+        name: String,
+    },
+    AddIndex(IndexDef),
+    DropIndex {
+        table: TableRef,
+        name: String,
+    },
+    /// A table no longer served (the policy stopped naming it).
+    DropTable(TableRef),
+}
+
+impl Change {
+    /// The table it changes (`None` for a type).
+    pub fn table(&self) -> Option<&TableRef> {
+        match self {
+            Change::CreateSchema(_)
+            | Change::CreateExtension(_)
+            | Change::CreateType(_)
+            | Change::CreateSequence(_)
+            | Change::AddEnumLabel { .. } => None,
+            Change::CreateTable(t) => Some(&t.table),
+            Change::DropTable(t) => Some(t),
+            Change::AddConstraint(c) => Some(&c.table),
+            Change::AddIndex(i) => Some(&i.table),
+            Change::AddColumn { table, .. }
+            | Change::DropColumn { table, .. }
+            | Change::RenameColumn { table, .. }
+            | Change::AlterColumnType { table, .. }
+            | Change::SetDefault { table, .. }
+            | Change::SetNotNull { table, .. }
+            | Change::DropConstraint { table, .. }
+            | Change::DropIndex { table, .. } => Some(table),
+        }
+    }
+
+    /// Whether the table's watermark goes with it: its rows must be written again (a new
+    /// column's values, which the source may have filled in without a new row version; a
+    /// renamed or retyped column's), or the table is gone.
+    pub fn rewrites_rows(&self) -> bool {
+        matches!(
+            self,
+            Change::AddColumn { .. }
+                | Change::RenameColumn { .. }
+                | Change::AlterColumnType { .. }
+                | Change::DropTable(_)
+        )
+    }
+
+    /// What it does, in words (names only).
+    pub fn describe(&self) -> String {
+        match self {
+            Change::CreateSchema(name) => format!("create schema {name}"),
+            Change::CreateExtension(e) => format!("create extension {}", e.name),
+            Change::CreateType(t) => format!("create type {}.{}", t.schema, t.name),
+            Change::CreateSequence(q) => format!("create sequence {}.{}", q.schema, q.name),
+            Change::AddEnumLabel { schema, name, .. } => {
+                format!("add a label to enum {schema}.{name}")
+            }
+            Change::CreateTable(t) => format!("create table {}", t.table),
+            Change::DropTable(t) => format!("drop table {t}"),
+            Change::AddColumn { table, column } => format!("add column {table}.{}", column.name),
+            Change::DropColumn { table, column } => format!("drop column {table}.{column}"),
+            Change::RenameColumn { table, from, to } => {
+                format!("rename column {table}.{from} to {to}")
+            }
+            Change::AlterColumnType {
+                table,
+                column,
+                sql_type,
+            } => format!("change the type of {table}.{column} to {sql_type}"),
+            Change::SetDefault { table, column, .. } => {
+                format!("change the default of {table}.{column}")
+            }
+            Change::SetNotNull {
+                table,
+                column,
+                not_null,
+            } => format!(
+                "{} NOT NULL on {table}.{column}",
+                if *not_null { "set" } else { "drop" }
+            ),
+            Change::AddConstraint(c) => format!("add constraint {} on {}", c.name, c.table),
+            Change::DropConstraint { table, name } => format!("drop constraint {name} on {table}"),
+            Change::AddIndex(i) => format!("create index {} on {}", i.name, i.table),
+            Change::DropIndex { table, name } => format!("drop index {name} on {table}"),
+        }
+    }
+}
+
+/// The changes that take `target` (the target's schema of the served tables) to `served`, in
+/// the order they apply: types, tables, columns, then constraints and indexes (dropped first).
+/// A column dropped and another added at the same place with the same type is a rename.
+/// Comments, identity and generated expressions of existing columns are not compared.
+pub fn diff(target: &Schema, served: &Schema) -> Vec<Change> {
+    let mut changes = Vec::new();
+    // What a target's catalog read of the served tables does not show (schemas, extensions and
+    // sequences elsewhere) is made with IF NOT EXISTS: asking for it again changes nothing.
+    for name in served
+        .schemas
+        .iter()
+        .filter(|n| !target.schemas.contains(n))
+    {
+        changes.push(Change::CreateSchema(name.clone()));
+    }
+    for e in served
+        .extensions
+        .iter()
+        .filter(|e| !target.extensions.contains(e))
+    {
+        changes.push(Change::CreateExtension(e.clone()));
+    }
+    for t in &served.types {
+        match target
+            .types
+            .iter()
+            .find(|x| x.schema == t.schema && x.name == t.name)
+        {
+            None => changes.push(Change::CreateType(t.clone())),
+            Some(existing) => {
+                if let (TypeKind::Enum { labels: have }, TypeKind::Enum { labels: want }) =
+                    (&existing.kind, &t.kind)
+                {
+                    for (i, label) in want.iter().enumerate() {
+                        if !have.contains(label) {
+                            changes.push(Change::AddEnumLabel {
+                                schema: t.schema.clone(),
+                                name: t.name.clone(),
+                                label: label.clone(),
+                                after: i.checked_sub(1).map(|p| want[p].clone()),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for q in &served.sequences {
+        if !target
+            .sequences
+            .iter()
+            .any(|x| x.schema == q.schema && x.name == q.name)
+        {
+            changes.push(Change::CreateSequence(q.clone()));
+        }
+    }
+    for t in &served.tables {
+        let Some(existing) = target.tables.iter().find(|x| x.table == t.table) else {
+            changes.push(Change::CreateTable(t.clone()));
+            continue;
+        };
+        if t.partition_of.is_some() {
+            continue; // a partition's columns are its parent's
+        }
+        let table = &t.table;
+        let gone: Vec<&ColumnDef> = existing
+            .columns
+            .iter()
+            .filter(|c| !t.columns.iter().any(|s| s.name == c.name))
+            .collect();
+        let new: Vec<&ColumnDef> = t
+            .columns
+            .iter()
+            .filter(|c| !existing.columns.iter().any(|s| s.name == c.name))
+            .collect();
+        let mut renamed: Vec<(&str, &str)> = Vec::new();
+        if gone.len() == 1 && new.len() == 1 && gone[0].sql_type == new[0].sql_type {
+            let (from, to) = (gone[0], new[0]);
+            let before = existing
+                .columns
+                .iter()
+                .take_while(|c| c.name != from.name)
+                .count();
+            let after = t.columns.iter().take_while(|c| c.name != to.name).count();
+            if before == after {
+                renamed.push((&from.name, &to.name));
+            }
+        }
+        for (from, to) in &renamed {
+            changes.push(Change::RenameColumn {
+                table: table.clone(),
+                from: from.to_string(),
+                to: to.to_string(),
+            });
+        }
+        for c in gone
+            .iter()
+            .filter(|c| !renamed.iter().any(|(f, _)| *f == c.name))
+        {
+            changes.push(Change::DropColumn {
+                table: table.clone(),
+                column: c.name.clone(),
+            });
+        }
+        for c in new
+            .iter()
+            .filter(|c| !renamed.iter().any(|(_, t)| *t == c.name))
+        {
+            changes.push(Change::AddColumn {
+                table: table.clone(),
+                column: (*c).clone(),
+            });
+        }
+        for c in &t.columns {
+            let Some(old) = existing
+                .columns
+                .iter()
+                .find(|o| o.name == c.name)
+                .or_else(|| {
+                    renamed
+                        .iter()
+                        .find(|(_, to)| *to == c.name)
+                        .and_then(|(from, _)| existing.columns.iter().find(|o| o.name == *from))
+                })
+            else {
+                continue;
+            };
+            if old.sql_type != c.sql_type {
+                changes.push(Change::AlterColumnType {
+                    table: table.clone(),
+                    column: c.name.clone(),
+                    sql_type: c.sql_type.clone(),
+                });
+            }
+            if old.default != c.default && c.generated.is_none() && c.identity.is_none() {
+                changes.push(Change::SetDefault {
+                    table: table.clone(),
+                    column: c.name.clone(),
+                    default: c.default.clone(),
+                });
+            }
+            if old.not_null != c.not_null && c.identity.is_none() {
+                changes.push(Change::SetNotNull {
+                    table: table.clone(),
+                    column: c.name.clone(),
+                    not_null: c.not_null,
+                });
+            }
+        }
+    }
+    // Tables no longer served (partitions go with their parent).
+    for t in &target.tables {
+        if t.partition_of.is_none() && !served.tables.iter().any(|s| s.table == t.table) {
+            changes.push(Change::DropTable(t.table.clone()));
+        }
+    }
+    // Constraints and indexes: dropped when gone or different, added when new or different.
+    for c in &target.constraints {
+        let kept = served
+            .constraints
+            .iter()
+            .any(|s| s.table == c.table && s.name == c.name && s.definition == c.definition);
+        // A foreign key to a table the sync does not carry is not served, and stays.
+        let outside = c.kind == ConstraintKind::Foreign
+            && !served
+                .tables
+                .iter()
+                .any(|t| references(&c.definition, &t.table));
+        if !kept && !outside && served.tables.iter().any(|t| t.table == c.table) {
+            changes.push(Change::DropConstraint {
+                table: c.table.clone(),
+                name: c.name.clone(),
+            });
+        }
+    }
+    for i in &target.indexes {
+        let kept = served
+            .indexes
+            .iter()
+            .any(|s| s.table == i.table && s.name == i.name && s.definition == i.definition);
+        if !kept && served.tables.iter().any(|t| t.table == i.table) {
+            changes.push(Change::DropIndex {
+                table: i.table.clone(),
+                name: i.name.clone(),
+            });
+        }
+    }
+    // A new table's constraints go after every table is made (a foreign key between two new
+    // ones), non-foreign first as served.
+    for c in &served.constraints {
+        let there = target
+            .constraints
+            .iter()
+            .any(|t| t.table == c.table && t.name == c.name && t.definition == c.definition);
+        if !there {
+            changes.push(Change::AddConstraint(c.clone()));
+        }
+    }
+    for i in &served.indexes {
+        let there = target
+            .indexes
+            .iter()
+            .any(|t| t.table == i.table && t.name == i.name && t.definition == i.definition);
+        if !there {
+            changes.push(Change::AddIndex(i.clone()));
+        }
+    }
+    changes
 }

@@ -26,6 +26,10 @@ pub enum Reply {
         v: u32,
         entities: Vec<String>,
         keys: BTreeMap<String, Vec<String>>,
+        /// The served schema's fingerprint ([`ServedSchema::fingerprint`]).
+        schema: Option<String>,
+        /// Per entity, its rules' fingerprint (`Policy::rules_fingerprint`).
+        rules: BTreeMap<String, String>,
     },
     Page(PageReply),
     Changes(ChangeReply),

@@ -127,6 +127,7 @@ impl Producer {
     pub async fn answer_request(&self, request: Request) -> Vec<Reply> {
         match request {
             Request::Entities { .. } => {
+                let schema = crate::schema::fingerprint(&self.source).await;
                 let policy = self.source.policy();
                 vec![Reply::Entities {
                     v: maskbus_protocol::VERSION,
@@ -134,6 +135,11 @@ impl Producer {
                     keys: policy
                         .entities()
                         .filter_map(|(n, _)| Some((n.to_string(), policy.key_columns(n)?.to_vec())))
+                        .collect(),
+                    schema,
+                    rules: policy
+                        .entities()
+                        .filter_map(|(n, _)| Some((n.to_string(), policy.rules_fingerprint(n)?)))
                         .collect(),
                 }]
             }

@@ -63,6 +63,8 @@ pub struct Source {
     shapes: Mutex<HashMap<String, Shape>>,
     /// The subsets this producer defines.
     subsets: Option<Subsets>,
+    /// The fingerprint of the schema last served: when it changes, the shapes are read again.
+    schema_seen: Mutex<Option<String>>,
 }
 
 /// A failure that becomes an error reply: the closed [`ErrorReply`] that crosses the bus, and
@@ -198,6 +200,7 @@ impl Source {
             policy,
             shapes: Mutex::new(HashMap::new()),
             subsets: None,
+            schema_seen: Mutex::new(None),
         })
     }
 
@@ -216,6 +219,20 @@ impl Source {
             )
             .subset(name)
         })
+    }
+
+    /// Records the fingerprint of the schema served now; when it differs from the last one, a
+    /// migration changed a table, and every entity's shape is read again from the catalog at
+    /// its next use.
+    pub(crate) async fn schema_seen(&self, fingerprint: &str) {
+        let mut seen = self.schema_seen.lock().await;
+        if seen.as_deref() != Some(fingerprint) {
+            if seen.is_some() {
+                tracing::info!("the served schema changed: tables are read again from the catalog");
+            }
+            self.shapes.lock().await.clear();
+            *seen = Some(fingerprint.to_string());
+        }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -274,10 +291,31 @@ impl Source {
             .map_err(|e| refused(e.to_string()))?;
         schema_check::key_is_kept(&self.policy, &entity, &key).map_err(refused)?;
         let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
+        // A rule for a column the table no longer has (dropped or renamed by a migration): the
+        // policy does not agree with the source yet, and the table is refused by name.
+        if let Some(rules) = self.policy.entity(&entity) {
+            if let Some((stale, _)) = rules
+                .columns()
+                .find(|(c, _)| !info.columns.iter().any(|live| live.name == *c))
+            {
+                return Err(Refusal(
+                    ErrorReply::new(ErrorCode::PolicyRefused).column(stale),
+                    format!("the policy has a rule for {entity}.{}, which the source table does not have: remove the rule (a dropped column) or rename it (a renamed column)", maskbus_mask::shorten(stale)),
+                )
+                .on(&entity));
+            }
+        }
         // Deny by default, checked once for the whole entity: a column without a rule refuses it.
         self.policy
             .masker(&entity, &columns)
-            .map_err(|e| refused(e.to_string()))?;
+            .map_err(|e| match &e {
+                maskbus_mask::MaskError::NoRule { column, .. } => Refusal(
+                    ErrorReply::new(ErrorCode::NoRule).column(column),
+                    e.to_string(),
+                )
+                .on(&entity),
+                _ => refused(e.to_string()),
+            })?;
         let key_positions = key
             .columns
             .iter()

@@ -32,6 +32,8 @@ pub enum ErrorCode {
     LimitTooLarge,
     /// The entity cannot be served as configured (no rule for a column, unsupported key).
     PolicyRefused,
+    /// A column of the table (named) has no rule in the policy: a migration added it.
+    NoRule,
     /// The source refused the read for good (a missing table or column, a type that does not
     /// cast, permission denied): asking again will not help.
     SourceFailed,
@@ -75,6 +77,9 @@ impl ErrorCode {
             ErrorCode::PolicyRefused => {
                 "the producer's policy cannot serve this as configured; the producer's log names the reason"
             }
+            ErrorCode::NoRule => {
+                "a column of this table has no rule in the producer's policy (a migration added it): add one (`maskbus policy init --update` proposes it) and restart the producer; until then this table is not synced, the others are"
+            }
             ErrorCode::SourceFailed => {
                 "the source refused the read for good; the producer's log has the SQLSTATE and the objects"
             }
@@ -110,6 +115,7 @@ impl ErrorCode {
             ErrorCode::UnknownSubset => "unknown_subset",
             ErrorCode::LimitTooLarge => "limit_too_large",
             ErrorCode::PolicyRefused => "policy_refused",
+            ErrorCode::NoRule => "no_rule",
             ErrorCode::SourceFailed => "source_failed",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::StreamLost => "stream_lost",

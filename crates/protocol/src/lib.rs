@@ -245,6 +245,14 @@ pub enum ReceivedReply {
         entities: Vec<String>,
         #[serde(default)]
         keys: BTreeMap<String, Vec<String>>,
+        /// The fingerprint of the schema the producer serves now (absent when it cannot read
+        /// it): a consumer that holds another asks for the schema and follows it.
+        #[serde(default)]
+        schema: Option<String>,
+        /// Per entity, the fingerprint of how it is masked: a table whose rules changed is
+        /// written again.
+        #[serde(default)]
+        rules: BTreeMap<String, String>,
     },
     Page(ReceivedPage),
     Changes(ReceivedChanges),
