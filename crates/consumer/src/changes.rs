@@ -44,6 +44,8 @@ pub struct ChangeBatch {
     pub started: bool,
     /// More changes may wait after `through`.
     pub more: bool,
+    /// The next transaction needs the served schema applied first.
+    pub schema_changed: bool,
 }
 
 /// Groups a change request's replies (in part order) into transactions. A transaction must be
@@ -58,6 +60,7 @@ pub fn group(replies: Vec<ReceivedReply>) -> Result<ChangeBatch, ConsumerError> 
         through: Lsn::default(),
         started: false,
         more: false,
+        schema_changed: false,
     };
     let mut open: Vec<ReceivedChanges> = Vec::new();
     for reply in replies {
@@ -67,6 +70,7 @@ pub fn group(replies: Vec<ReceivedReply>) -> Result<ChangeBatch, ConsumerError> 
         batch.through = set.through.0;
         batch.started |= set.started;
         batch.more |= set.more;
+        batch.schema_changed |= set.schema_changed;
         if set.op == ChangeOp::None {
             continue;
         }

@@ -57,7 +57,7 @@ use maskbus_config::ConsumerConfig;
 use maskbus_mailbox::{Mailbox, MailboxError, Settings};
 use maskbus_pg::{PgError, Target};
 use maskbus_protocol::{ErrorReply, ReceivedReply, Request, VERSION};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -259,7 +259,21 @@ impl Consumer {
         &self,
         stop: &watch::Receiver<bool>,
     ) -> Result<PassReport, ConsumerError> {
-        let (plans, skipped) = self.plan().await?;
+        self.sync_pass_of(stop, None).await
+    }
+
+    /// A pass over `only` these entities (every one with `None`): a stream copies again the
+    /// tables a migration gave new values.
+    pub async fn sync_pass_of(
+        &self,
+        stop: &watch::Receiver<bool>,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<PassReport, ConsumerError> {
+        let (mut plans, mut skipped) = self.plan().await?;
+        if let Some(only) = only {
+            plans.retain(|p| only.contains(&p.entity));
+            skipped.retain(|s| only.contains(&s.entity));
+        }
         pass::Pass::new(&self.config, &self.asker, &self.db, stop)
             .run(plans, skipped)
             .await

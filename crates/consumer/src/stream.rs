@@ -40,6 +40,8 @@ pub struct Follower<'a> {
     applier: ChangeApplier<'a>,
     /// The entities changes apply to, planned once per stream start (again after a failure).
     plans: Option<Vec<EntityPlan>>,
+    /// Tables the last plan could not sync (their schema does not follow, say).
+    failed: Vec<super::Skipped>,
 }
 
 impl<'a> Follower<'a> {
@@ -49,6 +51,7 @@ impl<'a> Follower<'a> {
             stop,
             applier: ChangeApplier::new(consumer.db()),
             plans: None,
+            failed: Vec::new(),
         }
     }
 
@@ -93,6 +96,13 @@ impl<'a> Follower<'a> {
             total += report.rows;
             caught_up = report.caught_up;
             if caught_up && once {
+                // Caught up, but not with every table: the exit code says so.
+                if !self.failed.is_empty() {
+                    return Err(ConsumerError::Partial {
+                        tables: self.plans.as_ref().map_or(0, Vec::len) + self.failed.len(),
+                        failed: std::mem::take(&mut self.failed),
+                    });
+                }
                 return Ok(total);
             }
         }
@@ -138,7 +148,9 @@ impl<'a> Follower<'a> {
             }
         };
         if self.plans.is_none() {
-            self.plans = Some(self.consumer.plan().await?.0);
+            let (plans, failed) = self.consumer.plan().await?;
+            self.plans = Some(plans);
+            self.failed = failed;
         }
         let batch = self
             .ask_changes(Some(state.applied), Some(join), wait)
@@ -159,6 +171,13 @@ impl<'a> Follower<'a> {
             }
         }
         self.applier.reached(batch.through).await?;
+        // A migration: the served schema before the changes that need it (the producer held
+        // them back); when idle, a look for changes the stream does not show (an index, a
+        // constraint, a policy's rules). Tables that lost their watermark to it (their rows
+        // have new values the stream does not carry) are copied again.
+        if batch.schema_changed || report.caught_up {
+            self.follow_schema().await?;
+        }
         if !touched.is_empty() {
             PageWriter::new(self.consumer.db())
                 .move_sequences(&touched)
@@ -169,6 +188,26 @@ impl<'a> Follower<'a> {
             maskbus_telemetry::metrics().applied(report.transactions, report.rows);
         }
         Ok(report)
+    }
+
+    /// Brings the target's schema to the served one (see `crate::schema`), then copies again
+    /// every table that lost its watermark to it.
+    async fn follow_schema(&mut self) -> Result<(), ConsumerError> {
+        let (plans, failed) = self.consumer.plan().await?;
+        self.failed = failed;
+        let states = self.consumer.states().await?;
+        let again: std::collections::BTreeSet<String> = plans
+            .iter()
+            .filter(|p| !states.contains_key(&p.entity))
+            .map(|p| p.entity.clone())
+            .collect();
+        self.plans = Some(plans);
+        if !again.is_empty() {
+            tracing::info!(tables = %again.iter().cloned().collect::<Vec<_>>().join(", "), "copying again the tables whose schema or rules changed");
+            let report = self.consumer.sync_pass_of(self.stop, Some(&again)).await?;
+            report.count();
+        }
+        Ok(())
     }
 
     async fn ask_changes(

@@ -105,6 +105,9 @@ pub struct ChangeReply {
     pub more: bool,
     /// The stream was (re)started by this request: copy the source now, then follow from here.
     pub started: bool,
+    /// The next transaction changes a table's columns: the consumer applies the served schema
+    /// first, then asks again from `through`.
+    pub schema_changed: bool,
     pub part: u32,
     pub parts: u32,
 }
@@ -122,6 +125,7 @@ impl ChangeReply {
             rows: Vec::new(),
             lsn: None,
             commit: false,
+            schema_changed: false,
             through,
             more,
             started,

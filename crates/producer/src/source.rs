@@ -235,6 +235,11 @@ impl Source {
         }
     }
 
+    /// Forgets every entity's shape: the next use reads it again from the catalog.
+    pub(crate) async fn forget_shapes(&self) {
+        self.shapes.lock().await.clear();
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }

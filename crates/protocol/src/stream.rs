@@ -61,6 +61,10 @@ pub struct ReceivedChanges {
     pub more: bool,
     #[serde(default)]
     pub started: bool,
+    /// The next transaction changes a table's columns: apply the served schema first, then
+    /// ask again from `through` (the producer sent nothing of it).
+    #[serde(default)]
+    pub schema_changed: bool,
     pub part: u32,
     pub parts: u32,
 }

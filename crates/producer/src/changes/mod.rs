@@ -201,10 +201,23 @@ impl ChangeFeed {
             if transaction.end <= after {
                 continue;
             }
-            through = transaction.end;
             if join.is_some_and(|s| visible_in(transaction.xid, s)) {
+                through = transaction.end;
                 continue;
             }
+            // A transaction after a migration on one of its tables (the stream describes other
+            // columns than the table had): nothing of it or after it goes out until the consumer
+            // has the new schema. The shapes are read again from the catalog for the next look.
+            if let Some(entity) = self.columns_changed(&transaction, &mut shapes).await? {
+                tracing::info!(%entity, "a table's columns changed in the stream: the consumer applies the schema before its changes");
+                self.source.forget_shapes().await;
+                let mut out = replies(sets_by_txn, through, true);
+                if let Some(last) = out.last_mut() {
+                    last.schema_changed = true;
+                }
+                return Ok(out);
+            }
+            through = transaction.end;
             let sets = self.sets(&transaction, &mut shapes).await?;
             rows += sets.iter().map(|s| s.rows.len()).sum::<usize>();
             sets_by_txn.push((transaction.end, sets));
@@ -291,6 +304,30 @@ impl ChangeFeed {
             }
         }
         Ok(sets)
+    }
+
+    /// The first table of `transaction` whose columns in the stream are not those it had when
+    /// its shape was read (a column added, dropped or renamed since).
+    async fn columns_changed(
+        &self,
+        transaction: &Transaction,
+        shapes: &mut HashMap<String, Shape>,
+    ) -> Result<Option<String>, Refusal> {
+        for change in &transaction.changes {
+            let relation = match change {
+                RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => relation,
+                RowChange::Truncate { .. } => continue,
+            };
+            let shape = self.shape(shapes, &relation.entity).await?;
+            let streamed: std::collections::BTreeSet<&str> =
+                relation.columns.iter().map(|c| c.name.as_str()).collect();
+            let known: std::collections::BTreeSet<&str> =
+                shape.columns.iter().map(String::as_str).collect();
+            if streamed != known {
+                return Ok(Some(relation.entity.clone()));
+            }
+        }
+        Ok(None)
     }
 
     /// The entity's shape, asked of the source once per look.
@@ -475,6 +512,7 @@ fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -
                     through: Position(through),
                     more,
                     started: false,
+                    schema_changed: false,
                     part: 0,
                     parts: 0,
                 });
