@@ -356,6 +356,14 @@ async fn migration_sequence(test: &str, stream: bool) {
         run.stdout,
         run.stderr
     );
+    // `status` says so, with the reason, and is not caught up.
+    let status = maskbus(&["status", "--config", &consumer]);
+    assert_ne!(status.code, 0, "{}", status.stdout);
+    assert!(
+        status.stdout.contains("public.people FAILS CLOSED") && status.stdout.contains("nickname"),
+        "{}",
+        status.stdout
+    );
     if stream {
         // A change of the table itself: the stream holds back from it on (the slot keeps it,
         // nothing is lost) and says which table and column stop it.
@@ -390,6 +398,8 @@ async fn migration_sequence(test: &str, stream: bool) {
     ));
     sync(0);
     equal(&["people", "pets"]).await;
+    let status = maskbus(&["status", "--config", &consumer]);
+    assert!(!status.stdout.contains("FAILS CLOSED"), "{}", status.stdout);
 
     // A new table with a rule, an index, an enum value in use.
     src.batch_execute(

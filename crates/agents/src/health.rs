@@ -3,6 +3,7 @@
 //! the bus's depth for its mailboxes.
 
 use crate::tools::Agent;
+use maskbus_consumer::status::closed_tables;
 use maskbus_mailbox::Mailbox;
 
 impl Agent {
@@ -25,11 +26,19 @@ impl Agent {
                 .await
                 .map_err(|_| "the source cannot be reached".to_string()),
             Agent::Consumer(c) => match c.db().client().await {
-                Ok(client) => client
-                    .simple_query("SELECT 1")
-                    .await
-                    .map(|_| ())
-                    .map_err(|_| "the target does not answer".to_string()),
+                Ok(client) => match closed_tables(&client).await {
+                    Ok(closed) if closed.is_empty() => Ok(()),
+                    Ok(closed) => Err(format!(
+                        "{} of the synced tables fail closed: {}",
+                        closed.len(),
+                        closed
+                            .iter()
+                            .map(|t| format!("{} ({})", t.entity, t.reason))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )),
+                    Err(_) => Err("the target does not answer".to_string()),
+                },
                 Err(_) => Err("the target cannot be reached".to_string()),
             },
         };

@@ -58,6 +58,16 @@ pub struct StatusReport {
     pub stream_behind: Option<bool>,
     /// How far the wire audit is, when the bus says.
     pub audit: Option<AuditState>,
+    /// Tables that fail closed because their schema does not follow the source (a column
+    /// without a rule, say), each with the reason.
+    pub closed: Vec<ClosedTable>,
+}
+
+/// A table whose sync stopped because its schema does not follow the source.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ClosedTable {
+    pub entity: String,
+    pub reason: String,
 }
 
 /// The wire audit as `status` shows it: numbers only.
@@ -111,6 +121,9 @@ impl StatusReport {
                     why.push(format!("{} has rows written after its watermark", t.entity));
                 }
             }
+        }
+        for c in &self.closed {
+            why.push(format!("{} fails closed: {}", c.entity, c.reason));
         }
         for m in &self.mailboxes {
             if m.dead > 0 {
@@ -214,6 +227,9 @@ pub async fn status(
             entity,
         });
     }
+    report.closed = closed_tables(&client)
+        .await
+        .map_err(read("reading maskbus.schema_state"))?;
     let stream = client
         .query_opt(
             "SELECT applied_lsn, join_snapshot, transactions_applied, rows_applied,
@@ -355,4 +371,32 @@ mod tests {
             Verdict::Behind(_)
         ));
     }
+}
+
+/// The tables that fail closed (see `crate::schema`), from the target's bookkeeping.
+pub async fn closed_tables(
+    client: &tokio_postgres::Client,
+) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT key, value FROM maskbus.schema_state, jsonb_each_text(left_out)
+              WHERE to_regclass('maskbus.schema_state') IS NOT NULL ORDER BY key",
+            &[],
+        )
+        .await;
+    let rows = match rows {
+        Ok(rows) => rows,
+        // A target migrated before schemas were followed has no such table.
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+            return Ok(Vec::new())
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(rows
+        .iter()
+        .map(|r| ClosedTable {
+            entity: r.get(0),
+            reason: r.get(1),
+        })
+        .collect())
 }

@@ -79,6 +79,9 @@ fn print(report: &StatusReport, verdict: &Verdict) {
             t.last_moved.as_deref().unwrap_or("-")
         );
     }
+    for c in &report.closed {
+        println!("{} FAILS CLOSED: {}", c.entity, c.reason);
+    }
     if let Some(stream) = &report.stream {
         println!(
             "change stream: applied through {} ({} transactions, {} rows), moved {}{}",
