@@ -322,6 +322,34 @@ pub async fn status(
     Ok(report)
 }
 
+/// The tables that fail closed (see `crate::schema`), from the target's bookkeeping.
+pub async fn closed_tables(
+    client: &tokio_postgres::Client,
+) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT key, value FROM maskbus.schema_state, jsonb_each_text(left_out)
+              WHERE to_regclass('maskbus.schema_state') IS NOT NULL ORDER BY key",
+            &[],
+        )
+        .await;
+    let rows = match rows {
+        Ok(rows) => rows,
+        // A target migrated before schemas were followed has no such table.
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+            return Ok(Vec::new())
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(rows
+        .iter()
+        .map(|r| ClosedTable {
+            entity: r.get(0),
+            reason: r.get(1),
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,32 +399,4 @@ mod tests {
             Verdict::Behind(_)
         ));
     }
-}
-
-/// The tables that fail closed (see `crate::schema`), from the target's bookkeeping.
-pub async fn closed_tables(
-    client: &tokio_postgres::Client,
-) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
-    let rows = client
-        .query(
-            "SELECT key, value FROM maskbus.schema_state, jsonb_each_text(left_out)
-              WHERE to_regclass('maskbus.schema_state') IS NOT NULL ORDER BY key",
-            &[],
-        )
-        .await;
-    let rows = match rows {
-        Ok(rows) => rows,
-        // A target migrated before schemas were followed has no such table.
-        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
-            return Ok(Vec::new())
-        }
-        Err(e) => return Err(e),
-    };
-    Ok(rows
-        .iter()
-        .map(|r| ClosedTable {
-            entity: r.get(0),
-            reason: r.get(1),
-        })
-        .collect())
 }
