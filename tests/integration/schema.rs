@@ -444,3 +444,106 @@ async fn migration_sequence(test: &str, stream: bool) {
     sync(0);
     equal(&["people", "pets"]).await;
 }
+
+#[tokio::test]
+async fn policy_init_update_keeps_the_reviewed_lines_and_proposes_only_what_the_migration_added() {
+    let test = "schema_init_update";
+    let dbs = TestDatabases::create(test, &["src"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(
+        "CREATE TABLE people (id int PRIMARY KEY, name text, old text);
+         INSERT INTO people SELECT i, 'n' || i, 'o' FROM generate_series(1, 20) i;",
+    )
+    .await
+    .unwrap();
+    let files = ConfigFiles::new(test);
+    let path = files.write("policy.toml", "");
+    maskbus(&[
+        "policy",
+        "init",
+        "--source",
+        &dbs.url("src"),
+        "--output",
+        &path,
+    ])
+    .success();
+    // A reviewer's own line.
+    let reviewed: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            if l.starts_with("name ") {
+                "name = \"redact\"   # reviewed: free text at times".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&path, &reviewed).unwrap();
+    src.batch_execute(
+        "ALTER TABLE people ADD COLUMN email text, DROP COLUMN old;
+         UPDATE people SET email = 'person' || id || '@example.org';
+         CREATE TABLE pets (id int PRIMARY KEY, owner_id int REFERENCES people, nickname text);",
+    )
+    .await
+    .unwrap();
+    let run = maskbus(&[
+        "policy",
+        "init",
+        "--source",
+        &dbs.url("src"),
+        "--update",
+        &path,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("new column: public.people.email"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("new table: public.pets"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("gone column (its rule marked): public.people.old"),
+        "{}",
+        run.stderr
+    );
+    let updated = std::fs::read_to_string(&path).unwrap();
+    // Every reviewed line is still there, as it was.
+    for line in reviewed.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(updated.contains(line), "lost {line:?}:\n{updated}");
+    }
+    assert!(
+        updated.contains("# new in the source: column email"),
+        "{updated}"
+    );
+    assert!(
+        updated.contains("# new in the source: table public.pets"),
+        "{updated}"
+    );
+    assert!(
+        updated.contains("# gone from the source: column old"),
+        "{updated}"
+    );
+    // With the gone rule removed, the policy fits the migrated schema.
+    let fixed: String = updated
+        .lines()
+        .filter(|l| !l.starts_with("old "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&path, fixed).unwrap();
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &path,
+    ]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+}

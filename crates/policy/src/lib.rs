@@ -5,12 +5,15 @@
 //! - [`schema_check`]: will the sync work on this schema (keys, foreign keys, cycles, sampled
 //!   `keep` columns); pure over the catalog's model.
 //! - [`propose`]: the rule proposed for each column, and the file written by `toml_edit` (pure).
+//! - [`update`]: a reviewed policy brought up to date with the schema (`policy init --update`),
+//!   its reviewed lines untouched (pure).
 //!
 //! The column-by-column decisions live in `maskbus_mask::fit`; this crate reads the file, the
 //! catalog and samples of values (run through the audit's detectors here; only counts come out).
 
 pub mod propose;
 pub mod schema_check;
+pub mod update;
 
 use maskbus_mask::fit::{Line, Verdict};
 use maskbus_mask::{Policy, PolicyError, PseudonymKey};

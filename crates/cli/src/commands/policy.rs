@@ -25,6 +25,11 @@ pub struct InitArgs {
     /// Write the policy to this file instead of standard output.
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Bring this reviewed policy up to date instead: its lines stay as they are; rules are
+    /// proposed for new tables and columns only (each marked new), and rules for what the
+    /// source no longer has are marked. Written back into the file (or to --output).
+    #[arg(long, value_name = "FILE")]
+    update: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -50,7 +55,39 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
             } else {
                 args.schemas
             };
-            let text = maskbus_agents::policy::init(&source, &schemas).await?;
+            let mut text = maskbus_agents::policy::init(&source, &schemas).await?;
+            if let Some(file) = &args.update {
+                let current = std::fs::read_to_string(file)
+                    .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
+                let (updated, summary) = maskbus_agents::policy::update::update(
+                    &file.display().to_string(),
+                    &current,
+                    &text,
+                )?;
+                for (what, names) in [
+                    ("new table", &summary.new_tables),
+                    ("new column", &summary.new_columns),
+                    ("gone column (its rule marked)", &summary.gone_columns),
+                    ("gone table (its section marked)", &summary.gone_tables),
+                ] {
+                    for name in names {
+                        eprintln!("{what}: {}", maskbus_pg::model::shorten(name));
+                    }
+                }
+                if summary.is_empty() {
+                    eprintln!("{} is up to date with the schema", file.display());
+                }
+                text = updated;
+                let path = args.output.clone().unwrap_or_else(|| file.clone());
+                std::fs::write(&path, &text)
+                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                eprintln!(
+                    "wrote {}; review the lines marked new, then run `maskbus policy check --policy {}`",
+                    path.display(),
+                    path.display()
+                );
+                return Ok(Exit::Ok.into());
+            }
             match args.output {
                 Some(path) => {
                     std::fs::write(&path, text)
