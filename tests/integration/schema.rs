@@ -547,3 +547,94 @@ async fn policy_init_update_keeps_the_reviewed_lines_and_proposes_only_what_the_
     ]);
     assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
 }
+
+/// A consumer killed with `kill -9` between two tables' schema changes (the second table held
+/// by a lock, so the first is changed and committed): the next run changes only what is left,
+/// and the target equals the source.
+#[tokio::test]
+async fn kill_9_between_two_tables_schema_changes_then_the_next_run_completes_the_migration() {
+    let test = "schema_kill";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(MIGRATION_START).await.unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let policy = files.write(
+        "policy.toml",
+        &migration_policy("", "name = \"keep\"", false),
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let mut step = Step {
+        files: &files,
+        producer_config: producer,
+        producer: None,
+    };
+    step.policy(&migration_policy("", "name = \"keep\"", false));
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    src.batch_execute(
+        "ALTER TABLE people ADD COLUMN nickname text DEFAULT 'nick';
+         ALTER TABLE pets ADD COLUMN colour text DEFAULT 'brown';",
+    )
+    .await
+    .unwrap();
+    step.policy(&migration_policy(
+        "nickname = \"keep\"",
+        "name = \"keep\"\ncolour = \"keep\"",
+        false,
+    ));
+    // pets is held: people's change commits, pets' waits on the lock.
+    let holder = connect(&dbs.url("dst")).await;
+    holder
+        .batch_execute("BEGIN; LOCK TABLE public.pets IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let mut doomed = Background::spawn(&["run", "--config", &consumer, "--once"]);
+    let dst = connect(&dbs.url("dst")).await;
+    wait_until(
+        "people changed and pets' change waiting on its lock",
+        || async {
+            let changed: bool = dst
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                                 WHERE table_name = 'people' AND column_name = 'nickname')",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            let waiting: bool = dst
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+                                 WHERE datname = current_database() AND wait_event_type = 'Lock'
+                                   AND query LIKE 'ALTER TABLE%pets%')",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            changed && waiting
+        },
+    )
+    .await;
+    doomed.kill9();
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        columns(&dbs.url("dst")).await,
+        columns(&dbs.url("src")).await
+    );
+    assert_eq!(
+        rows_of(&dbs.url("dst"), &["people", "pets"]).await,
+        rows_of(&dbs.url("src"), &["people", "pets"]).await
+    );
+    assert_eq!(
+        schema_objects(&dbs.url("dst")).await,
+        schema_objects(&dbs.url("src")).await
+    );
+}

@@ -164,7 +164,10 @@ impl<'a> SchemaSync<'a> {
         fingerprint: &str,
     ) -> Result<BTreeMap<String, String>, ConsumerError> {
         let (served, mut failed) = self.fetch(offered).await?;
-        let old = baseline.served;
+        let old = baseline.served.clone();
+        // The served schema as far as the target has followed it, recorded with each table's
+        // changes: a run cut short resumes with what is left.
+        let mut current = baseline.clone();
         let mut from = old.clone();
         for entity in failed.keys() {
             from.without_table(&maskbus_pg::TableRef::parse(entity));
@@ -192,14 +195,17 @@ impl<'a> SchemaSync<'a> {
             Ok(out)
         };
         if !types.is_empty() {
+            current.served.schemas.clone_from(&served.schemas);
+            current.served.extensions.clone_from(&served.extensions);
+            current.served.types.clone_from(&served.types);
+            current.served.sequences.clone_from(&served.sequences);
             self.db
-                .apply_changes(None, &statements(&types)?, false)
+                .apply_changes(None, &statements(&types)?, false, &current)
                 .await?;
             for change in &types {
                 tracing::info!(change = %change.describe(), "schema followed");
             }
         }
-        let mut refused: Vec<String> = Vec::new();
         for (entity, changes) in by_table {
             // A partition's rows are synced through its root.
             let root = served
@@ -210,11 +216,23 @@ impl<'a> SchemaSync<'a> {
                 .unwrap_or_else(|| entity.clone());
             let rewrite = changes.iter().any(|c| c.rewrites_rows());
             let described: Vec<String> = changes.iter().map(|c| c.describe()).collect();
+            let mut after = current.clone();
+            after
+                .served
+                .keep_from(&served, &maskbus_pg::TableRef::parse(&entity));
             let applied = match statements(&changes) {
-                Ok(sql) => self.db.apply_changes(Some(&root), &sql, rewrite).await,
+                Ok(sql) => {
+                    let applied = self
+                        .db
+                        .apply_changes(Some(&root), &sql, rewrite, &after)
+                        .await;
+                    if applied.is_ok() {
+                        current = after;
+                    }
+                    applied
+                }
                 Err(e) => {
                     failed.insert(root.clone(), e.to_string());
-                    refused.push(entity);
                     continue;
                 }
             };
@@ -231,14 +249,15 @@ impl<'a> SchemaSync<'a> {
                             described.join("; ")
                         ),
                     );
-                    refused.push(entity);
                 }
             }
         }
-        let mut next = served;
-        for entity in failed.keys().chain(&refused) {
-            next.keep_from(&old, &maskbus_pg::TableRef::parse(entity));
-        }
+        // Whatever did not follow keeps its old description (in `current` already).
+        let mut next = current.served;
+        next.schemas.clone_from(&served.schemas);
+        next.extensions.clone_from(&served.extensions);
+        next.types.clone_from(&served.types);
+        next.sequences.clone_from(&served.sequences);
         self.record(fingerprint, next, failed).await
     }
 }

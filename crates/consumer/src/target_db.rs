@@ -307,7 +307,15 @@ impl TargetDb {
 
     /// Records `baseline` as the served schema the target has taken in.
     pub async fn record_baseline(&self, baseline: &Baseline) -> Result<(), PgError> {
-        let client = self.client().await?;
+        self.record_baseline_in(&self.client().await?, baseline)
+            .await
+    }
+
+    async fn record_baseline_in(
+        &self,
+        client: &impl GenericClient,
+        baseline: &Baseline,
+    ) -> Result<(), PgError> {
         let served = serde_json::to_string(&baseline.served).unwrap_or_default();
         let left_out = serde_json::to_string(&baseline.left_out).unwrap_or_default();
         client
@@ -342,13 +350,16 @@ impl TargetDb {
         )
     }
 
-    /// Applies `statements` (one table's changes) in one transaction; with `rewrite`, forgets
-    /// the table's watermark in it too, so the next pass writes its rows again.
+    /// Applies `statements` (one table's changes) in one transaction, with `baseline` (the
+    /// served schema as far as the target has it now, that table included): a crash between two
+    /// tables leaves each either changed and recorded, or neither. With `rewrite`, the table's
+    /// watermark goes in the same transaction, so the next pass writes its rows again.
     pub async fn apply_changes(
         &self,
         entity: Option<&str>,
         statements: &[String],
         rewrite: bool,
+        baseline: &Baseline,
     ) -> Result<(), PgError> {
         let mut client = self.client().await?;
         let what = entity.unwrap_or("the served types");
@@ -371,6 +382,7 @@ impl TargetDb {
             .await
             .map_err(q("forgetting a watermark".into()))?;
         }
+        self.record_baseline_in(&tx, baseline).await?;
         tx.commit()
             .await
             .map_err(q(format!("COMMIT of the schema changes of {what}")))
