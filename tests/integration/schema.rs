@@ -53,10 +53,43 @@ async fn types_and_partitions(url: &str) -> Vec<String> {
         .collect()
 }
 
+/// `pg_dump --schema-only` of `url` without maskbus' own schema, owners, grants and comments,
+/// normalised: its statements only (no `SET`, no comment lines, no blank lines).
+pub(crate) fn dumped_schema(url: &str) -> Vec<String> {
+    let out = std::process::Command::new("pg_dump")
+        .args([
+            "--schema-only",
+            "--no-owner",
+            "--no-privileges",
+            "--no-comments",
+            "--exclude-schema=maskbus",
+            url,
+        ])
+        .output()
+        .expect("pg_dump runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty()
+                && !l.starts_with("--")
+                && !l.starts_with("SET ")
+                && !l.starts_with("SELECT pg_catalog.set_config")
+                && !l.starts_with("\\restrict")
+                && !l.starts_with("\\unrestrict")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 #[tokio::test]
 async fn an_empty_target_is_made_from_the_served_schema_and_equals_the_source_on_the_zoo() {
     let test = "schema_zoo";
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus", "dump"]).await;
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(SCHEMA).await.unwrap();
     src.batch_execute(DATA).await.unwrap();
@@ -89,10 +122,67 @@ async fn an_empty_target_is_made_from_the_served_schema_and_equals_the_source_on
         types_and_partitions(&dbs.url("dst")).await,
         types_and_partitions(&dbs.url("src")).await
     );
+    // And as pg_dump prints them, against the target `pg_dump --schema-only | psql` makes:
+    // the same statements (comments left out).
+    restore_schema(&dbs.url("src"), &dbs.url("dump"));
+    assert_dumps_equal(&dbs.url("dst"), &dbs.url("dump"));
     // A second run finds the tables there, creates nothing and moves no row.
     let again = maskbus(&["run", "--config", &consumer, "--once"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert_eq!(again.stdout.trim(), "synced 0 rows");
+}
+
+/// `pg_dump --schema-only SOURCE | psql COPY`: the target as the old way made it.
+pub(crate) fn restore_schema(source: &str, copy: &str) {
+    let dump = std::process::Command::new("pg_dump")
+        .args(["--schema-only", "--no-owner", "--no-privileges", source])
+        .output()
+        .expect("pg_dump runs");
+    assert!(
+        dump.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
+    let mut psql = std::process::Command::new("psql")
+        .args(["-q", "-v", "ON_ERROR_STOP=1", "-d", copy])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("psql runs");
+    use std::io::Write;
+    psql.stdin.take().unwrap().write_all(&dump.stdout).unwrap();
+    assert!(psql.wait().unwrap().success());
+}
+
+/// The schema made through the bus and the one `pg_dump --schema-only | psql` makes dump the
+/// same, line by line.
+fn assert_dumps_equal(made: &str, restored: &str) {
+    let (made, restored) = (dumped_schema(made), dumped_schema(restored));
+    let first = made.iter().zip(&restored).position(|(a, b)| a != b);
+    assert_eq!(
+        made,
+        restored,
+        "first difference at line {first:?}: {:?} vs {:?}",
+        first.map(|i| &made[i]),
+        first.map(|i| &restored[i])
+    );
+}
+
+#[tokio::test]
+async fn the_bank_made_through_the_bus_dumps_as_one_made_by_pg_dump() {
+    let test = "schema_bank";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus", "dump"]).await;
+    maskbus(&["bank", "init", "--source", &dbs.url("src")]).success();
+    maskbus(&["seed", "--source", &dbs.url("src"), "--customers", "20"]).success();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let (producer, consumer) = agent_configs(&files, &dbs, "");
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    restore_schema(&dbs.url("src"), &dbs.url("dump"));
+    assert_dumps_equal(&dbs.url("dst"), &dbs.url("dump"));
+    crate::zoo::assert_audit_clean(&dbs, &producer);
 }
 
 const PII_SCHEMA: &str = "
