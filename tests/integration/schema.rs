@@ -728,3 +728,50 @@ async fn kill_9_between_two_tables_schema_changes_then_the_next_run_completes_th
         schema_objects(&dbs.url("src")).await
     );
 }
+
+#[tokio::test]
+async fn a_changed_rule_rewrites_its_table_alone_on_the_next_pass() {
+    let test = "schema_rules";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(MIGRATION_START).await.unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    let policy = files.write(
+        "policy.toml",
+        &migration_policy("", "name = \"keep\"", false),
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let mut step = Step {
+        files: &files,
+        producer_config: producer,
+        producer: None,
+    };
+    step.policy(&migration_policy("", "name = \"keep\"", false));
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    // Nothing changed on the source; pets' name is masked another way now.
+    step.policy(&migration_policy("", "name = \"redact\"", false));
+    let run = maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_eq!(
+        run.stdout.trim(),
+        "synced 120 rows",
+        "pets only: {}",
+        run.stderr
+    );
+    let names: Vec<String> = connect(&dbs.url("dst"))
+        .await
+        .query("SELECT DISTINCT name FROM pets", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, vec!["[REDACTED]"]);
+    let again = maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_eq!(again.stdout.trim(), "synced 0 rows");
+}

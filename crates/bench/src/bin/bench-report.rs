@@ -116,6 +116,20 @@ fn main() -> anyhow::Result<()> {
             ratio: Some(f(&zoo["sync_rows_per_s"]) / f(&zoo["copy_rows_per_s"])),
             goal: "informative".into(),
         });
+        if zoo.get("schema_bus_seconds").is_some() {
+            rows.push(Row {
+                name:
+                    "2c. the zoo's schema made through the bus (empty target, then an empty pass)"
+                        .into(),
+                figure: format!("{:.2} s", f(&zoo["schema_bus_seconds"])),
+                baseline: format!(
+                    "{:.2} s pg_dump --schema-only | psql",
+                    f(&zoo["schema_dump_seconds"])
+                ),
+                ratio: Some(f(&zoo["schema_dump_seconds"]) / f(&zoo["schema_bus_seconds"])),
+                goal: "informative".into(),
+            });
+        }
     }
     for stream in of("stream") {
         let profile = stream["profile"].as_str().unwrap_or("");

@@ -7,6 +7,10 @@
 //! triggers off, as `pg_restore --disable-triggers` does: table-by-table COPY cannot load a
 //! cycle otherwise). maskbus then runs for real, producer in the background and consumer
 //! `--once`, into an empty target through an empty bus. Prints one JSON line, median of runs.
+//!
+//! And the schema alone: an empty test database made from the zoo's schema through the bus
+//! (the producer serves it, the consumer creates it; the source holds no rows, so the pass after
+//! moves none), against `pg_dump --schema-only | psql` of the same source, in the same run.
 
 use anyhow::Result;
 use bytes::Bytes;
@@ -143,6 +147,77 @@ async fn main() -> Result<()> {
         }
         anyhow::ensure!(synced == rows, "synced {synced} of {rows} zoo rows");
     }
+    // The schema alone, through the bus and through pg_dump | psql.
+    let schema_source = fresh_database(&args.url, "mbz_schema_source").await?;
+    schema_source.connect().await?.batch_execute(SCHEMA).await?;
+    let (mut by_bus, mut by_dump) = (Vec::new(), Vec::new());
+    for _ in 0..args.runs.max(1) {
+        let copy = fresh_database(&args.url, "mbz_schema_copy").await?;
+        let started = Instant::now();
+        let dump = std::process::Command::new("pg_dump")
+            .args([
+                "--schema-only",
+                "--no-owner",
+                &url_for(&args.url, "mbz_schema_source"),
+            ])
+            .output()?;
+        anyhow::ensure!(dump.status.success(), "pg_dump failed");
+        let mut psql = std::process::Command::new("psql")
+            .args([
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &url_for(&args.url, "mbz_schema_copy"),
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        {
+            use std::io::Write;
+            let mut stdin = psql
+                .stdin
+                .take()
+                .ok_or_else(|| anyhow::anyhow!("psql stdin"))?;
+            stdin.write_all(&dump.stdout)?;
+        }
+        anyhow::ensure!(psql.wait()?.success(), "psql failed");
+        by_dump.push(started.elapsed());
+        drop(copy);
+
+        let _target = fresh_database(&args.url, "mbz_schema_target").await?;
+        let bus = fresh_database(&args.url, "mbz_bus").await?;
+        maskbus_mailbox::install(&bus).await?;
+        let producer_config = format!("{}/zoo-schema-producer.toml", args.work);
+        let consumer_config = format!("{}/zoo-schema-consumer.toml", args.work);
+        std::fs::write(
+            &producer_config,
+            format!(
+                "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy_path}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
+                url_for(&args.url, "mbz_bus"),
+                url_for(&args.url, "mbz_schema_source")
+            ),
+        )?;
+        std::fs::write(
+            &consumer_config,
+            format!(
+                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
+                url_for(&args.url, "mbz_bus"),
+                url_for(&args.url, "mbz_schema_target")
+            ),
+        )?;
+        let producer = maskbus_bench::spawn_agent(&args.maskbus, &producer_config, &[])?;
+        let started = Instant::now();
+        let status =
+            maskbus_bench::spawn_agent(&args.maskbus, &consumer_config, &["--once"])?.wait()?;
+        by_bus.push(started.elapsed());
+        maskbus_bench::stop_agent(producer)?;
+        anyhow::ensure!(
+            status.success(),
+            "the consumer failed making the zoo's schema"
+        );
+    }
+    let (schema_bus, schema_dump) = (median(by_bus), median(by_dump));
     let (copy, sync): (Duration, Duration) = (median(copies), median(syncs));
     println!(
         "{}",
@@ -151,9 +226,19 @@ async fn main() -> Result<()> {
             "copy_seconds": copy.as_secs_f64(), "sync_seconds": sync.as_secs_f64(),
             "copy_rows_per_s": rows as f64 / copy.as_secs_f64(),
             "sync_rows_per_s": rows as f64 / sync.as_secs_f64(),
+            "schema_bus_seconds": schema_bus.as_secs_f64(),
+            "schema_dump_seconds": schema_dump.as_secs_f64(),
         })
     );
-    for db in ["mbz_source", "mbz_copy", "mbz_target", "mbz_bus"] {
+    for db in [
+        "mbz_source",
+        "mbz_copy",
+        "mbz_target",
+        "mbz_bus",
+        "mbz_schema_source",
+        "mbz_schema_copy",
+        "mbz_schema_target",
+    ] {
         maskbus_bench::drop_database(&args.url, db).await?;
     }
     Ok(())
