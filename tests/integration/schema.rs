@@ -93,6 +93,14 @@ async fn an_empty_target_is_made_from_the_served_schema_and_equals_the_source_on
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(SCHEMA).await.unwrap();
     src.batch_execute(DATA).await.unwrap();
+    // Indexes of a partitioned table: made on the parent, they reach every partition (one made
+    // `ON ONLY` the parent would be invalid, its partitions without it).
+    src.batch_execute(
+        "CREATE INDEX events_kind ON zoo.events (lower(kind)) WHERE kind IS NOT NULL;
+         CREATE UNIQUE INDEX events_id_at ON zoo.events (id, at);",
+    )
+    .await
+    .unwrap();
     maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
     let files = ConfigFiles::new(test);
     let (producer, consumer) = write_agent_configs(

@@ -131,16 +131,12 @@ impl<'a> SchemaSync<'a> {
                 reason: "expected the schema".into(),
             });
         };
-        if let Some(stranger) = schema
-            .tables
-            .iter()
-            .find(|t| t.partition_of.is_none() && !offered.contains(&t.table.to_string()))
-        {
-            return Err(ConsumerError::BadReply {
-                entity: stranger.table.to_string(),
-                reason: "the served schema holds a table the producer does not serve".into(),
-            });
-        }
+        schema
+            .well_formed(offered)
+            .map_err(|e| ConsumerError::BadReply {
+                entity: String::new(),
+                reason: e.to_string(),
+            })?;
         let left_out = left_out
             .into_iter()
             .map(|l| {

@@ -11,7 +11,6 @@ use super::pages::{self, EntityPlan, Skipped, SyncState};
 use super::rebuild::Rebuilder;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::deadpool_postgres::GenericClient;
 use maskbus_pg::{ForeignKey, Migration, PgError, PgPool, TableInfo, TableRef, Target};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -219,12 +218,14 @@ impl TargetDb {
 
     /// Those of `entities` (`schema.table`) that the target has no table for.
     pub async fn missing_tables(&self, entities: &[String]) -> Result<Vec<String>, PgError> {
-        self.missing_in(&self.client().await?, entities).await
+        let client = self.client().await?;
+        let client: &tokio_postgres::Client = &client;
+        self.missing_in(client, entities).await
     }
 
     async fn missing_in(
         &self,
-        client: &impl GenericClient,
+        client: &impl tokio_postgres::GenericClient,
         entities: &[String],
     ) -> Result<Vec<String>, PgError> {
         let tables: Vec<TableRef> = entities.iter().map(|e| TableRef::parse(e)).collect();
@@ -251,7 +252,8 @@ impl TargetDb {
             entity: String::new(),
             reason: e.to_string(),
         })?;
-        let mut client = self.client().await?;
+        // A connection of its own, dropped after: nothing an expression sets outlives it.
+        let mut client = self.target.connect().await?;
         let q = |action: String| {
             let target = &self.target;
             move |e: tokio_postgres::Error| ConsumerError::from(target.query_error(action, &e))
@@ -260,6 +262,9 @@ impl TargetDb {
             .transaction()
             .await
             .map_err(q("BEGIN of the schema".into()))?;
+        tx.batch_execute(maskbus_pg::ddl::SESSION)
+            .await
+            .map_err(q("settings of the schema's transaction".into()))?;
         tx.execute(
             "SELECT pg_advisory_xact_lock(hashtext('maskbus.schema'))",
             &[],
@@ -270,12 +275,15 @@ impl TargetDb {
         if self.missing_in(&tx, &names).await?.len() != names.len() {
             return Ok(false);
         }
+        // One statement each, by the extended protocol: none can carry a second.
         for (n, statement) in statements.iter().enumerate() {
-            tx.batch_execute(statement).await.map_err(q(format!(
-                "creating the served schema (statement {} of {})",
-                n + 1,
-                statements.len()
-            )))?;
+            tx.execute(statement.as_str(), &[])
+                .await
+                .map_err(q(format!(
+                    "creating the served schema (statement {} of {})",
+                    n + 1,
+                    statements.len()
+                )))?;
         }
         tx.commit()
             .await
@@ -307,13 +315,14 @@ impl TargetDb {
 
     /// Records `baseline` as the served schema the target has taken in.
     pub async fn record_baseline(&self, baseline: &Baseline) -> Result<(), PgError> {
-        self.record_baseline_in(&self.client().await?, baseline)
-            .await
+        let client = self.client().await?;
+        let client: &tokio_postgres::Client = &client;
+        self.record_baseline_in(client, baseline).await
     }
 
     async fn record_baseline_in(
         &self,
-        client: &impl GenericClient,
+        client: &impl tokio_postgres::GenericClient,
         baseline: &Baseline,
     ) -> Result<(), PgError> {
         let served = serde_json::to_string(&baseline.served).unwrap_or_default();
@@ -361,7 +370,8 @@ impl TargetDb {
         rewrite: bool,
         baseline: &Baseline,
     ) -> Result<(), PgError> {
-        let mut client = self.client().await?;
+        // A connection of its own, dropped after: nothing an expression sets outlives it.
+        let mut client = self.target.connect().await?;
         let what = entity.unwrap_or("the served types");
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target.query_error(action, &e);
@@ -369,8 +379,12 @@ impl TargetDb {
             .transaction()
             .await
             .map_err(q(format!("BEGIN of the schema changes of {what}")))?;
+        tx.batch_execute(maskbus_pg::ddl::SESSION)
+            .await
+            .map_err(q("settings of the schema's transaction".into()))?;
+        // One statement each, by the extended protocol: none can carry a second.
         for statement in statements {
-            tx.batch_execute(statement)
+            tx.execute(statement.as_str(), &[])
                 .await
                 .map_err(q(format!("changing the schema of {what}")))?;
         }

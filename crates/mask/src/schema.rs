@@ -89,12 +89,49 @@ impl ServedSchema {
     }
 }
 
-/// The detector that fires on `text` under a field called `field`, if any.
+/// The detector that fires on `text` under a field called `field`, if any: on the text as it
+/// is, on each string literal in it, and on its literals joined (`'219-09-' || '9999'`).
 fn looks_like_pii(field: &str, text: &str) -> Option<&'static str> {
-    let body = serde_json::json!({ field: text });
-    maskbus_audit::scan(&body, maskbus_audit::Context::default())
-        .first()
-        .map(|f| f.hit.detector.name())
+    let scan = |text: &str| {
+        let body = serde_json::json!({ field: text });
+        maskbus_audit::scan(&body, maskbus_audit::Context::default())
+            .first()
+            .map(|f| f.hit.detector.name())
+    };
+    let literals = literals(text);
+    scan(text)
+        .or_else(|| literals.iter().find_map(|l| scan(l)))
+        .or_else(|| {
+            (literals.len() > 1)
+                .then(|| scan(&literals.concat()))
+                .flatten()
+        })
+}
+
+/// The string literals of a deparsed SQL text (`'it''s'` is `it's`).
+fn literals(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\'' {
+            continue;
+        }
+        let mut literal = String::new();
+        while let Some(x) = chars.next() {
+            if x == '\'' {
+                if chars.peek() == Some(&'\'') {
+                    chars.next();
+                    literal.push('\'');
+                } else {
+                    break;
+                }
+            } else {
+                literal.push(x);
+            }
+        }
+        out.push(literal);
+    }
+    out
 }
 
 fn type_name(t: &TypeDef) -> String {
@@ -122,8 +159,7 @@ pub fn serve(
         out.push((entity.clone(), reason));
     };
     let mut refused = refused;
-    // Tables and columns without rules.
-    // A partition is synced through its root, by the root's rules.
+    // A partition is synced through its root, by the root's rules, and fails with it.
     let root_of = |table: &TableRef| -> TableRef {
         let mut at = table.clone();
         for _ in 0..source.tables.len() {
@@ -212,29 +248,53 @@ pub fn serve(
                 );
             }
         }
-    }
-    for constraint in &source.constraints {
-        if let Some(detector) = looks_like_pii(&constraint.name, &constraint.definition) {
+        if let Some(detector) = table
+            .partition_key
+            .as_deref()
+            .and_then(|k| looks_like_pii("partition key", k))
+        {
             refuse(
-                &constraint.table,
-                format!(
-                    "constraint {} looks like {detector}",
-                    crate::shorten(&constraint.name)
-                ),
+                &table.table,
+                format!("its partition key looks like {detector}"),
+                &mut refused,
+            );
+        }
+        // Names are text too: a partition's, or any object's, is in no policy a reviewer reads.
+        if let Some(detector) = looks_like_pii("name", &table.table.name) {
+            refuse(
+                &table.table,
+                format!("its name looks like {detector}"),
                 &mut refused,
             );
         }
     }
+    // An object whose name itself looks like personal data is never named in a reason.
+    for constraint in &source.constraints {
+        let reason = match looks_like_pii("name", &constraint.name) {
+            Some(detector) => Some(format!("a constraint's name looks like {detector}")),
+            None => looks_like_pii(&constraint.name, &constraint.definition).map(|detector| {
+                format!(
+                    "constraint {} looks like {detector}",
+                    crate::shorten(&constraint.name)
+                )
+            }),
+        };
+        if let Some(reason) = reason {
+            refuse(&constraint.table, reason, &mut refused);
+        }
+    }
     for index in &source.indexes {
-        if let Some(detector) = looks_like_pii(&index.name, &index.definition) {
-            refuse(
-                &index.table,
+        let reason = match looks_like_pii("name", &index.name) {
+            Some(detector) => Some(format!("an index's name looks like {detector}")),
+            None => looks_like_pii(&index.name, &index.definition).map(|detector| {
                 format!(
                     "index {} looks like {detector}",
                     crate::shorten(&index.name)
-                ),
-                &mut refused,
-            );
+                )
+            }),
+        };
+        if let Some(reason) = reason {
+            refuse(&index.table, reason, &mut refused);
         }
     }
     // Types whose labels or rules look like personal data: every table using them stays out.
@@ -248,16 +308,49 @@ pub fn serve(
                 .iter()
                 .chain(checks.iter().map(|(_, c)| c))
                 .find_map(|e| looks_like_pii(&t.name, e)),
-            TypeKind::Composite { .. } | TypeKind::Range { .. } => None,
-        };
+            TypeKind::Composite { attributes } => attributes
+                .iter()
+                .find_map(|(a, _)| looks_like_pii("name", a)),
+            TypeKind::Range { .. } => None,
+        }
+        .or_else(|| looks_like_pii("name", &t.name));
         if let Some(detector) = detector {
-            bad_types.push((
-                t.clone(),
+            let reason = if looks_like_pii("name", &t.name).is_some() {
+                format!("a type it uses has a name that looks like {detector}")
+            } else {
                 format!(
                     "type {} (which it uses) has a label or rule that looks like {detector}",
                     crate::shorten(&type_name(t))
-                ),
-            ));
+                )
+            };
+            bad_types.push((t.clone(), reason));
+        }
+    }
+    // A type is bad too when it is built on a bad one (a domain over it, a composite with it).
+    loop {
+        let before = bad_types.len();
+        for t in &source.types {
+            if bad_types.iter().any(|(b, _)| type_name(b) == type_name(t)) {
+                continue;
+            }
+            let inner: Vec<&str> = match &t.kind {
+                TypeKind::Domain { base, .. } => vec![base.as_str()],
+                TypeKind::Composite { attributes } => {
+                    attributes.iter().map(|(_, ty)| ty.as_str()).collect()
+                }
+                TypeKind::Range { subtype } => vec![subtype.as_str()],
+                TypeKind::Enum { .. } => Vec::new(),
+            };
+            if let Some((_, reason)) = bad_types
+                .iter()
+                .find(|(b, _)| inner.iter().any(|ty| uses_type(ty, b)))
+                .cloned()
+            {
+                bad_types.push((t.clone(), reason));
+            }
+        }
+        if bad_types.len() == before {
+            break;
         }
     }
     for table in &source.tables {
@@ -267,8 +360,17 @@ pub fn serve(
             }
         }
     }
-    let bad: BTreeSet<String> = bad_types.iter().map(|(t, _)| type_name(t)).collect();
-    source.types.retain(|t| !bad.contains(&type_name(t)));
+    for q in &source.sequences {
+        if let Some(detector) = looks_like_pii("name", &q.name) {
+            if let Some((table, _)) = &q.owned_by {
+                refuse(
+                    table,
+                    format!("the name of a sequence it uses looks like {detector}"),
+                    &mut refused,
+                );
+            }
+        }
+    }
     // Comments: left out unless kept; a kept one is read like a value.
     if policy.schema_rules().keeps_comments() {
         source.comments.retain(|c| {
@@ -293,6 +395,11 @@ pub fn serve(
     } else {
         source.comments.clear();
     }
+    // A partition fails with its root (its rows are synced through it).
+    let refused: Vec<(TableRef, String)> = refused
+        .into_iter()
+        .map(|(table, reason)| (root_of(&table), reason))
+        .collect();
     let mut seen = BTreeSet::new();
     for (table, reason) in refused {
         if seen.insert((table.clone(), reason.clone())) {
@@ -303,6 +410,52 @@ pub fn serve(
             });
         }
     }
+    // Nothing of a table left out crosses: the types and sequences only it used stay behind
+    // too (a bad type is in use by no table served now).
+    let mut used: Vec<TypeDef> = Vec::new();
+    loop {
+        let before = used.len();
+        for t in &source.types {
+            if used.iter().any(|u| type_name(u) == type_name(t)) {
+                continue;
+            }
+            let by_table = source
+                .tables
+                .iter()
+                .any(|table| table.columns.iter().any(|c| uses_type(&c.sql_type, t)));
+            let by_type = used.iter().any(|u| {
+                let inner: Vec<&str> = match &u.kind {
+                    TypeKind::Domain { base, .. } => vec![base.as_str()],
+                    TypeKind::Composite { attributes } => {
+                        attributes.iter().map(|(_, ty)| ty.as_str()).collect()
+                    }
+                    TypeKind::Range { subtype } => vec![subtype.as_str()],
+                    TypeKind::Enum { .. } => Vec::new(),
+                };
+                inner.iter().any(|ty| uses_type(ty, t))
+            });
+            if by_table || by_type {
+                used.push(t.clone());
+            }
+        }
+        if used.len() == before {
+            break;
+        }
+    }
+    source
+        .types
+        .retain(|t| used.iter().any(|u| type_name(u) == type_name(t)));
+    let tables = &source.tables;
+    source.sequences.retain(|q| match &q.owned_by {
+        Some((table, _)) => tables.iter().any(|t| t.table == *table),
+        None => tables.iter().any(|t| {
+            t.columns.iter().any(|c| {
+                c.default.as_deref().is_some_and(|d| {
+                    d.contains(&format!("{}.{}", q.schema, q.name)) || d.contains(&q.name)
+                })
+            })
+        }),
+    });
     ServedSchema {
         schema: source,
         left_out,
@@ -438,5 +591,84 @@ mod tests {
         assert_eq!(kept.schema().comments.len(), 1);
         assert_eq!(kept.schema().comments[0].text, "who we serve");
         assert_eq!(kept.schema().constraints.len(), 1);
+    }
+
+    #[test]
+    fn split_literals_keys_names_and_the_types_of_a_table_left_out_stay_behind() {
+        let typed = |name: &str, ty: &str| ColumnDef {
+            sql_type: ty.into(),
+            ..column(name, None)
+        };
+        let source = Schema {
+            tables: vec![
+                table(
+                    "people",
+                    vec![
+                        column("id", None),
+                        column("note", Some("('219-09-'::text || '9999'::text)")),
+                    ],
+                ),
+                TableDef {
+                    partition_key: Some("LIST (((note = '078-05-1120'::text)))".into()),
+                    ..table("pets", vec![typed("id", "public.diagnosis")])
+                },
+            ],
+            types: vec![
+                TypeDef {
+                    schema: "public".into(),
+                    name: "diagnosis".into(),
+                    kind: TypeKind::Enum {
+                        labels: vec!["flu".into()],
+                    },
+                },
+                TypeDef {
+                    schema: "public".into(),
+                    name: "tier".into(),
+                    kind: TypeKind::Enum {
+                        labels: vec!["dave.smith@yahoo.com".into()],
+                    },
+                },
+                TypeDef {
+                    schema: "public".into(),
+                    name: "level".into(),
+                    kind: TypeKind::Domain {
+                        base: "public.tier".into(),
+                        not_null: false,
+                        default: None,
+                        checks: Vec::new(),
+                    },
+                },
+            ],
+            indexes: vec![maskbus_model::schema::IndexDef {
+                table: TableRef::parse("people"),
+                name: "219-09-9999".into(),
+                definition: "CREATE INDEX x ON public.people USING btree (id)".into(),
+            }],
+            ..Schema::default()
+        };
+        let served = serve(source, Vec::new(), &policy(""));
+        let all: String = served
+            .left_out()
+            .iter()
+            .map(|l| format!("{}: {}\n", l.entity, l.reason))
+            .collect();
+        assert!(
+            all.contains("public.people: the default of column note looks like ssn"),
+            "{all}"
+        );
+        assert!(
+            all.contains("public.pets: its partition key looks like ssn"),
+            "{all}"
+        );
+        assert!(all.contains("index"), "{all}");
+        assert!(served.schema().tables.is_empty());
+        assert!(served.schema().indexes.is_empty());
+        // Neither the left-out table's enum, nor the bad enum, nor the domain over it.
+        assert!(
+            served.schema().types.is_empty(),
+            "{:?}",
+            served.schema().types
+        );
+        assert!(!all.contains("9999") && !all.contains("1120"), "{all}");
     }
 }

@@ -149,7 +149,64 @@ pub struct CommentDef {
     pub text: String,
 }
 
+/// A received schema that does not hold together: an object of a table it does not describe,
+/// a partition of no table (or of itself), a table not among those served.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the served schema does not hold together: {0}")]
+pub struct NotWellFormed(String);
+
 impl Schema {
+    /// Checks a received schema before anything is made of it: every table is one of `offered`
+    /// (`schema.table`) or a partition, down a chain without a cycle, of one; every constraint,
+    /// index, comment and owned sequence belongs to a table it describes.
+    pub fn well_formed(&self, offered: &[String]) -> Result<(), NotWellFormed> {
+        let bad = |what: String| Err(NotWellFormed(crate::shorten(&what)));
+        let has = |t: &TableRef| self.tables.iter().any(|d| d.table == *t);
+        for t in &self.tables {
+            let mut at = t;
+            let mut steps = 0;
+            while let Some((parent, _)) = &at.partition_of {
+                steps += 1;
+                if steps > self.tables.len() || parent == &t.table {
+                    return bad(format!("{} is a partition of itself", t.table));
+                }
+                match self.tables.iter().find(|d| d.table == *parent) {
+                    Some(p) => at = p,
+                    None => {
+                        return bad(format!("{} is a partition of a table not served", t.table))
+                    }
+                }
+            }
+            if !offered.contains(&at.table.to_string()) {
+                return bad(format!("{} is not a table the producer serves", at.table));
+            }
+        }
+        for c in &self.constraints {
+            if !has(&c.table) {
+                return bad(format!("constraint {} is on a table not served", c.name));
+            }
+        }
+        for i in &self.indexes {
+            if !has(&i.table) {
+                return bad(format!("index {} is on a table not served", i.name));
+            }
+        }
+        for c in &self.comments {
+            if !has(&c.table) {
+                return bad("a comment is on a table not served".into());
+            }
+        }
+        for q in &self.sequences {
+            if q.owned_by.as_ref().is_some_and(|(t, _)| !has(t)) {
+                return bad(format!(
+                    "sequence {} is owned by a table not served",
+                    q.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The tables it describes, by `schema.table`.
     pub fn table_names(&self) -> Vec<String> {
         self.tables.iter().map(|t| t.table.to_string()).collect()
@@ -160,9 +217,18 @@ impl Schema {
     /// follow a migration keeps its old description, so that the next difference starts from
     /// what the target holds.
     pub fn keep_from(&mut self, old: &Schema, table: &TableRef) {
+        self.keep_from_visiting(old, table, &mut Vec::new());
+    }
+
+    fn keep_from_visiting(&mut self, old: &Schema, table: &TableRef, seen: &mut Vec<TableRef>) {
+        if seen.contains(table) {
+            return;
+        }
+        seen.push(table.clone());
         let partitions: Vec<TableRef> = old
             .tables
             .iter()
+            .filter(|t| t.table != *table)
             .filter(|t| t.partition_of.as_ref().is_some_and(|(p, _)| p == table))
             .map(|t| t.table.clone())
             .collect();
@@ -184,7 +250,7 @@ impl Schema {
         self.indexes
             .extend(old.indexes.iter().filter(|i| i.table == *table).cloned());
         for partition in &partitions {
-            self.keep_from(old, partition);
+            self.keep_from_visiting(old, partition, seen);
         }
     }
 
@@ -197,10 +263,11 @@ impl Schema {
             .filter(|t| t.partition_of.as_ref().is_some_and(|(p, _)| p == table))
             .map(|t| t.table.clone())
             .collect();
+        // Gone before its partitions are visited: a cycle of partitions ends here.
+        self.tables.retain(|t| t.table != *table);
         for partition in &partitions {
             self.without_table(partition);
         }
-        self.tables.retain(|t| t.table != *table);
         self.constraints
             .retain(|c| c.table != *table && !references(&c.definition, table));
         self.indexes.retain(|i| i.table != *table);
@@ -310,9 +377,50 @@ mod tests {
                 schema: "public".into(),
                 name: "mood".into(),
                 label: "grumpy".into(),
-                after: Some("calm".into())
+                after: Some("calm".into()),
+                before: None
             }]
         );
+    }
+
+    #[test]
+    fn a_received_schema_names_only_served_tables_and_no_partition_cycle() {
+        let t = |n: &str| TableRef::parse(n);
+        let table = |n: &str, of: Option<&str>| TableDef {
+            table: t(n),
+            columns: Vec::new(),
+            partition_key: None,
+            partition_of: of.map(|p| (t(p), "DEFAULT".into())),
+        };
+        let offered = vec!["public.a".to_string()];
+        let ok = Schema {
+            tables: vec![table("a", None), table("a_1", Some("a"))],
+            ..Schema::default()
+        };
+        assert!(ok.well_formed(&offered).is_ok());
+        let cycle = Schema {
+            tables: vec![table("z", Some("z"))],
+            ..Schema::default()
+        };
+        assert!(cycle.well_formed(&offered).is_err());
+        let mut two = Schema {
+            tables: vec![table("x", Some("y")), table("y", Some("x"))],
+            ..Schema::default()
+        };
+        assert!(two.well_formed(&offered).is_err());
+        two.without_table(&t("x")); // terminates on a cycle all the same
+        let mut elsewhere = ok.clone();
+        elsewhere.indexes.push(IndexDef {
+            table: t("maskbus.sync_state"),
+            name: "i".into(),
+            definition: "CREATE INDEX i ON maskbus.sync_state USING btree ((1))".into(),
+        });
+        assert!(elsewhere.well_formed(&offered).is_err());
+        let stranger = Schema {
+            tables: vec![table("b", None)],
+            ..Schema::default()
+        };
+        assert!(stranger.well_formed(&offered).is_err());
     }
 
     #[test]
@@ -362,6 +470,8 @@ pub enum Change {
         name: String,
         label: String,
         after: Option<String>,
+        /// For a label that goes first: the one it goes before.
+        before: Option<String>,
     },
     /// A table the target lacks, with its own constraints and indexes.
     CreateTable(TableDef),
@@ -525,6 +635,7 @@ pub fn diff(target: &Schema, served: &Schema) -> Vec<Change> {
                                 name: t.name.clone(),
                                 label: label.clone(),
                                 after: i.checked_sub(1).map(|p| want[p].clone()),
+                                before: (i == 0).then(|| want.get(1).cloned()).flatten(),
                             });
                         }
                     }
@@ -561,7 +672,14 @@ pub fn diff(target: &Schema, served: &Schema) -> Vec<Change> {
             .filter(|c| !existing.columns.iter().any(|s| s.name == c.name))
             .collect();
         let mut renamed: Vec<(&str, &str)> = Vec::new();
-        if gone.len() == 1 && new.len() == 1 && gone[0].sql_type == new[0].sql_type {
+        // A rename keeps the column's type, nullability and default; anything else is a drop
+        // and an add (the new column's values then come with the rewrite).
+        if gone.len() == 1
+            && new.len() == 1
+            && gone[0].sql_type == new[0].sql_type
+            && gone[0].not_null == new[0].not_null
+            && gone[0].default == new[0].default
+        {
             let (from, to) = (gone[0], new[0]);
             let before = existing
                 .columns
@@ -635,9 +753,17 @@ pub fn diff(target: &Schema, served: &Schema) -> Vec<Change> {
             }
         }
     }
-    // Tables no longer served (partitions go with their parent).
+    // Tables no longer served (partitions go with their parent), and partitions dropped from a
+    // parent still served.
     for t in &target.tables {
-        if t.partition_of.is_none() && !served.tables.iter().any(|s| s.table == t.table) {
+        if served.tables.iter().any(|s| s.table == t.table) {
+            continue;
+        }
+        let parent_served = t
+            .partition_of
+            .as_ref()
+            .is_some_and(|(p, _)| served.tables.iter().any(|s| s.table == *p));
+        if t.partition_of.is_none() || parent_served {
             changes.push(Change::DropTable(t.table.clone()));
         }
     }

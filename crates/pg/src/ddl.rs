@@ -20,9 +20,11 @@ pub struct NotAFragment {
     pub what: String,
 }
 
-/// Whether `text` is one fragment: no `;`, no comment, every quote and parenthesis closed,
-/// outside string literals and quoted names. Dollar quoting is refused (deparsed expressions
-/// never use it).
+/// Whether `text` is one fragment: no `;`, no comment, no `,` outside parentheses (so a
+/// constraint or a default cannot add another `ALTER TABLE` subcommand), every quote and
+/// parenthesis closed, outside string literals and quoted names. Dollar quoting and
+/// backslashes outside literals are refused (deparsed expressions use neither); the statements
+/// run with `standard_conforming_strings = on`, so a backslash in a literal is a character.
 pub fn fragment_is_single(text: &str) -> bool {
     let mut depth: i64 = 0;
     let mut chars = text.chars().peekable();
@@ -42,6 +44,7 @@ pub fn fragment_is_single(text: &str) -> bool {
                 }
             },
             ';' | '$' | '\\' => return false,
+            ',' if depth == 0 => return false,
             '-' if chars.peek() == Some(&'-') => return false,
             '/' if chars.peek() == Some(&'*') => return false,
             '(' => depth += 1,
@@ -56,6 +59,11 @@ pub fn fragment_is_single(text: &str) -> bool {
     }
     depth == 0
 }
+
+/// Set at the start of every transaction that runs a served schema's statements: literals mean
+/// what they say, and no name resolves through a schema of the target's choosing.
+pub const SESSION: &str =
+    "SET LOCAL standard_conforming_strings = on; SET LOCAL search_path = pg_catalog, pg_temp";
 
 fn checked(what: impl FnOnce() -> String, text: &str) -> Result<&str, NotAFragment> {
     if fragment_is_single(text) {
@@ -234,14 +242,16 @@ pub fn alter(change: &Change) -> Result<Vec<String>, NotAFragment> {
             name,
             label,
             after,
+            before,
         } => one(format!(
             "ALTER TYPE {}.{} ADD VALUE IF NOT EXISTS {}{}",
             q(schema),
             q(name),
             literal(label),
-            match after {
-                Some(after) => format!(" AFTER {}", literal(after)),
-                None => String::new(),
+            match (after, before) {
+                (Some(after), _) => format!(" AFTER {}", literal(after)),
+                (None, Some(before)) => format!(" BEFORE {}", literal(before)),
+                (None, None) => String::new(),
             }
         )),
         Change::CreateTable(t) => one(create_table(t)?),
@@ -356,14 +366,40 @@ fn add_constraint(c: &ConstraintDef) -> Result<String, NotAFragment> {
     ))
 }
 
+/// `CREATE [UNIQUE] INDEX` for `i`, rebuilt from its definition's method and columns (what
+/// follows `USING`) with the index's own name and table, so a definition cannot name another
+/// table; on a partitioned table without `ONLY`, so the partitions get it too.
 fn create_index(i: &IndexDef) -> Result<String, NotAFragment> {
-    let definition = checked(|| format!("index {} of {}", i.name, i.table), &i.definition)?;
-    if !definition.starts_with("CREATE INDEX ") && !definition.starts_with("CREATE UNIQUE INDEX ") {
-        return Err(NotAFragment {
-            what: format!("index {} of {}", i.name, i.table),
-        });
+    let refused = || NotAFragment {
+        what: format!("index {} of {}", i.name, i.table),
+    };
+    let definition = i.definition.as_str();
+    let unique = if definition.starts_with("CREATE UNIQUE INDEX ") {
+        true
+    } else if definition.starts_with("CREATE INDEX ") {
+        false
+    } else {
+        return Err(refused());
+    };
+    let on = definition.find(" ON ").ok_or_else(refused)?;
+    let using = definition[on..].find(" USING ").ok_or_else(refused)? + on;
+    let rest = &definition[using + " USING ".len()..];
+    let method: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let columns = &rest[method.len()..];
+    if method.is_empty() || !columns.starts_with(' ') || !fragment_is_single(columns) {
+        return Err(refused());
     }
-    Ok(definition.to_string())
+    Ok(format!(
+        "CREATE {}INDEX {} ON {} USING {}{}",
+        if unique { "UNIQUE " } else { "" },
+        q(&i.name),
+        i.table.sql(),
+        q(&method),
+        columns
+    ))
 }
 
 #[cfg(test)]
@@ -379,6 +415,8 @@ mod tests {
             "'it''s'::text",
             "FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')",
             "(\"weird;name\" > 0)",
+            "FOREIGN KEY (a, b) REFERENCES public.t(x, y) DEFERRABLE",
+            "FOR VALUES IN ('a', 'b')",
         ] {
             assert!(fragment_is_single(good), "{good}");
         }
@@ -390,8 +428,33 @@ mod tests {
             "(1",
             "1)",
             "$$x$$",
+            "CHECK (true), DROP COLUMN important",
+            "0, DROP COLUMN id",
         ] {
             assert!(!fragment_is_single(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_index_is_rebuilt_on_its_own_table_whatever_its_definition_names() {
+        let index = |definition: &str| IndexDef {
+            table: TableRef::parse("public.people"),
+            name: "people_lower".into(),
+            definition: definition.into(),
+        };
+        assert_eq!(
+            create_index(&index(
+                "CREATE INDEX people_lower ON ONLY public.people USING btree (lower(name)) WHERE (id > 10)"
+            ))
+            .unwrap(),
+            "CREATE INDEX \"people_lower\" ON \"public\".\"people\" USING \"btree\" (lower(name)) WHERE (id > 10)"
+        );
+        assert!(create_index(&index(
+            "CREATE UNIQUE INDEX x ON maskbus.sync_state USING btree ((1))"
+        ))
+        .unwrap()
+        .contains("ON \"public\".\"people\""));
+        assert!(create_index(&index("DROP TABLE people")).is_err());
+        assert!(create_index(&index("CREATE INDEX x ON t USING btree (a), DROP x")).is_err());
     }
 }
