@@ -46,6 +46,8 @@ pub struct ChangeBatch {
     pub more: bool,
     /// The next transaction needs the served schema applied first.
     pub schema_changed: bool,
+    /// Tables the producer left out of these changes: they fail closed.
+    pub closed: std::collections::BTreeSet<String>,
 }
 
 /// Groups a change request's replies (in part order) into transactions. A transaction must be
@@ -61,6 +63,7 @@ pub fn group(replies: Vec<ReceivedReply>) -> Result<ChangeBatch, ConsumerError> 
         started: false,
         more: false,
         schema_changed: false,
+        closed: std::collections::BTreeSet::new(),
     };
     let mut open: Vec<ReceivedChanges> = Vec::new();
     for reply in replies {
@@ -71,6 +74,9 @@ pub fn group(replies: Vec<ReceivedReply>) -> Result<ChangeBatch, ConsumerError> 
         batch.started |= set.started;
         batch.more |= set.more;
         batch.schema_changed |= set.schema_changed;
+        batch
+            .closed
+            .extend(set.closed.iter().map(|e| maskbus_model::qualify(e)));
         if set.op == ChangeOp::None {
             continue;
         }
@@ -148,6 +154,24 @@ impl<'db> ChangeApplier<'db> {
         }))
     }
 
+    /// Forgets the watermarks of `entities`: each is copied again (and repaired) once it
+    /// follows the source.
+    pub async fn forget_watermarks(
+        &self,
+        entities: &std::collections::BTreeSet<String>,
+    ) -> Result<(), PgError> {
+        let entities: Vec<&str> = entities.iter().map(String::as_str).collect();
+        let client = self.client().await?;
+        client
+            .execute(
+                "DELETE FROM maskbus.sync_state WHERE entity = ANY($1)",
+                &[&entities],
+            )
+            .await
+            .map_err(|e| self.db.target().query_error("forgetting watermarks", &e))?;
+        Ok(())
+    }
+
     /// Records a stream (re)started at `at`: the copy is still to be made.
     pub async fn started(&self, at: Lsn) -> Result<(), PgError> {
         self.stream_statement(
@@ -201,10 +225,13 @@ impl<'db> ChangeApplier<'db> {
     /// Applies source transactions, in order, and records the position the last one reaches, all
     /// in one target transaction: the target never holds part of a source transaction, and a
     /// crash keeps all of them or none. Returns the rows written or deleted.
+    /// A set of a table in `skip` (one that fails closed, to be copied again once it follows)
+    /// is passed over.
     pub async fn apply(
         &self,
         plans: &[EntityPlan],
         transactions: &[TransactionChanges],
+        skip: &std::collections::BTreeSet<String>,
     ) -> Result<u64, ConsumerError> {
         let Some(last) = transactions.last() else {
             return Ok(0);
@@ -234,6 +261,9 @@ impl<'db> ChangeApplier<'db> {
             };
             let mut sets = transaction.sets.iter().peekable();
             while let Some(set) = sets.next() {
+                if skip.contains(&set.entity) {
+                    continue;
+                }
                 let (sql, verb) = match set.op {
                     ChangeOp::None => continue,
                     ChangeOp::Truncate => {

@@ -160,7 +160,26 @@ impl<'a> Follower<'a> {
             caught_up: batch.transactions.is_empty() && !batch.more,
             ..RoundReport::default()
         };
-        report.rows = self.applier.apply(plans, &batch.transactions).await?;
+        // Tables that fail closed: their changes are passed over, and their watermark goes, so
+        // that they are copied again (and repaired) once they follow.
+        let mut skip: std::collections::BTreeSet<String> =
+            self.failed.iter().map(|f| f.entity.clone()).collect();
+        skip.extend(batch.closed.iter().cloned());
+        for entity in &batch.closed {
+            if !self.failed.iter().any(|f| f.entity == *entity) {
+                self.failed.push(super::Skipped {
+                    entity: entity.clone(),
+                    reason: "the producer's policy refuses it now (a column without a rule, or a rule for a column gone): its changes wait, and it is copied again once the policy has its rules".into(),
+                });
+            }
+        }
+        if !skip.is_empty() {
+            self.applier.forget_watermarks(&skip).await?;
+        }
+        report.rows = self
+            .applier
+            .apply(plans, &batch.transactions, &skip)
+            .await?;
         report.transactions = batch.transactions.len() as u64;
         let mut touched: Vec<EntityPlan> = Vec::new();
         for set in batch.transactions.iter().flat_map(|t| &t.sets) {
@@ -203,9 +222,22 @@ impl<'a> Follower<'a> {
             .collect();
         self.plans = Some(plans);
         if !again.is_empty() {
-            tracing::info!(tables = %again.iter().cloned().collect::<Vec<_>>().join(", "), "copying again the tables whose schema or rules changed");
+            tracing::info!(tables = %again.iter().cloned().collect::<Vec<_>>().join(", "), "copying again the tables whose schema or rules changed, or that failed closed");
             let report = self.consumer.sync_pass_of(self.stop, Some(&again)).await?;
             report.count();
+            // Rows deleted on the source while a table was left out: a copy brings none of
+            // them back, the repair deletes them.
+            let repaired = super::verify::Verifier::connect(self.consumer)
+                .await?
+                .run_only(Some(&again), true)
+                .await?;
+            if repaired.deleted + repaired.written > 0 {
+                tracing::info!(
+                    deleted = repaired.deleted,
+                    written = repaired.written,
+                    "repaired the tables copied again"
+                );
+            }
         }
         Ok(())
     }

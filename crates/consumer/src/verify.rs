@@ -163,7 +163,19 @@ impl<'a> Verifier<'a> {
 
     /// Compares every synced table with the masked source; with `repair`, makes them equal.
     pub async fn run(self, repair: bool) -> Result<VerifyReport, ConsumerError> {
-        let (plans, _) = self.consumer.plan().await?;
+        self.run_only(None, repair).await
+    }
+
+    /// [`Verifier::run`] over `only` these entities (every one with `None`).
+    pub async fn run_only(
+        self,
+        only: Option<&std::collections::BTreeSet<String>>,
+        repair: bool,
+    ) -> Result<VerifyReport, ConsumerError> {
+        let (mut plans, _) = self.consumer.plan().await?;
+        if let Some(only) = only {
+            plans.retain(|p| only.contains(&p.entity));
+        }
         let mut report = VerifyReport::default();
         for plan in &plans {
             let drift = self.verify_table(plan).await?;

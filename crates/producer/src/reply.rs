@@ -108,6 +108,8 @@ pub struct ChangeReply {
     /// The next transaction changes a table's columns: the consumer applies the served schema
     /// first, then asks again from `through`.
     pub schema_changed: bool,
+    /// Tables whose changes are left out: they fail closed (a column without a rule).
+    pub closed: Vec<String>,
     pub part: u32,
     pub parts: u32,
 }
@@ -126,6 +128,7 @@ impl ChangeReply {
             lsn: None,
             commit: false,
             schema_changed: false,
+            closed: Vec::new(),
             through,
             more,
             started,

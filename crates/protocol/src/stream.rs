@@ -65,6 +65,10 @@ pub struct ReceivedChanges {
     /// ask again from `through` (the producer sent nothing of it).
     #[serde(default)]
     pub schema_changed: bool,
+    /// Tables whose changes this reply leaves out because they fail closed on the producer (a
+    /// column without a rule): the consumer copies them again once they follow.
+    #[serde(default)]
+    pub closed: Vec<String>,
     pub part: u32,
     pub parts: u32,
 }

@@ -193,6 +193,7 @@ impl ChangeFeed {
         let mut rows = 0usize;
         let mut cut = false;
         let mut shapes: HashMap<String, Shape> = HashMap::new();
+        let mut closed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for transaction in transactions {
             if rows >= limit as usize {
                 cut = true;
@@ -205,20 +206,27 @@ impl ChangeFeed {
                 through = transaction.end;
                 continue;
             }
+            // A table that fails closed (a column without a rule) is left out of the stream; the
+            // consumer copies it again once it follows.
+            self.close_refused(&transaction, &mut shapes, &mut closed)
+                .await?;
             // A transaction after a migration on one of its tables (the stream describes other
             // columns than the table had): nothing of it or after it goes out until the consumer
             // has the new schema. The shapes are read again from the catalog for the next look.
-            if let Some(entity) = self.columns_changed(&transaction, &mut shapes).await? {
+            if let Some(entity) = self
+                .columns_changed(&transaction, &mut shapes, &closed)
+                .await?
+            {
                 tracing::info!(%entity, "a table's columns changed in the stream: the consumer applies the schema before its changes");
                 self.source.forget_shapes().await;
                 let mut out = replies(sets_by_txn, through, true);
                 if let Some(last) = out.last_mut() {
                     last.schema_changed = true;
                 }
-                return Ok(out);
+                return Ok(with_closed(out, &closed));
             }
             through = transaction.end;
-            let sets = self.sets(&transaction, &mut shapes).await?;
+            let sets = self.sets(&transaction, &mut shapes, &closed).await?;
             rows += sets.iter().map(|s| s.rows.len()).sum::<usize>();
             sets_by_txn.push((transaction.end, sets));
         }
@@ -234,7 +242,47 @@ impl ChangeFeed {
             // traffic too), and the next look decodes from there on.
             through = through.max(flushed);
         }
-        Ok(replies(sets_by_txn, through, cut || !whole))
+        Ok(with_closed(
+            replies(sets_by_txn, through, cut || !whole),
+            &closed,
+        ))
+    }
+
+    /// Adds to `closed` each table of `transaction` that the policy refuses now (a column
+    /// without a rule, a rule for a column gone): its changes are left out.
+    async fn close_refused(
+        &self,
+        transaction: &Transaction,
+        shapes: &mut HashMap<String, Shape>,
+        closed: &mut std::collections::BTreeSet<String>,
+    ) -> Result<(), Refusal> {
+        for change in &transaction.changes {
+            let relations: Vec<&txn::Relation> = match change {
+                RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
+                    vec![relation]
+                }
+                RowChange::Truncate { relations } => relations.iter().collect(),
+            };
+            for relation in relations {
+                if closed.contains(&relation.entity) {
+                    continue;
+                }
+                match self.shape(shapes, &relation.entity).await {
+                    Ok(_) => {}
+                    Err(refusal)
+                        if matches!(
+                            refusal.code(),
+                            ErrorCode::NoRule | ErrorCode::PolicyRefused
+                        ) =>
+                    {
+                        tracing::warn!(entity = %relation.entity, refused = %refusal, "this table fails closed: its changes are left out of the stream until the policy has its rules");
+                        closed.insert(relation.entity.clone());
+                    }
+                    Err(refusal) => return Err(refusal),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A transaction's changes as masked sets, consecutive changes of one entity and operation
@@ -243,9 +291,21 @@ impl ChangeFeed {
         &self,
         transaction: &Transaction,
         shapes: &mut HashMap<String, Shape>,
+        closed: &std::collections::BTreeSet<String>,
     ) -> Result<Vec<ChangeSet>, Refusal> {
         let mut sets: Vec<ChangeSet> = Vec::new();
         for change in &transaction.changes {
+            let touches_closed = match change {
+                RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
+                    closed.contains(&relation.entity)
+                }
+                RowChange::Truncate { relations } => {
+                    relations.iter().any(|r| closed.contains(&r.entity))
+                }
+            };
+            if touches_closed {
+                continue;
+            }
             match change {
                 RowChange::Upsert {
                     relation,
@@ -312,12 +372,16 @@ impl ChangeFeed {
         &self,
         transaction: &Transaction,
         shapes: &mut HashMap<String, Shape>,
+        closed: &std::collections::BTreeSet<String>,
     ) -> Result<Option<String>, Refusal> {
         for change in &transaction.changes {
             let relation = match change {
                 RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => relation,
                 RowChange::Truncate { .. } => continue,
             };
+            if closed.contains(&relation.entity) {
+                continue;
+            }
             let shape = self.shape(shapes, &relation.entity).await?;
             let streamed: std::collections::BTreeSet<&str> =
                 relation.columns.iter().map(|c| c.name.as_str()).collect();
@@ -470,6 +534,17 @@ pub async fn drop_slot(source: &Target, name: &str) -> Result<bool, SlotError> {
     Ok(existed)
 }
 
+/// `out` with the tables left out named on every part.
+fn with_closed(
+    mut out: Vec<ChangeReply>,
+    closed: &std::collections::BTreeSet<String>,
+) -> Vec<ChangeReply> {
+    for reply in &mut out {
+        reply.closed = closed.iter().cloned().collect();
+    }
+    out
+}
+
 /// Adds a row to the last set if it has the same entity and operation, or to a new set.
 fn add(sets: &mut Vec<ChangeSet>, shape: &Shape, op: ChangeOp, row: MaskedRow) {
     let entity = shape.table.to_string();
@@ -513,6 +588,7 @@ fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -
                     more,
                     started: false,
                     schema_changed: false,
+                    closed: Vec::new(),
                     part: 0,
                     parts: 0,
                 });
