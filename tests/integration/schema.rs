@@ -331,14 +331,48 @@ async fn rows_of(url: &str, tables: &[&str]) -> Vec<String> {
     out
 }
 
-/// The policy and producer for one step of a migration: the producer restarted on it.
-struct Step<'a> {
-    files: &'a ConfigFiles,
+/// The configs and producer of a migration test (a source with `MIGRATION_START`, every rule
+/// `keep`, an empty target, a bus): the producer restarted on each policy.
+struct Migrating {
+    files: ConfigFiles,
+    consumer: String,
     producer_config: String,
     producer: Option<Background>,
 }
 
-impl Step<'_> {
+impl Migrating {
+    async fn start(test: &str, stream: bool) -> (TestDatabases, Self) {
+        let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+        let src = connect(&dbs.url("src")).await;
+        // The dev cluster commits asynchronously; a slot decodes flushed WAL only (stream.rs).
+        src.batch_execute("SET synchronous_commit = on")
+            .await
+            .unwrap();
+        src.batch_execute(MIGRATION_START).await.unwrap();
+        maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+        let files = ConfigFiles::new(test);
+        let policy = files.write("policy.toml", "");
+        let (producer_extra, consumer_extra) = if stream {
+            (
+                format!("policy = \"{policy}\"\nslot = \"maskbus_{test}\"\n"),
+                "mode = \"stream\"\nrequest_timeout = \"3s\"\n".to_string(),
+            )
+        } else {
+            (format!("policy = \"{policy}\"\n"), String::new())
+        };
+        let (producer_config, consumer) =
+            write_agent_configs(&files, &zoo_urls(&dbs), &producer_extra, &consumer_extra);
+        let mut migrating = Self {
+            files,
+            consumer,
+            producer_config,
+            producer: None,
+        };
+        migrating.policy(&migration_policy("", "name = \"keep\"", false));
+        (dbs, migrating)
+    }
+
+    /// Writes the policy and restarts the producer on it.
     fn policy(&mut self, text: &str) {
         self.files.write("policy.toml", text);
         self.producer = None;
@@ -348,6 +382,15 @@ impl Step<'_> {
             &self.producer_config,
         ]));
     }
+}
+
+/// A connection to the source that commits synchronously (a slot decodes flushed WAL only).
+async fn source_of(dbs: &TestDatabases) -> maskbus_pg::tokio_postgres::Client {
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute("SET synchronous_commit = on")
+        .await
+        .unwrap();
+    src
 }
 
 const MIGRATION_START: &str = "
@@ -382,35 +425,9 @@ async fn a_migration_sequence_is_followed_in_stream_mode_each_change_after_its_s
 /// rule fails its table only, by name; in stream mode its changes are left out meanwhile, and
 /// the table is copied again and repaired once the rule is in.
 async fn migration_sequence(test: &str, stream: bool) {
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-    let src = connect(&dbs.url("src")).await;
-    // The dev cluster commits asynchronously; a slot decodes flushed WAL only (see stream.rs).
-    src.batch_execute("SET synchronous_commit = on")
-        .await
-        .unwrap();
-    src.batch_execute(MIGRATION_START).await.unwrap();
-    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-    let files = ConfigFiles::new(test);
-    let policy = files.write(
-        "policy.toml",
-        &migration_policy("", "name = \"keep\"", false),
-    );
-    let (producer_extra, consumer_extra) = if stream {
-        (
-            format!("policy = \"{policy}\"\nslot = \"maskbus_{test}\"\n"),
-            "mode = \"stream\"\nrequest_timeout = \"3s\"\n".to_string(),
-        )
-    } else {
-        (format!("policy = \"{policy}\"\n"), String::new())
-    };
-    let (producer, consumer) =
-        write_agent_configs(&files, &zoo_urls(&dbs), &producer_extra, &consumer_extra);
-    let mut step = Step {
-        files: &files,
-        producer_config: producer,
-        producer: None,
-    };
-    step.policy(&migration_policy("", "name = \"keep\"", false));
+    let (dbs, mut step) = Migrating::start(test, stream).await;
+    let src = source_of(&dbs).await;
+    let consumer = step.consumer.clone();
     let sync = |expect: i32| {
         let run = maskbus_with_env(
             &["run", "--config", &consumer, "--once"],
@@ -659,28 +676,9 @@ async fn policy_init_update_keeps_the_reviewed_lines_and_proposes_only_what_the_
 /// and the target equals the source.
 #[tokio::test]
 async fn kill_9_between_two_tables_schema_changes_then_the_next_run_completes_the_migration() {
-    let test = "schema_kill";
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-    let src = connect(&dbs.url("src")).await;
-    src.batch_execute(MIGRATION_START).await.unwrap();
-    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-    let files = ConfigFiles::new(test);
-    let policy = files.write(
-        "policy.toml",
-        &migration_policy("", "name = \"keep\"", false),
-    );
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &zoo_urls(&dbs),
-        &format!("policy = \"{policy}\"\n"),
-        "",
-    );
-    let mut step = Step {
-        files: &files,
-        producer_config: producer,
-        producer: None,
-    };
-    step.policy(&migration_policy("", "name = \"keep\"", false));
+    let (dbs, mut step) = Migrating::start("schema_kill", false).await;
+    let src = source_of(&dbs).await;
+    let consumer = step.consumer.clone();
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     src.batch_execute(
         "ALTER TABLE people ADD COLUMN nickname text DEFAULT 'nick';
@@ -747,28 +745,8 @@ async fn kill_9_between_two_tables_schema_changes_then_the_next_run_completes_th
 
 #[tokio::test]
 async fn a_changed_rule_rewrites_its_table_alone_on_the_next_pass() {
-    let test = "schema_rules";
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-    let src = connect(&dbs.url("src")).await;
-    src.batch_execute(MIGRATION_START).await.unwrap();
-    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-    let files = ConfigFiles::new(test);
-    let policy = files.write(
-        "policy.toml",
-        &migration_policy("", "name = \"keep\"", false),
-    );
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &zoo_urls(&dbs),
-        &format!("policy = \"{policy}\"\n"),
-        "",
-    );
-    let mut step = Step {
-        files: &files,
-        producer_config: producer,
-        producer: None,
-    };
-    step.policy(&migration_policy("", "name = \"keep\"", false));
+    let (dbs, mut step) = Migrating::start("schema_rules", false).await;
+    let consumer = step.consumer.clone();
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     // Nothing changed on the source; pets' name is masked another way now.
     step.policy(&migration_policy("", "name = \"redact\"", false));

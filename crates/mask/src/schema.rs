@@ -138,6 +138,19 @@ fn type_name(t: &TypeDef) -> String {
     format!("{}.{}", t.schema, t.name)
 }
 
+/// The types `t` is built on (a domain's base, a composite's attributes, a range's subtype),
+/// as `format_type` text.
+fn inner_types(t: &TypeDef) -> Vec<&str> {
+    match &t.kind {
+        TypeKind::Domain { base, .. } => vec![base.as_str()],
+        TypeKind::Composite { attributes } => {
+            attributes.iter().map(|(_, ty)| ty.as_str()).collect()
+        }
+        TypeKind::Range { subtype } => vec![subtype.as_str()],
+        TypeKind::Enum { .. } => Vec::new(),
+    }
+}
+
 /// Whether a column type (`format_type` text) is `type_` or an array of it.
 fn uses_type(sql_type: &str, t: &TypeDef) -> bool {
     let bare = sql_type.trim_end_matches("[]").trim_matches('"');
@@ -333,14 +346,7 @@ pub fn serve(
             if bad_types.iter().any(|(b, _)| type_name(b) == type_name(t)) {
                 continue;
             }
-            let inner: Vec<&str> = match &t.kind {
-                TypeKind::Domain { base, .. } => vec![base.as_str()],
-                TypeKind::Composite { attributes } => {
-                    attributes.iter().map(|(_, ty)| ty.as_str()).collect()
-                }
-                TypeKind::Range { subtype } => vec![subtype.as_str()],
-                TypeKind::Enum { .. } => Vec::new(),
-            };
+            let inner = inner_types(t);
             if let Some((_, reason)) = bad_types
                 .iter()
                 .find(|(b, _)| inner.iter().any(|ty| uses_type(ty, b)))
@@ -423,17 +429,9 @@ pub fn serve(
                 .tables
                 .iter()
                 .any(|table| table.columns.iter().any(|c| uses_type(&c.sql_type, t)));
-            let by_type = used.iter().any(|u| {
-                let inner: Vec<&str> = match &u.kind {
-                    TypeKind::Domain { base, .. } => vec![base.as_str()],
-                    TypeKind::Composite { attributes } => {
-                        attributes.iter().map(|(_, ty)| ty.as_str()).collect()
-                    }
-                    TypeKind::Range { subtype } => vec![subtype.as_str()],
-                    TypeKind::Enum { .. } => Vec::new(),
-                };
-                inner.iter().any(|ty| uses_type(ty, t))
-            });
+            let by_type = used
+                .iter()
+                .any(|u| inner_types(u).iter().any(|ty| uses_type(ty, t)));
             if by_table || by_type {
                 used.push(t.clone());
             }

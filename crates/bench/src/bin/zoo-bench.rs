@@ -79,6 +79,36 @@ async fn copy_tables(
     Ok(rows)
 }
 
+/// The producer's and the consumer's configs, named `{name}-producer.toml` and
+/// `{name}-consumer.toml`, over bus `mbz_bus`.
+fn write_configs(
+    args: &Args,
+    name: &str,
+    policy_path: &str,
+    source: &str,
+    target: &str,
+) -> Result<(String, String)> {
+    let producer = format!("{}/{name}-producer.toml", args.work);
+    let consumer = format!("{}/{name}-consumer.toml", args.work);
+    std::fs::write(
+        &producer,
+        format!(
+            "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy_path}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
+            url_for(&args.url, "mbz_bus"),
+            url_for(&args.url, source)
+        ),
+    )?;
+    std::fs::write(
+        &consumer,
+        format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
+            url_for(&args.url, "mbz_bus"),
+            url_for(&args.url, target)
+        ),
+    )?;
+    Ok((producer, consumer))
+}
+
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
@@ -114,24 +144,8 @@ async fn main() -> Result<()> {
         target.connect().await?.batch_execute(SCHEMA).await?;
         let bus = fresh_database(&args.url, "mbz_bus").await?;
         maskbus_mailbox::install(&bus).await?;
-        let producer_config = format!("{}/zoo-producer.toml", args.work);
-        let consumer_config = format!("{}/zoo-consumer.toml", args.work);
-        std::fs::write(
-            &producer_config,
-            format!(
-                "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy_path}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
-                url_for(&args.url, "mbz_bus"),
-                url_for(&args.url, "mbz_source")
-            ),
-        )?;
-        std::fs::write(
-            &consumer_config,
-            format!(
-                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
-                url_for(&args.url, "mbz_bus"),
-                url_for(&args.url, "mbz_target")
-            ),
-        )?;
+        let (producer_config, consumer_config) =
+            write_configs(&args, "zoo", &policy_path, "mbz_source", "mbz_target")?;
         let spawn =
             |extra: &[&str], config: &str| maskbus_bench::spawn_agent(&args.maskbus, config, extra);
         let producer = spawn(&[], &producer_config)?;
@@ -188,23 +202,12 @@ async fn main() -> Result<()> {
         let _target = fresh_database(&args.url, "mbz_schema_target").await?;
         let bus = fresh_database(&args.url, "mbz_bus").await?;
         maskbus_mailbox::install(&bus).await?;
-        let producer_config = format!("{}/zoo-schema-producer.toml", args.work);
-        let consumer_config = format!("{}/zoo-schema-consumer.toml", args.work);
-        std::fs::write(
-            &producer_config,
-            format!(
-                "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{policy_path}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
-                url_for(&args.url, "mbz_bus"),
-                url_for(&args.url, "mbz_schema_source")
-            ),
-        )?;
-        std::fs::write(
-            &consumer_config,
-            format!(
-                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
-                url_for(&args.url, "mbz_bus"),
-                url_for(&args.url, "mbz_schema_target")
-            ),
+        let (producer_config, consumer_config) = write_configs(
+            &args,
+            "zoo-schema",
+            &policy_path,
+            "mbz_schema_source",
+            "mbz_schema_target",
         )?;
         let producer = maskbus_bench::spawn_agent(&args.maskbus, &producer_config, &[])?;
         let started = Instant::now();
