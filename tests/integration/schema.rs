@@ -94,10 +94,13 @@ async fn an_empty_target_is_made_from_the_served_schema_and_equals_the_source_on
     src.batch_execute(SCHEMA).await.unwrap();
     src.batch_execute(DATA).await.unwrap();
     // Indexes of a partitioned table: made on the parent, they reach every partition (one made
-    // `ON ONLY` the parent would be invalid, its partitions without it).
+    // `ON ONLY` the parent would be invalid, its partitions without it); and an exclusion
+    // constraint.
     src.batch_execute(
         "CREATE INDEX events_kind ON zoo.events (lower(kind)) WHERE kind IS NOT NULL;
-         CREATE UNIQUE INDEX events_id_at ON zoo.events (id, at);",
+         CREATE UNIQUE INDEX events_id_at ON zoo.events (id, at);
+         ALTER TABLE zoo.keepers ADD CONSTRAINT keepers_no_overlap
+             EXCLUDE USING gist (availability WITH &&) WHERE (id < 0);",
     )
     .await
     .unwrap();
@@ -768,4 +771,51 @@ async fn a_changed_rule_rewrites_its_table_alone_on_the_next_pass() {
     assert_eq!(names, vec!["[REDACTED]"]);
     let again = maskbus(&["run", "--config", &consumer, "--once"]).success();
     assert_eq!(again.stdout.trim(), "synced 0 rows");
+}
+
+/// The producer killed with `kill -9` after a migration, while the consumer asks for the new
+/// schema: the consumer's run fails by name and changes nothing; with the producer back, the
+/// next run completes the migration.
+#[tokio::test]
+async fn kill_9_of_the_producer_during_a_migration_then_the_next_run_completes_it() {
+    let (dbs, mut step) = Migrating::start("schema_kill_producer", false).await;
+    let src = source_of(&dbs).await;
+    let consumer = step.consumer.clone();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    src.batch_execute("ALTER TABLE people ADD COLUMN nickname text DEFAULT 'nick'")
+        .await
+        .unwrap();
+    let policy = migration_policy("nickname = \"keep\"", "name = \"keep\"", false);
+    step.policy(&policy);
+    if let Some(producer) = step.producer.as_mut() {
+        producer.kill9();
+    }
+    let short = step.files.write(
+        "short.toml",
+        &format!(
+            "{}request_timeout = \"1s\"\n",
+            std::fs::read_to_string(&consumer).unwrap()
+        ),
+    );
+    let run = maskbus(&["run", "--config", &short, "--once"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no reply from the producer"),
+        "{}",
+        run.stderr
+    );
+    assert_ne!(
+        columns(&dbs.url("dst")).await,
+        columns(&dbs.url("src")).await
+    );
+    step.policy(&policy);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_eq!(
+        columns(&dbs.url("dst")).await,
+        columns(&dbs.url("src")).await
+    );
+    assert_eq!(
+        rows_of(&dbs.url("dst"), &["people", "pets"]).await,
+        rows_of(&dbs.url("src"), &["people", "pets"]).await
+    );
 }

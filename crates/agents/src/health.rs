@@ -6,6 +6,12 @@ use crate::tools::Agent;
 use maskbus_consumer::status::closed_tables;
 use maskbus_mailbox::Mailbox;
 
+/// Why `/health` answers 503: what the agent cannot reach or what fails closed (by role and
+/// name, never by endpoint or value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unhealthy(String);
+
 impl Agent {
     fn bus(&self) -> &Mailbox {
         match self {
@@ -18,7 +24,11 @@ impl Agent {
     /// (by role, never by endpoint).
     /// And the wire audit: a message that has waited longer than `audit_max_age` for it
     /// fails the check.
-    pub async fn health(&self, audit_max_age: std::time::Duration) -> Result<(), String> {
+    pub async fn health(&self, audit_max_age: std::time::Duration) -> Result<(), Unhealthy> {
+        self.check_health(audit_max_age).await.map_err(Unhealthy)
+    }
+
+    async fn check_health(&self, audit_max_age: std::time::Duration) -> Result<(), String> {
         let own = match self {
             Agent::Producer(p) => p
                 .source

@@ -94,17 +94,37 @@ impl ServerHandler for MaskbusServer {
     }
 }
 
+/// Why MCP could not be served (the protocol library's own words: they hold no value of ours).
+#[derive(Debug)]
+pub enum ServeError {
+    /// The client's handshake failed.
+    Init(String),
+    /// The session ended on an error.
+    Stopped(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Init(e) => write!(f, "MCP initialisation failed: {e}"),
+            ServeError::Stopped(e) => write!(f, "MCP server stopped: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
 /// Serves MCP on stdin/stdout until the client closes the connection.
-pub async fn serve_stdio(agent: Agent) -> Result<(), String> {
+pub async fn serve_stdio(agent: Agent) -> Result<(), ServeError> {
     let role = agent.role();
     let service = MaskbusServer::new(agent)
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| format!("MCP initialisation failed: {e}"))?;
+        .map_err(|e| ServeError::Init(e.to_string()))?;
     tracing::info!(role = role.name(), "MCP server ready on stdio");
     service
         .waiting()
         .await
-        .map_err(|e| format!("MCP server stopped: {e}"))?;
+        .map_err(|e| ServeError::Stopped(e.to_string()))?;
     Ok(())
 }

@@ -15,21 +15,30 @@ use std::collections::BTreeMap;
 
 /// Key columns must be `keep`: the consumer pages and upserts by them, and other tables' foreign
 /// keys match them. (A masked key would also put real key values into the cursor.)
-pub fn key_is_kept(policy: &Policy, entity: &str, key: &KeyDef) -> Result<(), String> {
+pub fn key_is_kept(policy: &Policy, entity: &str, key: &KeyDef) -> Result<(), MaskedKey> {
     let rules = policy.entity(entity);
     for column in &key.columns {
         match rules.and_then(|r| r.rule(&column.name)) {
             Some(Rule::Keep) | None => {}
             Some(rule) => {
-                return Err(format!(
-                    "{entity}: key column {} has rule {}; the sync pages and upserts by the key, so key columns must be \"keep\" (name other key columns in [maskbus.keys], or keep this one)",
-                    column.name,
-                    rule.name()
-                ))
+                return Err(MaskedKey {
+                    entity: entity.to_string(),
+                    column: column.name.clone(),
+                    rule: rule.name(),
+                })
             }
         }
     }
     Ok(())
+}
+
+/// A key column whose rule is not `keep`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{entity}: key column {column} has rule {rule}; the sync pages and upserts by the key, so key columns must be \"keep\" (name other key columns in [maskbus.keys], or keep this one)")]
+pub struct MaskedKey {
+    entity: String,
+    column: String,
+    rule: String,
 }
 
 fn line(entity: &TableRef, column: &str, rule: &str, verdict: Verdict) -> Line {
@@ -76,7 +85,7 @@ pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<L
                 Verdict::Error(e.to_string()),
             )),
             Ok(key) => {
-                if let Err(reason) = key_is_kept(policy, entity, &key) {
+                if let Err(reason) = key_is_kept(policy, entity, &key).map_err(|e| e.to_string()) {
                     lines.push(line(&info.table, "(key)", "-", Verdict::Error(reason)));
                 }
             }

@@ -294,7 +294,8 @@ impl Source {
         let key = info
             .key(self.policy.key_columns(&entity))
             .map_err(|e| refused(e.to_string()))?;
-        schema_check::key_is_kept(&self.policy, &entity, &key).map_err(refused)?;
+        schema_check::key_is_kept(&self.policy, &entity, &key)
+            .map_err(|e| refused(e.to_string()))?;
         let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
         // A rule for a column the table no longer has (dropped or renamed by a migration): the
         // policy does not agree with the source yet, and the table is refused by name.

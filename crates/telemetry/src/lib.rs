@@ -175,20 +175,41 @@ impl Metrics {
     }
 }
 
+/// Why `/metrics` and `/health` cannot be served.
+#[derive(Debug)]
+pub struct ListenError {
+    addr: SocketAddr,
+    reason: String,
+}
+
+impl std::fmt::Display for ListenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot listen for metrics on {}: {}; set metrics_addr to a free address",
+            self.addr, self.reason
+        )
+    }
+}
+
+impl std::error::Error for ListenError {}
+
 /// Serves `GET /metrics` (after `refresh`, which reads what is read at scrape time) and
 /// `GET /health` (`check`: `Err(reason)` answers 503) on `addr`, from a thread of its own, for
 /// the life of the process. Fails when the address cannot be bound.
-pub fn serve(
+pub fn serve<E: std::fmt::Display>(
     addr: SocketAddr,
     refresh: impl Fn() + Send + 'static,
-    check: impl Fn() -> Result<(), String> + Send + 'static,
-) -> Result<SocketAddr, String> {
-    let server = tiny_http::Server::http(addr)
-        .map_err(|e| format!("cannot listen for metrics on {addr}: {e}"))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| format!("cannot listen for metrics on {addr}: not an IP address"))?;
+    check: impl Fn() -> Result<(), E> + Send + 'static,
+) -> Result<SocketAddr, ListenError> {
+    let server = tiny_http::Server::http(addr).map_err(|e| ListenError {
+        addr,
+        reason: e.to_string(),
+    })?;
+    let bound = server.server_addr().to_ip().ok_or_else(|| ListenError {
+        addr,
+        reason: "not an IP address".into(),
+    })?;
     std::thread::Builder::new()
         .name("maskbus-metrics".into())
         .spawn(move || {
@@ -224,7 +245,10 @@ pub fn serve(
                 }
             }
         })
-        .map_err(|e| format!("cannot start the metrics thread: {e}"))?;
+        .map_err(|e| ListenError {
+            addr,
+            reason: format!("cannot start its thread: {e}"),
+        })?;
     tracing::info!(address = %bound, "serving /metrics and /health");
     Ok(bound)
 }

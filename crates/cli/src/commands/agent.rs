@@ -90,8 +90,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
             addr,
             move || scrape.block_on(counted.count_bus()),
             move || runtime.block_on(checked.health(max_age)),
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
     }
     match &*agent {
         Agent::Producer(producer) => {
@@ -166,8 +165,6 @@ pub async fn mcp(args: McpArgs) -> Result<ExitCode> {
             args.config.display()
         )
     })?;
-    maskbus_mcp::serve_stdio(agent)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    maskbus_mcp::serve_stdio(agent).await?;
     Ok(Exit::Ok.into())
 }
