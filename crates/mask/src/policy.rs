@@ -219,7 +219,9 @@ impl Policy {
         if let Some(key) = &self.key {
             hasher.update(&key.tag());
         }
-        Some(hasher.finalize().to_hex()[..16].to_string())
+        Some(crate::schema::fingerprint_text(
+            hasher.finalize().as_bytes(),
+        ))
     }
 
     /// The key columns `[maskbus.keys]` names for `entity`, if any.
