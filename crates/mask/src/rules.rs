@@ -267,74 +267,139 @@ pub fn last_four(value: &str) -> String {
 /// number, a quantity), six and more may be a date, a phone, an account, an SSN or a card.
 const SCRUB_MIN_DIGITS: usize = 6;
 
-/// A character that may stand between the digit groups of one number: punctuation, spaces and
-/// invisible format characters, never a letter or a digit.
+/// A character that may stand between the digit groups of one number: punctuation, spaces,
+/// line breaks and invisible format characters, never a letter or a digit.
 fn joins_digits(c: char) -> bool {
-    !c.is_alphanumeric() && c != '#' && c != '@' && c != '\n'
+    !c.is_alphanumeric() && c != '@'
+}
+
+/// Words that may stand between the digit groups of one number written out (`224-30 and 8280`).
+const JOINING_WORDS: &[&str] = &["and", "then", "dash", "hyphen", "plus", "next"];
+
+fn is_digit(c: char) -> bool {
+    maskbus_pii::decimal_value(c).is_some()
+}
+
+/// Where the digit group after a digit group ending at `i` starts, if a joiner links them: one
+/// to four joining characters, an `x` (`224x30x8280`), or a joining word between spaces.
+fn next_group(chars: &[char], i: usize) -> Option<usize> {
+    let at = |k: usize| chars.get(k).copied();
+    // One to four joining characters.
+    let mut k = i;
+    while k < chars.len() && k - i < 5 && joins_digits(chars[k]) {
+        k += 1;
+    }
+    if (1..=4).contains(&(k - i)) && at(k).is_some_and(is_digit) {
+        return Some(k);
+    }
+    // An x, with or without spaces around it.
+    let mut k = i;
+    while at(k) == Some(' ') && k - i < 2 {
+        k += 1;
+    }
+    if matches!(at(k), Some('x' | 'X')) {
+        let mut m = k + 1;
+        while at(m) == Some(' ') && m - k < 3 {
+            m += 1;
+        }
+        if at(m).is_some_and(is_digit) {
+            return Some(m);
+        }
+    }
+    // A joining word between spaces (and any joining characters around them).
+    let mut k = i;
+    while k < chars.len() && k - i < 3 && joins_digits(chars[k]) {
+        k += 1;
+    }
+    if k == i {
+        return None;
+    }
+    let word_start = k;
+    while k < chars.len() && chars[k].is_ascii_alphabetic() && k - word_start < 7 {
+        k += 1;
+    }
+    let word: String = chars[word_start..k]
+        .iter()
+        .collect::<String>()
+        .to_lowercase();
+    if !JOINING_WORDS.contains(&word.as_str()) {
+        return None;
+    }
+    let word_end = k;
+    while k < chars.len() && k - word_end < 3 && joins_digits(chars[k]) {
+        k += 1;
+    }
+    (k > word_end && at(k).is_some_and(is_digit)).then_some(k)
+}
+
+/// A character of an email's local part.
+fn in_local_part(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-' | '\'')
+}
+
+/// A character of an email's domain (the full-width dot of CJK text too).
+fn in_domain(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '.' | '-' | '\u{FF0E}' | '\u{3002}')
 }
 
 /// Replaces every PII span of free text (see [`Rule::Scrub`]); everything else stays.
 pub fn scrub(value: &str) -> String {
     let chars: Vec<char> = value.chars().collect();
     let mut out: Vec<char> = chars.clone();
-    // Digit runs: groups of decimal digits joined by up to three joining characters.
+    // Digit runs: groups of digits (any script, superscripts too) joined as `next_group` says.
     let mut i = 0;
     while i < chars.len() {
-        if maskbus_pii::decimal_value(chars[i]).is_none() {
+        if !is_digit(chars[i]) {
             i += 1;
             continue;
         }
         let start = i;
         let mut digits = 0;
         let end = loop {
-            while i < chars.len() && maskbus_pii::decimal_value(chars[i]).is_some() {
+            while i < chars.len() && is_digit(chars[i]) {
                 digits += 1;
                 i += 1;
             }
-            let group_end = i;
-            while i < chars.len() && i - group_end < 4 && joins_digits(chars[i]) {
-                i += 1;
-            }
-            let joined = (1..=3).contains(&(i - group_end))
-                && i < chars.len()
-                && maskbus_pii::decimal_value(chars[i]).is_some();
-            if !joined {
-                break group_end;
+            match next_group(&chars, i) {
+                Some(next) => i = next,
+                None => break i,
             }
         };
         if digits >= SCRUB_MIN_DIGITS {
             for c in &mut out[start..end] {
-                if maskbus_pii::decimal_value(*c).is_some() {
+                if is_digit(*c) {
                     *c = '#';
                 }
             }
         }
         i = end.max(start + 1);
     }
-    // Emails: the local part keeps its first character.
-    let text: String = out.into_iter().collect();
-    let mut result = String::with_capacity(text.len());
-    for (n, word) in text.split(' ').enumerate() {
-        if n > 0 {
-            result.push(' ');
+    // Emails, wherever they stand (after a comma, a line break, a bracket), with a full-width
+    // `＠` too, and with or without a dot in the domain: the local part keeps its first
+    // character.
+    let mut k = 0;
+    while k < out.len() {
+        if out[k] != '@' && out[k] != '\u{FF20}' {
+            k += 1;
+            continue;
         }
-        match word.find('@') {
-            Some(at) if at > 0 && word[at + 1..].contains('.') => {
-                let local = &word[..at];
-                let lead = local.find(|c: char| c.is_alphanumeric()).unwrap_or(0);
-                result.push_str(&local[..lead]);
-                let rest = &local[lead..];
-                if rest.chars().skip(1).all(|c| c == '*') {
-                    result.push_str(rest);
-                } else {
-                    result.push_str(&first_letter(rest));
-                }
-                result.push_str(&word[at..]);
-            }
-            _ => result.push_str(word),
+        let mut local = k;
+        while local > 0 && in_local_part(out[local - 1]) {
+            local -= 1;
         }
+        let mut domain = k + 1;
+        while domain < out.len() && in_domain(out[domain]) {
+            domain += 1;
+        }
+        let has_domain = out[k + 1..domain].iter().any(|c| c.is_alphanumeric());
+        // The first letter or digit of the local part stays; the rest becomes `***`.
+        if let (true, Some(lead)) = (has_domain, (local..k).find(|&p| out[p].is_alphanumeric())) {
+            out.splice(lead + 1..k, ['*', '*', '*']);
+            k = lead + 4;
+        }
+        k += 1;
     }
-    result
+    out.into_iter().collect()
 }
 
 #[cfg(test)]
@@ -367,6 +432,48 @@ mod tests {
         assert_eq!(scrub("order 12345 of 3 items"), "order 12345 of 3 items");
         let once = scrub("SSN 224-30-8280 <dave@x.org>");
         assert_eq!(scrub(&once), once, "idempotent");
+    }
+
+    #[test]
+    fn scrub_hides_the_forms_a_careful_reader_still_reads() {
+        // Separators of every kind, a letter x, a joining word; superscript digits.
+        for ssn in [
+            "224\n30\n8280",
+            "224#30#8280",
+            "224 -- 30 -- 8280",
+            "224x30x8280",
+            "224-30 and 8280",
+            "²²⁴-³⁰-⁸²⁸⁰",
+        ] {
+            let scrubbed = scrub(&format!("SSN {ssn} on file"));
+            assert!(
+                !scrubbed
+                    .chars()
+                    .any(|c| maskbus_pii::decimal_value(c).is_some()),
+                "{ssn:?} became {scrubbed:?}"
+            );
+            assert!(scrubbed.starts_with("SSN ") && scrubbed.ends_with(" on file"));
+        }
+        assert_eq!(last_four("(²¹²) ⁵⁵⁵-⁰¹⁴³"), "(***) ***-⁰¹⁴³");
+        // Every email, wherever it stands.
+        assert_eq!(
+            scrub("a@b.co,dave.smith@yahoo.com"),
+            "a***@b.co,d***@yahoo.com"
+        );
+        assert_eq!(scrub("note\ndave.smith@yahoo.com"), "note\nd***@yahoo.com");
+        assert_eq!(scrub("dave.smith＠yahoo.com"), "d***＠yahoo.com");
+        assert_eq!(scrub("dave.smith@yahoo．com"), "d***@yahoo．com");
+        assert_eq!(
+            scrub("ask dave.smith@intranet now"),
+            "ask d***@intranet now"
+        );
+        // What is not a number of a person stays.
+        assert_eq!(scrub("order 12345 of 3 items"), "order 12345 of 3 items");
+        assert_eq!(scrub("@here see room 12"), "@here see room 12");
+        for text in ["224 -- 30 -- 8280 a@b.co", "x²²⁴-³⁰-⁸²⁸⁰ dave@intranet"] {
+            let once = scrub(text);
+            assert_eq!(scrub(&once), once, "idempotent on {text:?}");
+        }
     }
 
     fn apply(rule: Rule, value: &str) -> String {

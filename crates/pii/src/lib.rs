@@ -8,7 +8,7 @@
 /// True when `area-group-serial` could have been issued: area not 000, 666 or 900-999, group not
 /// 00, serial not 0000. Takes the three groups as numbers so callers decide about separators.
 /// The value of a Unicode decimal digit (general category Nd: ASCII, full-width, Arabic-Indic,
-/// Devanagari, mathematical, ...), or `None`. Unicode encodes every decimal digit set as a
+/// Devanagari, mathematical, ...; and the superscript and subscript digits), or `None`. Unicode encodes every decimal digit set as a
 /// contiguous run from 0 to 9, and sets that touch are whole multiples of ten, so the value is
 /// the distance from the start of the run, modulo ten. Masking and the audit both read digits
 /// through this one function, so a digit one side sees the other sees too.
@@ -16,6 +16,17 @@ pub fn decimal_value(c: char) -> Option<u8> {
     use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     if c.is_ascii_digit() {
         return Some(c as u8 - b'0');
+    }
+    // Superscript and subscript digits (category No) read as digits too: `²²⁴-³⁰-⁸²⁸⁰` is an
+    // SSN to a reader.
+    match c {
+        '\u{2070}' => return Some(0),
+        '\u{00B9}' => return Some(1),
+        '\u{00B2}' => return Some(2),
+        '\u{00B3}' => return Some(3),
+        '\u{2074}'..='\u{2079}' => return Some((c as u32 - 0x2070) as u8),
+        '\u{2080}'..='\u{2089}' => return Some((c as u32 - 0x2080) as u8),
+        _ => {}
     }
     if c.is_ascii() || c.general_category() != GeneralCategory::DecimalNumber {
         return None;
