@@ -42,6 +42,8 @@ pub struct Follower<'a> {
     plans: Option<Vec<EntityPlan>>,
     /// Tables the last plan could not sync (their schema does not follow, say).
     failed: Vec<super::Skipped>,
+    /// Tables whose watermark this follower has forgotten already (they fail closed).
+    forgotten: std::collections::BTreeSet<String>,
 }
 
 impl<'a> Follower<'a> {
@@ -52,6 +54,7 @@ impl<'a> Follower<'a> {
             applier: ChangeApplier::new(consumer.db()),
             plans: None,
             failed: Vec::new(),
+            forgotten: std::collections::BTreeSet::new(),
         }
     }
 
@@ -173,8 +176,12 @@ impl<'a> Follower<'a> {
                 });
             }
         }
-        if !skip.is_empty() {
-            self.applier.forget_watermarks(&skip).await?;
+        // Once per table, not every round.
+        let newly: std::collections::BTreeSet<String> =
+            skip.difference(&self.forgotten).cloned().collect();
+        if !newly.is_empty() {
+            self.applier.forget_watermarks(&newly).await?;
+            self.forgotten.extend(newly);
         }
         report.rows = self
             .applier
@@ -225,6 +232,8 @@ impl<'a> Follower<'a> {
             tracing::info!(tables = %again.iter().cloned().collect::<Vec<_>>().join(", "), "copying again the tables whose schema or rules changed, or that failed closed");
             let report = self.consumer.sync_pass_of(self.stop, Some(&again)).await?;
             report.count();
+            // Copied again: should one fail closed later, its watermark goes again.
+            self.forgotten.retain(|e| !again.contains(e));
             // Rows deleted on the source while a table was left out: a copy brings none of
             // them back, the repair deletes them.
             let repaired = super::verify::Verifier::connect(self.consumer)

@@ -128,7 +128,9 @@ pub async fn read(
         });
     }
     for (oid, parent, key, bound) in &parents {
-        let table = by_oid[oid].clone();
+        let Some(table) = by_oid.get(oid).cloned() else {
+            continue;
+        };
         schema.tables.push(TableDef {
             table,
             columns: columns.remove(oid).unwrap_or_default(),
@@ -165,7 +167,11 @@ pub async fn read(
             "x" => ConstraintKind::Exclusion,
             _ => ConstraintKind::Foreign,
         };
-        let table = by_oid[&row.get::<_, Oid>(0)].clone();
+        // Every row is of a table read above (`conrelid = ANY`); a table attached meanwhile
+        // is passed over, never a panic.
+        let Some(table) = by_oid.get(&row.get::<_, Oid>(0)).cloned() else {
+            continue;
+        };
         let references: Oid = row.get(4);
         if kind == ConstraintKind::Foreign && !by_oid.contains_key(&references) {
             // A key to a table the sync does not carry: the target cannot hold its parents.
@@ -193,11 +199,13 @@ pub async fn read(
         .await
         .map_err(q("reading the indexes of the policy's tables"))?;
     for row in &rows {
-        schema.indexes.push(IndexDef {
-            table: by_oid[&row.get::<_, Oid>(0)].clone(),
-            name: row.get(1),
-            definition: row.get(2),
-        });
+        if let Some(table) = by_oid.get(&row.get::<_, Oid>(0)).cloned() {
+            schema.indexes.push(IndexDef {
+                table,
+                name: row.get(1),
+                definition: row.get(2),
+            });
+        }
     }
     // Sequences the defaults draw from, and the column that owns each.
     let rows = client
