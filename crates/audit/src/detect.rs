@@ -1,9 +1,10 @@
 //! Pattern detectors over one string (already normalized), with the name of the field it sits
 //! in as a hint.
 //!
-//! Digits are read in runs: digit groups joined by short separators (one to three characters
-//! that are neither letters, digits, `*` nor `@`), so `4111 1111-1111.1111`, `224/30/8280` and
-//! `2 2 4 3 0 8 2 8 0` are each one run. A `*` ends a run, which is why masked values
+//! Digits are read in runs, as `scrub` reads them ([`maskbus_pii::read`]): digit groups joined by
+//! what a reader skips (one to four characters that are neither letters, digits, `*` nor `@`, an
+//! `x`, a joining word or a month name), so `4111 1111-1111.1111`, `224/30/8280`, `224x30x8280`
+//! and `2 2 4 3 0 8 2 8 0` are each one run. A `*` ends a run, which is why masked values
 //! (`4111 **** **** 1234`, `***-**-8280`) never add up to a number. Runs shaped like timestamps,
 //! times and Postgres snapshots are benign and skipped.
 
@@ -60,72 +61,7 @@ impl Hit {
     }
 }
 
-/// A run of digit groups.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DigitRun {
-    pub digits: String,
-    pub groups: Vec<usize>,
-    pub separators: Vec<String>,
-    /// The run covers the whole string (nothing but digits and separators around it).
-    pub whole: bool,
-}
-
-fn is_separator(c: char) -> bool {
-    !c.is_alphanumeric() && c != '*' && c != '@'
-}
-
-/// Splits text into digit runs.
-pub fn digit_runs(text: &str) -> Vec<DigitRun> {
-    if text.is_ascii() {
-        // Most text is ASCII: read its bytes in place instead of copying out its characters.
-        runs_of(text.as_bytes())
-    } else {
-        runs_of(&text.chars().collect::<Vec<char>>())
-    }
-}
-
-fn runs_of<C: Copy + Into<char>>(text: &[C]) -> Vec<DigitRun> {
-    let at = |i: usize| -> char { text[i].into() };
-    let mut runs = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        if !at(i).is_ascii_digit() {
-            i += 1;
-            continue;
-        }
-        let run_start = i;
-        let mut run = DigitRun {
-            digits: String::new(),
-            groups: Vec::new(),
-            separators: Vec::new(),
-            whole: false,
-        };
-        loop {
-            let group_start = i;
-            while i < text.len() && at(i).is_ascii_digit() {
-                run.digits.push(at(i));
-                i += 1;
-            }
-            run.groups.push(i - group_start);
-            let separator_start = i;
-            while i < text.len() && i - separator_start < 4 && is_separator(at(i)) {
-                i += 1;
-            }
-            let separator_len = i - separator_start;
-            if (1..=3).contains(&separator_len) && i < text.len() && at(i).is_ascii_digit() {
-                run.separators.push((separator_start..i).map(at).collect());
-                continue;
-            }
-            i = separator_start;
-            break;
-        }
-        let before_is_clean = (0..run_start).all(|j| is_separator(at(j)));
-        let after_is_clean = (i..text.len()).all(|j| is_separator(at(j)));
-        run.whole = before_is_clean && after_is_clean;
-        runs.push(run);
-    }
-    runs
-}
+pub use maskbus_pii::read::{digit_runs, DigitRun};
 
 /// Timestamps, dates, times and Postgres snapshots: digits that identify no one.
 pub fn is_benign(run: &DigitRun) -> bool {
@@ -317,6 +253,30 @@ fn detect_tokenised(text: &str, hint: Hint, hits: &mut Vec<Hit>) {
     if hint.birth {
         detect_birth_date(text, hits);
     }
+    if hint.birth || speaks_of_birth(text) {
+        detect_month_name_date(text, hits);
+    }
+}
+
+/// A date written with its month's name (`July 23, 1984`, `23 Jul 1984`, `Jul 23rd 1984`,
+/// [`maskbus_pii::read::month_name_date`]) that keeps its month and day.
+fn detect_month_name_date(text: &str, hits: &mut Vec<Hit>) {
+    let chars: Vec<char> = text.chars().collect();
+    for run in maskbus_pii::read::runs_of(&chars) {
+        if let Some((month, day)) = maskbus_pii::read::month_name_date(&chars, &run) {
+            if (month, day) != (1, 1) {
+                hits.push(Hit::new(Detector::BirthDate, &run.digits));
+            }
+        }
+    }
+}
+
+/// Free text that says a date in it is a birth date (`born July 23, 1984`, `DOB: 23 Jul 1984`).
+fn speaks_of_birth(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    ["born", "birth", "dob", "b-day", "bday"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// A plain ASCII number: `Some(Some(n))` for an optionally signed integer of `n` digits,
@@ -351,6 +311,7 @@ fn split_at_unusual_separators(run: &DigitRun) -> Vec<DigitRun> {
         groups: Vec::new(),
         separators: Vec::new(),
         whole: false,
+        span: 0..0,
     };
     let mut start = 0;
     for (i, n) in run.groups.iter().enumerate() {
@@ -367,6 +328,7 @@ fn split_at_unusual_separators(run: &DigitRun) -> Vec<DigitRun> {
                         groups: Vec::new(),
                         separators: Vec::new(),
                         whole: false,
+                        span: 0..0,
                     },
                 );
                 parts.push(done);
@@ -434,30 +396,39 @@ fn reserved_domain(domain: &str) -> bool {
         .any(|suffix| domain.ends_with(suffix))
 }
 
+/// Every address of a person in `text`, read as `scrub` reads them
+/// ([`maskbus_pii::read::emails`]): a local part that is not masked and a host that is not
+/// reserved for examples; a host without a dot (`dave.smith@intranet`) counts when the local
+/// part reads like a person's (it has a `.`, `_` or `-`), so `@here` and `me@home` do not.
 fn detect_email(text: &str, hits: &mut Vec<Hit>) {
-    let local_char = |c: char| c.is_alphanumeric() || "._%+-'".contains(c);
-    for (at, _) in text.match_indices('@') {
-        // Slices of the text, not copies: most addresses on the bus are masked and read as
-        // empty here.
-        let local_start = text[..at]
-            .char_indices()
-            .rev()
-            .take_while(|(_, c)| local_char(*c))
-            .last()
-            .map_or(at, |(i, _)| i);
-        let local = &text[local_start..at];
-        let rest = &text[at + 1..];
-        let domain_end = rest
-            .char_indices()
-            .find(|(_, c)| !(c.is_alphanumeric() || *c == '.' || *c == '-'))
-            .map_or(rest.len(), |(i, _)| i);
-        let domain = rest[..domain_end].trim_end_matches('.');
-        // A masked local part ends in `*`, which is not a local-part character: it reads as empty.
-        if local.is_empty() || !domain.contains('.') || reserved_domain(domain) {
-            continue;
-        }
-        hits.push(Hit::new(Detector::Email, local));
+    if !text.contains('@') {
+        return;
     }
+    if text.is_ascii() {
+        for span in maskbus_pii::read::emails(text.as_bytes()) {
+            email_hit(&text[span.local], &text[span.domain], hits);
+        }
+    } else {
+        let chars: Vec<char> = text.chars().collect();
+        for span in maskbus_pii::read::emails(&chars) {
+            let local: String = chars[span.local].iter().collect();
+            let domain: String = chars[span.domain].iter().collect();
+            email_hit(&local, &domain, hits);
+        }
+    }
+}
+
+fn email_hit(local: &str, domain: &str, hits: &mut Vec<Hit>) {
+    let local = local.trim_matches('"');
+    let personal = domain.contains('.') || local.contains(['.', '_', '-']);
+    if !local.chars().any(char::is_alphanumeric)
+        || !personal
+        || !domain.chars().any(char::is_alphanumeric)
+        || reserved_domain(domain)
+    {
+        return;
+    }
+    hits.push(Hit::new(Detector::Email, local));
 }
 
 fn detect_birth_date(text: &str, hits: &mut Vec<Hit>) {

@@ -1,30 +1,12 @@
-//! Undoing the tricks that hide digits and words from a naive grep.
-//!
-//! A string is read the way a person would read it: format characters (zero-width spaces and
-//! joiners, soft hyphens, bidi marks) are dropped, NFKC folds compatibility forms (full-width
-//! `４`, mathematical digits, ligatures), and any remaining Unicode decimal digit (Arabic-Indic
-//! `٤`, Devanagari `४`, ...) is read by its value. Plain ASCII takes a fast path that copies
-//! nothing.
+//! Undoing the tricks that hide digits and words from a naive grep: the audit reads text exactly
+//! as `scrub` does, through [`maskbus_pii::read`] (format characters dropped, NFKC per character,
+//! every decimal digit as ASCII). Plain ASCII takes a fast path that copies nothing.
 
 use std::borrow::Cow;
-use unicode_normalization::UnicodeNormalization;
-use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 /// The text as read: ASCII digits for every decimal digit, no format characters, NFKC.
 pub fn normalize(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() {
-        return Cow::Borrowed(text);
-    }
-    let folded: String = text
-        .chars()
-        .filter(|c| c.general_category() != GeneralCategory::Format)
-        .nfkc()
-        .map(|c| match decimal_value(c) {
-            Some(d) => char::from(b'0' + d),
-            None => c,
-        })
-        .collect();
-    Cow::Owned(folded)
+    maskbus_pii::read::read(text)
 }
 
 /// The value of a Unicode decimal digit: the one function masking reads digits with too.
@@ -40,6 +22,7 @@ mod tests {
         assert_eq!(normalize("٢٢٤-٣٠-٨٢٨٠"), "224-30-8280"); // Arabic-Indic
         assert_eq!(normalize("२२४-३०-८२८०"), "224-30-8280"); // Devanagari
         assert_eq!(normalize("𝟐𝟐𝟒-𝟑𝟎-𝟖𝟐𝟖𝟎"), "224-30-8280"); // mathematical bold
+        assert_eq!(normalize("²²⁴-³⁰-⁸²⁸⁰"), "224-30-8280"); // superscript
         assert_eq!(
             normalize("224\u{200B}-30\u{200D}-82\u{00AD}80"),
             "224-30-8280"

@@ -426,6 +426,7 @@ fn split_values(tape: &Tape<'_>, object: usize, path: &[Step<'_>], findings: &mu
             digits,
             separators: Vec::new(),
             whole: true,
+            span: 0..0,
         };
         let mut hits = Vec::new();
         detect_run(&run, Hint::NONE, &mut hits);

@@ -29,10 +29,14 @@ pub enum Rule {
     /// Every digit but the last four becomes `*`; other characters stay, so the length does not
     /// change: `(212) 555-0143` becomes `(***) ***-0143`.
     LastFour,
-    /// Free text: every PII span inside it is replaced and the rest kept. Digit runs of six or
-    /// more digits (any script, over short separators and invisible characters: SSNs, cards,
-    /// phones, account numbers, dates) become `#`s; emails keep only the first letter of their
-    /// local part. `called about SSN 224-30-8280` becomes `called about SSN ###-##-####`.
+    /// Free text: every PII span inside it is replaced and the rest kept. The text is read as
+    /// the wire audit reads it ([`maskbus_pii::read`]: NFKC, digits of every script and
+    /// superscripts, no invisible characters), digit groups joined by what a reader skips (up
+    /// to four separators, an `x`, a joining word, a month name). Runs of six or more digits
+    /// (SSNs, cards, phones, account numbers, dates) and dates with a month's name become `#`s;
+    /// every email keeps only the first letter of its local part. `called about SSN
+    /// 224-30-8280` becomes `called about SSN ###-##-####`. Whatever the audit's detectors flag,
+    /// scrub hides (`crates/audit/tests/scrub_covers.rs`).
     Scrub,
     /// A JSON document: a rule per path, and every other leaf scrubbed or nulled
     /// ([`crate::json`]).
@@ -267,139 +271,76 @@ pub fn last_four(value: &str) -> String {
 /// number, a quantity), six and more may be a date, a phone, an account, an SSN or a card.
 const SCRUB_MIN_DIGITS: usize = 6;
 
-/// A character that may stand between the digit groups of one number: punctuation, spaces,
-/// line breaks and invisible format characters, never a letter or a digit.
-fn joins_digits(c: char) -> bool {
-    !c.is_alphanumeric() && c != '@'
-}
-
-/// Words that may stand between the digit groups of one number written out (`224-30 and 8280`).
-const JOINING_WORDS: &[&str] = &["and", "then", "dash", "hyphen", "plus", "next"];
-
-fn is_digit(c: char) -> bool {
-    maskbus_pii::decimal_value(c).is_some()
-}
-
-/// Where the digit group after a digit group ending at `i` starts, if a joiner links them: one
-/// to four joining characters, an `x` (`224x30x8280`), or a joining word between spaces.
-fn next_group(chars: &[char], i: usize) -> Option<usize> {
-    let at = |k: usize| chars.get(k).copied();
-    // One to four joining characters.
-    let mut k = i;
-    while k < chars.len() && k - i < 5 && joins_digits(chars[k]) {
-        k += 1;
-    }
-    if (1..=4).contains(&(k - i)) && at(k).is_some_and(is_digit) {
-        return Some(k);
-    }
-    // An x, with or without spaces around it.
-    let mut k = i;
-    while at(k) == Some(' ') && k - i < 2 {
-        k += 1;
-    }
-    if matches!(at(k), Some('x' | 'X')) {
-        let mut m = k + 1;
-        while at(m) == Some(' ') && m - k < 3 {
-            m += 1;
-        }
-        if at(m).is_some_and(is_digit) {
-            return Some(m);
-        }
-    }
-    // A joining word between spaces (and any joining characters around them).
-    let mut k = i;
-    while k < chars.len() && k - i < 3 && joins_digits(chars[k]) {
-        k += 1;
-    }
-    if k == i {
-        return None;
-    }
-    let word_start = k;
-    while k < chars.len() && chars[k].is_ascii_alphabetic() && k - word_start < 7 {
-        k += 1;
-    }
-    let word: String = chars[word_start..k]
-        .iter()
-        .collect::<String>()
-        .to_lowercase();
-    if !JOINING_WORDS.contains(&word.as_str()) {
-        return None;
-    }
-    let word_end = k;
-    while k < chars.len() && k - word_end < 3 && joins_digits(chars[k]) {
-        k += 1;
-    }
-    (k > word_end && at(k).is_some_and(is_digit)).then_some(k)
-}
-
-/// A character of an email's local part.
-fn in_local_part(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-' | '\'')
-}
-
-/// A character of an email's domain (the full-width dot of CJK text too).
-fn in_domain(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '.' | '-' | '\u{FF0E}' | '\u{3002}')
+/// What `scrub` does to one character of the original text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scrubbed {
+    Same,
+    /// A digit of a run: `#`.
+    Hash,
+    /// A character of an email's local part after its first: gone.
+    Gone,
+    /// The `@` of an email: `***` before it.
+    StarsBefore,
 }
 
 /// Replaces every PII span of free text (see [`Rule::Scrub`]); everything else stays.
+///
+/// It decides on the text as the wire audit reads it ([`maskbus_pii::read`]: NFKC, every
+/// script's digits, no invisible characters; digit groups joined by what a reader skips) and
+/// replaces in the original, so the rest of the text keeps its own characters.
 pub fn scrub(value: &str) -> String {
-    let chars: Vec<char> = value.chars().collect();
-    let mut out: Vec<char> = chars.clone();
-    // Digit runs: groups of digits (any script, superscripts too) joined as `next_group` says.
-    let mut i = 0;
-    while i < chars.len() {
-        if !is_digit(chars[i]) {
-            i += 1;
-            continue;
+    use maskbus_pii::read::{emails, month_name_date, runs_of, Reading};
+    let reading = Reading::of(value);
+    let chars = reading.chars();
+    let original: Vec<char> = value.chars().collect();
+    let mut what = vec![Scrubbed::Same; original.len()];
+    let mut set = |at: usize, to: Scrubbed| {
+        if let Some(slot) = what.get_mut(reading.origin(at)) {
+            *slot = to;
         }
-        let start = i;
-        let mut digits = 0;
-        let end = loop {
-            while i < chars.len() && is_digit(chars[i]) {
-                digits += 1;
-                i += 1;
+    };
+    for run in runs_of(chars) {
+        if run.digits.len() >= SCRUB_MIN_DIGITS || month_name_date(chars, &run).is_some() {
+            for p in run.span.filter(|&p| chars[p].is_ascii_digit()) {
+                set(p, Scrubbed::Hash);
             }
-            match next_group(&chars, i) {
-                Some(next) => i = next,
-                None => break i,
-            }
+        }
+    }
+    // Every email, wherever it stands, with or without a dot in its host: the local part keeps
+    // its first letter or digit.
+    for email in emails(chars) {
+        let has_host = chars[email.domain.clone()]
+            .iter()
+            .any(|c| c.is_alphanumeric());
+        let Some(lead) = email.local.clone().find(|&p| chars[p].is_alphanumeric()) else {
+            continue;
         };
-        if digits >= SCRUB_MIN_DIGITS {
-            for c in &mut out[start..end] {
-                if is_digit(*c) {
-                    *c = '#';
-                }
-            }
-        }
-        i = end.max(start + 1);
-    }
-    // Emails, wherever they stand (after a comma, a line break, a bracket), with a full-width
-    // `＠` too, and with or without a dot in the domain: the local part keeps its first
-    // character.
-    let mut k = 0;
-    while k < out.len() {
-        if out[k] != '@' && out[k] != '\u{FF20}' {
-            k += 1;
+        if !has_host {
             continue;
         }
-        let mut local = k;
-        while local > 0 && in_local_part(out[local - 1]) {
-            local -= 1;
+        let (lead, at) = (reading.origin(lead), reading.origin(email.at));
+        for o in lead + 1..at {
+            if let Some(slot) = what.get_mut(o) {
+                *slot = Scrubbed::Gone;
+            }
         }
-        let mut domain = k + 1;
-        while domain < out.len() && in_domain(out[domain]) {
-            domain += 1;
+        if let Some(slot) = what.get_mut(at) {
+            *slot = Scrubbed::StarsBefore;
         }
-        let has_domain = out[k + 1..domain].iter().any(|c| c.is_alphanumeric());
-        // The first letter or digit of the local part stays; the rest becomes `***`.
-        if let (true, Some(lead)) = (has_domain, (local..k).find(|&p| out[p].is_alphanumeric())) {
-            out.splice(lead + 1..k, ['*', '*', '*']);
-            k = lead + 4;
-        }
-        k += 1;
     }
-    out.into_iter().collect()
+    let mut out = String::with_capacity(value.len());
+    for (c, what) in original.into_iter().zip(what) {
+        match what {
+            Scrubbed::Same => out.push(c),
+            Scrubbed::Hash => out.push('#'),
+            Scrubbed::Gone => {}
+            Scrubbed::StarsBefore => {
+                out.push_str("***");
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

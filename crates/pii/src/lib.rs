@@ -3,7 +3,9 @@
 //! The seeder uses these to prove that the production data it writes is realistic, and the wire
 //! audit uses them to tell a real-looking SSN or card from a harmless run of digits. This crate
 //! must stay free of I/O and of any dependency on the other maskbus crates: both the mask side and
-//! the audit side lean on it, so a reviewer reads it once.
+//! the audit side lean on it, so a reviewer reads it once. [`read`] is how both read text.
+
+pub mod read;
 
 /// True when `area-group-serial` could have been issued: area not 000, 666 or 900-999, group not
 /// 00, serial not 0000. Takes the three groups as numbers so callers decide about separators.

@@ -10,31 +10,6 @@ fn every_hint() -> impl Iterator<Item = Hint> {
     })
 }
 
-/// The reading of an address before it used slices: the oracle for the one that does.
-fn emails_as_copies(text: &str) -> Vec<Hit> {
-    let local_char = |c: char| c.is_alphanumeric() || "._%+-'".contains(c);
-    let mut hits = Vec::new();
-    for (at, _) in text.match_indices('@') {
-        let mut local: Vec<char> = text[..at]
-            .chars()
-            .rev()
-            .take_while(|c| local_char(*c))
-            .collect();
-        local.reverse();
-        let local: String = local.into_iter().collect();
-        let domain: String = text[at + 1..]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '.' || *c == '-')
-            .collect();
-        let domain = domain.trim_end_matches('.');
-        if local.is_empty() || !domain.contains('.') || reserved_domain(domain) {
-            continue;
-        }
-        hits.push(Hit::new(Detector::Email, &local));
-    }
-    hits
-}
-
 proptest::proptest! {
     /// A plain date is read without tokenising, and reads as the tokenised reading does.
     #[test]
@@ -49,12 +24,6 @@ proptest::proptest! {
         }
     }
 
-    #[test]
-    fn addresses_read_as_they_did_when_copied(text in "[a-zé*.'+_ -]{0,8}@[a-zé.*-]{0,10}(@[a-z.]{0,6})?") {
-        let mut hits = Vec::new();
-        detect_email(&text, &mut hits);
-        proptest::prop_assert_eq!(hits, emails_as_copies(&text));
-    }
 }
 
 #[test]
