@@ -367,8 +367,8 @@ mod tests {
         let Some(Rule::Json(rule)) = policy.entity("t").unwrap().rule("doc") else {
             panic!("a json rule")
         };
-        assert_eq!(rule.paths.len(), 2);
-        assert_eq!(rule.others, crate::json::Others::Null);
+        assert_eq!(rule.paths().len(), 2);
+        assert_eq!(rule.others(), crate::json::Others::Null);
         for bad in [
             "[t]\ndoc = { json = { \"contact\" = \"email\" } }",
             "[t]\ndoc = { json = {}, others = \"keep\" }",

@@ -80,8 +80,8 @@ pub(crate) fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
 
 /// `{ json = { "$.path" = rule, ... }, others = "scrub" | "null" }`.
 fn parse_json_rule(table: BTreeMap<String, toml::Value>) -> Result<Rule, String> {
-    use crate::json::{JsonRule, Others};
-    let mut paths = BTreeMap::new();
+    use crate::json::{JsonPath, JsonRule, Others};
+    let mut paths: Vec<(JsonPath, Rule)> = Vec::new();
     let mut others = Others::Scrub;
     for (key, value) in table {
         match key.as_str() {
@@ -89,11 +89,12 @@ fn parse_json_rule(table: BTreeMap<String, toml::Value>) -> Result<Rule, String>
                 let toml::Value::Table(entries) = value else {
                     return Err("json takes a table of \"$.path\" = rule".into());
                 };
-                for (path, spec) in entries {
-                    if !path.starts_with('$') || path.chars().any(char::is_control) {
+                for (text, spec) in entries {
+                    let path = JsonPath::parse(&text)?;
+                    if paths.iter().any(|(p, _)| *p == path) {
                         return Err(format!(
-                            "JSON path {:?} must start with $ (e.g. \"$.contact.email\", \"$.phones[*]\")",
-                            crate::shorten(&path)
+                            "JSON path {:?} is written twice (as two spellings of one path)",
+                            crate::shorten(&text)
                         ));
                     }
                     let spec: RuleSpec = spec
@@ -103,7 +104,7 @@ fn parse_json_rule(table: BTreeMap<String, toml::Value>) -> Result<Rule, String>
                     if matches!(rule, Rule::Json(_)) {
                         return Err("a json rule cannot hold another".into());
                     }
-                    paths.insert(path, rule);
+                    paths.push((path, rule));
                 }
             }
             "others" => {
@@ -121,5 +122,5 @@ fn parse_json_rule(table: BTreeMap<String, toml::Value>) -> Result<Rule, String>
             }
         }
     }
-    Ok(Rule::Json(JsonRule { paths, others }))
+    Ok(Rule::Json(JsonRule::new(paths, others)))
 }

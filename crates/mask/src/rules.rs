@@ -59,6 +59,8 @@ pub enum RuleError {
     NoPseudonymKey,
     #[error("is not a JSON document, {0} characters long")]
     NotJson(usize),
+    #[error("is a JSON document nested deeper than the budget of {0} (crates/mask/src/json.rs, DEPTH_BUDGET); mask the column with null or redact, or flatten the documents")]
+    TooDeep(usize),
 }
 
 impl Rule {
