@@ -26,6 +26,9 @@ pub struct ColumnInfo {
     /// Computed by the server (`GENERATED ALWAYS AS ... STORED`): not synced, so it needs no rule;
     /// the target computes it from the masked columns.
     pub generated: bool,
+    /// For an array column, its elements' type (`character varying` of a `varchar(20)[]`): a
+    /// rule other than keep and null applies to each element, and is judged against it.
+    pub element_type: Option<String>,
 }
 
 impl ColumnInfo {
@@ -45,6 +48,32 @@ impl ColumnInfo {
 
     fn is_date(&self) -> bool {
         self.data_type == "date"
+    }
+
+    /// What a rule that masks elements writes into: the element, for an array.
+    fn element(&self) -> Option<ColumnInfo> {
+        let element = self.element_type.as_ref()?;
+        Some(ColumnInfo {
+            data_type: element.clone(),
+            max_length: None,
+            nullable: true,
+            element_type: None,
+            ..self.clone()
+        })
+    }
+
+    /// The element type of an array column, from its `format_type` spelling
+    /// (`character varying(20)[]` → `character varying`); `None` for any other column.
+    pub fn element_of(data_type: &str, sql_type: &str) -> Option<String> {
+        if data_type != "ARRAY" {
+            return None;
+        }
+        let base = sql_type.trim_end_matches("[]");
+        let base = match base.find('(') {
+            Some(open) => &base[..open],
+            None => base,
+        };
+        Some(base.trim().to_string())
     }
 }
 
@@ -80,6 +109,16 @@ fn fixed_width(rule: &Rule) -> Option<usize> {
 }
 
 fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
+    if rule.masks_elements() {
+        if let Some(element) = column.element() {
+            return match judge(rule, &element) {
+                Verdict::Error(e) => {
+                    Verdict::Error(format!("{e} (each element of the array gets the rule)"))
+                }
+                other => other,
+            };
+        }
+    }
     // NULLs never collide in a UNIQUE column: only a lossy rule that writes values can.
     if column.unique && rule.is_lossy() && *rule != Rule::Null {
         return Verdict::Error(format!(
@@ -242,6 +281,7 @@ mod tests {
             nullable: true,
             unique: false,
             generated: false,
+            element_type: None,
         }
     }
 
@@ -321,6 +361,40 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("8 errors, 1 warnings"), "{table}");
+    }
+
+    #[test]
+    fn a_rule_on_an_array_is_judged_against_its_elements() {
+        let policy = Policy::from_toml(
+            "p",
+            "[u]\ntags = \"scrub\"\nids = \"scrub\"\nkept = \"keep\"\nwhen = \"year_only\"",
+        )
+        .unwrap();
+        let array = |name: &str, sql: &str| {
+            let mut c = column("u", name, "ARRAY", None);
+            c.element_type = ColumnInfo::element_of("ARRAY", sql);
+            c
+        };
+        let lines = check(
+            &policy,
+            &[
+                array("tags", "character varying(20)[]"),
+                array("ids", "integer[]"),
+                array("kept", "text[]"),
+                array("when", "date[]"),
+            ],
+        );
+        assert_eq!(verdict_of(&lines, "u", "tags"), &Verdict::Ok);
+        assert!(
+            matches!(verdict_of(&lines, "u", "ids"), Verdict::Error(e) if e.contains("each element"))
+        );
+        assert_eq!(verdict_of(&lines, "u", "kept"), &Verdict::Ok);
+        assert_eq!(verdict_of(&lines, "u", "when"), &Verdict::Ok);
+        assert_eq!(
+            ColumnInfo::element_of("ARRAY", "character varying(20)[][]").as_deref(),
+            Some("character varying")
+        );
+        assert_eq!(ColumnInfo::element_of("text", "text"), None);
     }
 
     #[test]

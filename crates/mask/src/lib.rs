@@ -14,6 +14,7 @@
 //!
 //! - [`rules`]: what each rule does to one value.
 //! - [`json`]: rules by path inside JSON documents, deny by default inside them too.
+//! - [`array`]: a rule on an array column, applied to each element.
 //! - [`policy`]: the TOML policy, entity → column → rule; the bank policy is `policies/bank.toml`.
 //! - [`row`]: `Masker` and `MaskedRow`.
 //! - [`pseudonym`]: deterministic keyed fakes.
@@ -23,6 +24,7 @@
 //!
 //! `rule_spec` reads one rule as a policy file writes it (a name or a table), strictly.
 
+pub mod array;
 pub mod escape;
 pub mod fit;
 pub mod json;
@@ -39,7 +41,7 @@ pub use policy::{
 };
 pub use pseudonym::{PseudonymKey, PseudonymKind, WeakKey, MIN_KEY_BYTES};
 pub use row::{MaskedCells, MaskedRow, Masker};
-pub use rules::{Rule, RuleError};
+pub use rules::{CellShape, Rule, RuleError};
 
 /// Why a row could not be masked. Names entity, column and rule; never quotes a value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

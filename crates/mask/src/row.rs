@@ -6,7 +6,7 @@
 //! else: an unmasked row cannot reach the bus by construction, and the compiler checks it.
 
 use crate::pseudonym::PseudonymKey;
-use crate::rules::Rule;
+use crate::rules::{CellShape, Rule};
 use crate::MaskError;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -73,8 +73,8 @@ pub struct Masker<'p> {
     columns: Vec<String>,
     rules: Vec<&'p Rule>,
     key: Option<&'p PseudonymKey>,
-    /// Each column's length limit, when known: pseudonyms shorten to it.
-    widths: Vec<Option<usize>>,
+    /// Each column's length limit and whether it is an array, in column order.
+    shapes: Vec<CellShape>,
 }
 
 impl<'p> Masker<'p> {
@@ -84,21 +84,22 @@ impl<'p> Masker<'p> {
         rules: Vec<&'p Rule>,
         key: Option<&'p PseudonymKey>,
     ) -> Self {
-        let widths = vec![None; columns.len()];
+        let shapes = vec![CellShape::default(); columns.len()];
         Self {
             entity,
             columns,
             rules,
             key,
-            widths,
+            shapes,
         }
     }
 
-    /// The same masker, told each column's length limit (in column order), so that pseudonyms
-    /// write fakes that fit: `varchar(24)` gets a 24-character fake email, still unique.
-    pub fn with_widths(mut self, widths: Vec<Option<usize>>) -> Self {
-        if widths.len() == self.columns.len() {
-            self.widths = widths;
+    /// The same masker, told each column's shape (in column order): its length limit, so that
+    /// pseudonyms write fakes that fit (`varchar(24)` gets a 24-character fake email, still
+    /// unique), and whether it is an array, whose elements each get the rule.
+    pub fn with_shapes(mut self, shapes: Vec<CellShape>) -> Self {
+        if shapes.len() == self.columns.len() {
+            self.shapes = shapes;
         }
         self
     }
@@ -121,17 +122,17 @@ impl<'p> Masker<'p> {
                 got: values.len(),
             });
         }
-        for (((value, rule), column), width) in values
+        for (((value, rule), column), shape) in values
             .iter_mut()
             .zip(&self.rules)
             .zip(&self.columns)
-            .zip(&self.widths)
+            .zip(&self.shapes)
         {
             if matches!(rule, Rule::Keep) {
                 continue;
             }
             *value = rule
-                .apply_within(value.take(), self.key, *width)
+                .apply_to(value.take(), self.key, *shape)
                 .map_err(|reason| MaskError::Rule {
                     entity: self.entity.to_string(),
                     column: column.clone(),
@@ -153,18 +154,18 @@ impl<'p> Masker<'p> {
             });
         }
         let mut cells = Vec::with_capacity(values.len());
-        for (((value, rule), column), width) in values
+        for (((value, rule), column), shape) in values
             .iter()
             .zip(&self.rules)
             .zip(&self.columns)
-            .zip(&self.widths)
+            .zip(&self.shapes)
         {
             if matches!(rule, Rule::Keep) {
                 cells.push(value.map(Cow::Borrowed));
                 continue;
             }
             let masked = rule
-                .apply_within(value.map(str::to_string), self.key, *width)
+                .apply_to(value.map(str::to_string), self.key, *shape)
                 .map_err(|reason| MaskError::Rule {
                     entity: self.entity.to_string(),
                     column: column.clone(),

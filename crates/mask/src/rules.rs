@@ -47,6 +47,15 @@ pub enum Rule {
     Pseudonym(PseudonymKind),
 }
 
+/// What a rule needs to know of the column a cell comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellShape {
+    /// The column's length limit (`varchar(n)`): pseudonyms shorten to fit it.
+    pub max_chars: Option<usize>,
+    /// The column is an array: the rule applies to each element.
+    pub array: bool,
+}
+
 /// The text every redacted value becomes.
 pub const REDACTED: &str = "[REDACTED]";
 
@@ -59,6 +68,8 @@ pub enum RuleError {
     NoPseudonymKey,
     #[error("is not a JSON document, {0} characters long")]
     NotJson(usize),
+    #[error("is not an array as Postgres prints one, {0} characters long")]
+    NotAnArray(usize),
     #[error("is a JSON document nested deeper than the budget of {0} (crates/mask/src/json.rs, DEPTH_BUDGET); mask the column with null or redact, or flatten the documents")]
     TooDeep(usize),
 }
@@ -90,6 +101,28 @@ impl Rule {
             Rule::Keep => false,
             Rule::Pseudonym(kind) => !kind.stays_unique(),
             _ => true,
+        }
+    }
+
+    /// Whether the rule, on an array column, applies to each element (every rule but `keep` and
+    /// `null`, which apply to the whole value).
+    pub fn masks_elements(&self) -> bool {
+        !matches!(self, Rule::Keep | Rule::Null)
+    }
+
+    /// Applies the rule to one cell of a column of this shape: to each element of an array
+    /// ([`crate::array`]), fitted to a length limit ([`Rule::apply_within`]).
+    pub fn apply_to(
+        &self,
+        value: Option<String>,
+        key: Option<&PseudonymKey>,
+        shape: CellShape,
+    ) -> Result<Option<String>, RuleError> {
+        match value {
+            Some(text) if shape.array && self.masks_elements() => Ok(Some(
+                crate::array::apply_each(self, &text, key, shape.max_chars)?,
+            )),
+            value => self.apply_within(value, key, shape.max_chars),
         }
     }
 

@@ -65,6 +65,7 @@ pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<L
                 nullable: c.nullable,
                 unique: c.unique,
                 generated: c.generated,
+                element_type: ColumnInfo::element_of(&c.data_type, &c.sql_type),
             })
         })
         .collect();
@@ -145,11 +146,46 @@ pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<L
 }
 
 /// Column types whose values are text a person wrote or a system printed: the ones sampled.
+/// That is every type but numbers, booleans, times, identifiers and bytes: text and JSON, arrays
+/// (`{224-30-8280,dave@yahoo.com}` reads as text), enums (a label can be an SSN), composite and
+/// range types, domains and extension types (`citext`) by their printed form.
 pub fn is_sampled_type(data_type: &str) -> bool {
-    matches!(
-        data_type,
-        "character varying" | "character" | "text" | "citext" | "json" | "jsonb"
-    )
+    const NOT_TEXT: &[&str] = &[
+        "smallint",
+        "integer",
+        "bigint",
+        "numeric",
+        "real",
+        "double precision",
+        "money",
+        "boolean",
+        "date",
+        "time without time zone",
+        "time with time zone",
+        "timestamp without time zone",
+        "timestamp with time zone",
+        "interval",
+        "uuid",
+        "bytea",
+        "bit",
+        "bit varying",
+        "oid",
+        "pg_lsn",
+        "tsvector",
+        "tsquery",
+        "point",
+        "line",
+        "lseg",
+        "box",
+        "path",
+        "polygon",
+        "circle",
+        "inet",
+        "cidr",
+        "macaddr",
+        "macaddr8",
+    ];
+    !NOT_TEXT.contains(&data_type)
 }
 
 /// `keep` on a column whose sampled values look like PII is an error: `values` are up to a few

@@ -33,8 +33,9 @@ pub(crate) struct Shape {
     pub columns: Vec<String>,
     /// Column name → type, for lookups by column.
     pub types: HashMap<String, String>,
-    /// Each column's length limit (`varchar(n)`), in column order: pseudonyms fit it.
-    pub widths: Vec<Option<usize>>,
+    /// Each column's length limit (`varchar(n)`: pseudonyms fit it) and whether it is an array
+    /// (rules apply to each element), in column order.
+    pub cells: Vec<maskbus_mask::CellShape>,
     /// Where each key column sits in `columns`.
     pub(crate) key_positions: Vec<usize>,
     page_first: String,
@@ -336,7 +337,13 @@ impl Source {
                 .synced_columns()
                 .map(|c| (c.name.clone(), c.sql_type.clone()))
                 .collect(),
-            widths: info.synced_columns().map(|c| c.max_length).collect(),
+            cells: info
+                .synced_columns()
+                .map(|c| maskbus_mask::CellShape {
+                    max_chars: c.max_length,
+                    array: c.data_type == "ARRAY",
+                })
+                .collect(),
             table,
             key,
             columns,
@@ -356,7 +363,7 @@ impl Source {
         Ok(Snapshot(row.get(0)))
     }
 
-    /// The masker of `shape`'s entity, its columns in the shape's order, fitted to their widths.
+    /// The masker of `shape`'s entity, its columns in the shape's order, fitted to their shapes.
     pub(crate) fn masker(&self, shape: &Shape) -> Result<maskbus_mask::Masker<'_>, Refusal> {
         Ok(self
             .policy
@@ -364,7 +371,7 @@ impl Source {
             .map_err(|e| {
                 Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&shape.table.to_string())
             })?
-            .with_widths(shape.widths.clone()))
+            .with_shapes(shape.cells.clone()))
     }
 
     /// Reads the rows of `sql` as they arrive, masks each and cuts them into pages

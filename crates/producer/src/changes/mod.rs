@@ -337,7 +337,7 @@ impl ChangeFeed {
                         self.source
                             .policy()
                             .masker(&shape.table.to_string(), &shape.columns)
-                            .and_then(|m| m.with_widths(shape.widths.clone()).mask(values))
+                            .and_then(|m| m.with_shapes(shape.cells.clone()).mask(values))
                             .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
                     };
                     add(&mut sets, shape, ChangeOp::Upsert, row);
