@@ -58,11 +58,15 @@ pub(crate) async fn assert_target_is_masked_source_by(
             table.sql(),
             maskbus_pg::statements::key_row(&key, "t")
         );
-        let widths = columns
+        let shapes = columns
             .iter()
-            .map(|c| info.column(c).and_then(|c| c.max_length))
+            .map(|c| {
+                info.column(c).map_or_else(Default::default, |c| {
+                    maskbus_mask::CellShape::of(&c.data_type, c.max_length)
+                })
+            })
             .collect();
-        let masker = policy.masker(entity, &columns).unwrap().with_widths(widths);
+        let masker = policy.masker(entity, &columns).unwrap().with_shapes(shapes);
         let expected: Vec<Vec<Option<String>>> = src
             .query(&select, &[])
             .await

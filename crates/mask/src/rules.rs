@@ -56,6 +56,17 @@ pub struct CellShape {
     pub array: bool,
 }
 
+impl CellShape {
+    /// The shape of a column the catalog describes by its `information_schema` type
+    /// (`ARRAY` for arrays) and length limit.
+    pub fn of(data_type: &str, max_chars: Option<usize>) -> Self {
+        CellShape {
+            max_chars,
+            array: data_type == "ARRAY",
+        }
+    }
+}
+
 /// The text every redacted value becomes.
 pub const REDACTED: &str = "[REDACTED]";
 

@@ -339,10 +339,7 @@ impl Source {
                 .collect(),
             cells: info
                 .synced_columns()
-                .map(|c| maskbus_mask::CellShape {
-                    max_chars: c.max_length,
-                    array: c.data_type == "ARRAY",
-                })
+                .map(|c| maskbus_mask::CellShape::of(&c.data_type, c.max_length))
                 .collect(),
             table,
             key,
