@@ -8,6 +8,7 @@ mod architecture;
 mod audit;
 mod bulk;
 mod changes;
+mod depth;
 mod dev_db;
 mod docs;
 mod edges;

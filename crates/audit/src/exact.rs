@@ -22,7 +22,12 @@ pub struct ExactMatcher {
     digit_lengths: BTreeSet<usize>,
     words: HashSet<u64>,
     max_words: usize,
+    reveal: Option<Reveal>,
 }
+
+/// What real digits a run of digits on the wire could be the fake of, under each bijective
+/// pseudonym the policy writes (the pseudonym key decrypts them; the caller holds it).
+pub type Reveal = Box<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
 /// How a real value is matched.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +74,51 @@ impl ExactMatcher {
             digit_lengths: BTreeSet::new(),
             words: HashSet::new(),
             max_words: 0,
+            reveal: None,
+        }
+    }
+
+    /// The same matcher, telling fakes of bijective pseudonyms from real values: a digit run
+    /// whose revealed value is a real value of the source is a fake of it, and is read as
+    /// masked (`#`s) by the pattern detectors and the match alike. A real value leaked as it is
+    /// reveals to a real value only by a 1-in-10^9 chance for an SSN.
+    pub fn with_reveal(mut self, reveal: Reveal) -> Self {
+        self.reveal = Some(reveal);
+        self
+    }
+
+    /// Whether these digits (ASCII, nothing else) are those of a real value.
+    pub fn has_digits(&self, digits: &str) -> bool {
+        self.digits.contains(&self.hash(b'd', digits))
+    }
+
+    /// `text` (normalized) with the digits of every run that is a verified fake written as `#`.
+    pub fn clear_fakes<'t>(&self, text: std::borrow::Cow<'t, str>) -> std::borrow::Cow<'t, str> {
+        let Some(reveal) = &self.reveal else {
+            return text;
+        };
+        if text.bytes().filter(u8::is_ascii_digit).count() < MIN_DIGITS {
+            return text;
+        }
+        let mut chars: Vec<char> = text.chars().collect();
+        let mut cleared = false;
+        for run in maskbus_pii::read::runs_of(&chars.clone()) {
+            if run.digits.len() < MIN_DIGITS {
+                continue;
+            }
+            if reveal(&run.digits).iter().any(|real| self.has_digits(real)) {
+                for p in run.span.clone() {
+                    if chars[p].is_ascii_digit() {
+                        chars[p] = '#';
+                    }
+                }
+                cleared = true;
+            }
+        }
+        if cleared {
+            std::borrow::Cow::Owned(chars.into_iter().collect())
+        } else {
+            text
         }
     }
 

@@ -113,7 +113,10 @@ pub(crate) fn check_string(
     if !detect_patterns && exact.is_none() {
         return false;
     }
-    let normalized = normalize::normalize(text);
+    let mut normalized = normalize::normalize(text);
+    if let Some(matcher) = exact {
+        normalized = matcher.clear_fakes(normalized);
+    }
     let mut hits = Vec::new();
     if detect_patterns {
         detect(&normalized, hint, &mut hits);

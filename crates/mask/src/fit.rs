@@ -120,9 +120,10 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
         }
     }
     // NULLs never collide in a UNIQUE column: only a lossy rule that writes values can.
-    if column.unique && rule.is_lossy() && *rule != Rule::Null {
+    if column.unique && !rule.class().keeps_distinct() && *rule != Rule::Null {
         return Verdict::Error(format!(
-            "UNIQUE column with lossy rule {}: masked values would collide in the target; use keep or a unique pseudonym",
+            "UNIQUE column with {} rule {}: masked values would collide in the target; use a pseudonym that keeps values distinct (ssn, digits, email, token) or keep",
+            rule.class().name(),
             rule.name()
         ));
     }

@@ -17,7 +17,7 @@
 //! - [`array`]: a rule on an array column, applied to each element.
 //! - [`policy`]: the TOML policy, entity → column → rule; the bank policy is `policies/bank.toml`.
 //! - [`row`]: `Masker` and `MaskedRow`.
-//! - [`pseudonym`]: deterministic keyed fakes.
+//! - [`pseudonym`]: deterministic keyed fakes; `bijection` makes those of digits unique (FF1).
 //! - [`schema`]: what of the source's schema may cross; `ServedSchema` is made only there.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
 //! - [`escape`]: names of production in generated comments and Markdown, kept to one line.
@@ -25,6 +25,7 @@
 //! `rule_spec` reads one rule as a policy file writes it (a name or a table), strictly.
 
 pub mod array;
+mod bijection;
 pub mod escape;
 pub mod fit;
 pub mod json;
@@ -41,7 +42,7 @@ pub use policy::{
 };
 pub use pseudonym::{PseudonymKey, PseudonymKind, WeakKey, MIN_KEY_BYTES};
 pub use row::{MaskedCells, MaskedRow, Masker};
-pub use rules::{CellShape, Rule, RuleError};
+pub use rules::{CellShape, Rule, RuleClass, RuleError};
 
 /// Why a row could not be masked. Names entity, column and rule; never quotes a value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

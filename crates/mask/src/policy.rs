@@ -186,6 +186,11 @@ impl Policy {
         &self.name
     }
 
+    /// The pseudonym key, when one was supplied.
+    pub fn key(&self) -> Option<&PseudonymKey> {
+        self.key.as_ref()
+    }
+
     /// What of the schema may cross the boundary (`[maskbus.schema]`).
     pub fn schema_rules(&self) -> &crate::schema::SchemaRules {
         &self.schema

@@ -3,12 +3,22 @@
 //!
 //! The key comes from configuration, never from this crate; without a key the input could be
 //! recovered by hashing guesses (a dictionary of names or the whole SSN space). BLAKE3 in keyed
-//! mode is the PRF, with the kind as domain separation so one input gives unrelated fakes for
-//! different kinds.
+//! mode is the PRF of names, emails and tokens, with the kind as domain separation so one input
+//! gives unrelated fakes for different kinds. SSNs and digits go through a keyed bijection
+//! ([`crate::bijection`], FF1), so distinct values keep distinct fakes by construction.
+//!
+//! Each kind's [`RuleClass`] says what the check may rely on; it is written here once.
+
+use crate::bijection::{Class, DigitCipher};
+use crate::rules::RuleClass;
+use std::sync::Arc;
 
 /// The secret that makes pseudonyms unguessable. Its Debug output never shows it.
 #[derive(Clone)]
-pub struct PseudonymKey([u8; 32]);
+pub struct PseudonymKey {
+    key: [u8; 32],
+    digits: Option<Arc<DigitCipher>>,
+}
 
 /// The shortest pseudonym key a configuration may give: 32 bytes (a 2-letter key was recovered
 /// from one known pair in under a millisecond; `maskbus key new` prints a random one).
@@ -47,17 +57,21 @@ impl PseudonymKey {
     /// Derives a 32-byte key from any secret text (a passphrase or random bytes). Tests and
     /// benchmarks only: a configured key goes through [`PseudonymKey::from_config`].
     pub fn new(secret: &[u8]) -> Self {
-        Self(blake3::derive_key("maskbus 2026 pseudonym key v1", secret))
+        let key = blake3::derive_key("maskbus 2026 pseudonym key v1", secret);
+        Self {
+            key,
+            digits: DigitCipher::new(&key).map(Arc::new),
+        }
     }
 
     /// A tag that changes when the key does and tells nothing of it (a keyed hash of a fixed
     /// text): what a fingerprint of masking rules mixes in, so a new key re-masks every table.
     pub(crate) fn tag(&self) -> [u8; 32] {
-        *blake3::keyed_hash(&self.0, b"maskbus rules fingerprint v1").as_bytes()
+        *blake3::keyed_hash(&self.key, b"maskbus rules fingerprint v1").as_bytes()
     }
 
     fn hash(&self, kind: PseudonymKind, input: &str) -> [u8; 32] {
-        let mut hasher = blake3::Hasher::new_keyed(&self.0);
+        let mut hasher = blake3::Hasher::new_keyed(&self.key);
         hasher.update(kind.name().as_bytes());
         hasher.update(&[0]);
         hasher.update(input.as_bytes());
@@ -80,10 +94,19 @@ pub enum PseudonymKind {
     LastName,
     /// `first.last.<12 letters>@example.com`: 56 bits of the hash keep it unique in practice.
     Email,
-    /// `9XX-XX-XXXX`: SSN-shaped, but area 900-999 was never issued, so it can never be a real one.
+    /// The nine digits of an SSN through a keyed bijection: an SSN that could have been issued
+    /// gets a fake that could have been, every other character stays (`224-30-8280` becomes
+    /// `517-62-0391`); distinct SSNs keep distinct fakes, so a UNIQUE column or a key can carry
+    /// it. The wire audit tells these fakes from real SSNs by the key.
     Ssn,
-    /// Every ASCII digit replaced by a keyed digit; other characters and the length kept.
+    /// Every decimal digit (any script) through a keyed bijection over the value's digits, other
+    /// characters and the length kept; a Luhn-valid card number gets a Luhn-valid fake. Distinct
+    /// values keep distinct fakes.
     Digits,
+    /// A secret (an API key, a token, a password hash): a keyed fake of letters, as long as the
+    /// secret (twenty letters at the least), in its case: unique in practice (94 bits and more),
+    /// and nothing of the secret.
+    Token,
 }
 
 impl PseudonymKind {
@@ -94,6 +117,7 @@ impl PseudonymKind {
             "email" => Self::Email,
             "ssn" => Self::Ssn,
             "digits" => Self::Digits,
+            "token" => Self::Token,
             _ => return None,
         })
     }
@@ -105,10 +129,20 @@ impl PseudonymKind {
             Self::Email => "email",
             Self::Ssn => "ssn",
             Self::Digits => "digits",
+            Self::Token => "token",
         }
     }
 
-    pub const ALL_NAMES: &'static str = "first_name, last_name, email, ssn, digits";
+    pub const ALL_NAMES: &'static str = "first_name, last_name, email, ssn, digits, token";
+
+    /// What distinct inputs become: the one place `policy check` reads it from.
+    pub fn class(self) -> RuleClass {
+        match self {
+            Self::Ssn | Self::Digits => RuleClass::Bijective,
+            Self::Email | Self::Token => RuleClass::Unique,
+            Self::FirstName | Self::LastName => RuleClass::Deterministic,
+        }
+    }
 
     /// Whether `value` is something this kind could have produced. A real value that could also
     /// be a fake cannot be told apart from one on the wire; the exact-match audit skips those.
@@ -124,16 +158,10 @@ impl PseudonymKind {
                     || is_one_of(FIRST_NAMES, value)
                     || is_one_of(LAST_NAMES, value)
             }
-            Self::Ssn => value.len() == 11 && value.starts_with('9'),
-            // Fresh keyed digits equal a given real value only by a 10^-n coincidence: a real
-            // value seen on the wire is treated as the leak it almost surely is.
-            Self::Digits => false,
+            // Fakes of digits are told from real values by the key ([`PseudonymKind::reveal`]);
+            // a token's letters equal a real secret only by a 26^-20 coincidence.
+            Self::Ssn | Self::Digits | Self::Token => false,
         }
-    }
-
-    /// Whether distinct inputs stay distinct (in practice): only the email carries enough hash.
-    pub fn stays_unique(self) -> bool {
-        matches!(self, Self::Email)
     }
 
     /// The fewest characters a fake of this kind can be written in: fit checks a column's
@@ -142,9 +170,10 @@ impl PseudonymKind {
         match self {
             // The tag alone carries the uniqueness: eight letters at the least.
             Self::Email => 8 + "@example.com".len(),
-            // Digits only: 9xxxxxxxx.
-            Self::Ssn => 9,
-            Self::FirstName | Self::LastName | Self::Digits => 1,
+            // The letters alone carry the uniqueness: twelve at the least (56 bits).
+            Self::Token => 12,
+            // As long as the value: it always fits.
+            Self::Ssn | Self::Digits | Self::FirstName | Self::LastName => 1,
         }
     }
 
@@ -170,8 +199,10 @@ impl PseudonymKind {
                     .collect();
                 format!("{tag}@example.com")
             }
-            Self::Ssn => full.chars().filter(char::is_ascii_digit).collect(),
-            Self::FirstName | Self::LastName | Self::Digits => full.chars().take(max).collect(),
+            Self::Token => full.chars().take(max.max(self.min_width())).collect(),
+            Self::FirstName | Self::LastName | Self::Ssn | Self::Digits => {
+                full.chars().take(max).collect()
+            }
         }
     }
 
@@ -195,36 +226,118 @@ impl PseudonymKind {
                     .collect();
                 format!("{first}.{last}.{tag}@example.com")
             }
-            Self::Ssn => {
-                let n = u64::from_le_bytes(eight(0));
-                let area = 900 + n % 100;
-                let group = 1 + (n / 100) % 99;
-                let serial = 1 + (n / 9_900) % 9_999;
-                format!("{area}-{group:02}-{serial:04}")
-            }
-            Self::Digits => {
-                // Every decimal digit, in any script, is replaced; the fake writes ASCII digits.
-                let count = input
-                    .chars()
-                    .filter(|c| maskbus_pii::is_decimal_digit(*c))
-                    .count();
-                let mut digits: Vec<u8> = (0..count).map(|i| h[i % 32] % 10).collect();
-                defuse(&mut digits);
-                let mut fresh = digits.into_iter();
-                input
-                    .chars()
-                    .map(|c| {
-                        match maskbus_pii::is_decimal_digit(c)
-                            .then(|| fresh.next())
-                            .flatten()
-                        {
-                            Some(d) => char::from(b'0' + d),
-                            None => c,
+            Self::Ssn => key.digits_through(
+                self,
+                input,
+                |d| {
+                    if d.len() == 9 {
+                        Class::Ssn
+                    } else {
+                        Class::Any
+                    }
+                },
+                true,
+            ),
+            Self::Digits => key.digits_through(self, input, digits_class, true),
+            Self::Token => {
+                let length = input.chars().count().max(20);
+                let upper = input.chars().any(|c| c.is_uppercase());
+                let lower = input.chars().any(|c| c.is_lowercase()) || !upper;
+                let mut out = String::with_capacity(length);
+                let mut block = 0u64;
+                while out.len() < length {
+                    let mut hasher = blake3::Hasher::new_keyed(&key.key);
+                    hasher.update(b"token\0");
+                    hasher.update(&block.to_le_bytes());
+                    hasher.update(input.as_bytes());
+                    for b in hasher.finalize().as_bytes() {
+                        if out.len() == length {
+                            break;
                         }
-                    })
-                    .collect()
+                        let letter = b % 26;
+                        let c = match (upper, lower) {
+                            (true, true) if b & 0x80 != 0 => b'A' + letter,
+                            (true, false) => b'A' + letter,
+                            _ => b'a' + letter,
+                        };
+                        out.push(char::from(c));
+                    }
+                    block += 1;
+                }
+                out
             }
         }
+    }
+
+    /// The real value a fake of this kind was made from, for the kinds that are bijections
+    /// (`ssn`, `digits`): what the wire audit checks a digit run it meets against.
+    pub fn reveal(self, key: &PseudonymKey, fake: &str) -> Option<String> {
+        match self {
+            Self::Ssn => Some(key.digits_through(
+                self,
+                fake,
+                |d| {
+                    if d.len() == 9 {
+                        Class::Ssn
+                    } else {
+                        Class::Any
+                    }
+                },
+                false,
+            )),
+            Self::Digits => Some(key.digits_through(self, fake, digits_class, false)),
+            _ => None,
+        }
+    }
+}
+
+/// The class a `digits` fake keeps: Luhn validity for a card's length.
+fn digits_class(digits: &[u8]) -> Class {
+    if (12..=19).contains(&digits.len()) {
+        Class::Luhn
+    } else {
+        Class::Any
+    }
+}
+
+impl PseudonymKey {
+    /// `input` with its decimal digits (any script) replaced by their keyed bijection (or its
+    /// inverse), written as ASCII digits; every other character stays.
+    fn digits_through(
+        &self,
+        kind: PseudonymKind,
+        input: &str,
+        class: impl Fn(&[u8]) -> Class,
+        forward: bool,
+    ) -> String {
+        let real: Vec<u8> = input
+            .chars()
+            .filter_map(maskbus_pii::decimal_value)
+            .collect();
+        let tweak = kind.name().as_bytes();
+        let fake = self.digits.as_ref().and_then(|cipher| {
+            if forward {
+                cipher.encrypt(tweak, &real, class(&real))
+            } else {
+                cipher.decrypt(tweak, &real, class(&real))
+            }
+        });
+        // The cipher cannot fail on digits; if it ever did, hashed digits stand in (never the
+        // real ones).
+        let fake = fake.unwrap_or_else(|| {
+            let h = self.hash(kind, input);
+            (0..real.len()).map(|i| h[i % 32] % 10).collect()
+        });
+        let mut fresh = fake.into_iter();
+        input
+            .chars()
+            .map(
+                |c| match maskbus_pii::decimal_value(c).and_then(|_| fresh.next()) {
+                    Some(d) => char::from(b'0' + d),
+                    None => c,
+                },
+            )
+            .collect()
     }
 }
 
@@ -232,23 +345,6 @@ impl PseudonymKind {
 fn is_one_of(names: &[&str], value: &str) -> bool {
     let value = value.trim();
     names.iter().any(|n| n.eq_ignore_ascii_case(value))
-}
-
-/// A fake must never look like a real identifier to the wire audit: nine digits get area 9xx
-/// (never issued as an SSN), and 13 to 19 digits that happen to pass Luhn get their last digit
-/// moved so they fail it.
-fn defuse(digits: &mut [u8]) {
-    match digits.len() {
-        9 => digits[0] = 9,
-        13..=19 => {
-            let text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
-            if maskbus_pii::luhn_valid(&text) {
-                let last = digits.len() - 1;
-                digits[last] = (digits[last] + 1) % 10;
-            }
-        }
-        _ => {}
-    }
 }
 
 const FIRST_NAMES: &[&str] = &[
@@ -353,13 +449,52 @@ mod tests {
     }
 
     #[test]
-    fn ssn_pseudonyms_are_never_issuable() {
+    fn ssn_and_digit_pseudonyms_are_unique_keep_their_shape_and_reveal_by_the_key() {
         let key = PseudonymKey::new(b"k");
-        for i in 0..10_000 {
-            let fake = PseudonymKind::Ssn.apply(&key, &format!("{i:09}"));
-            assert!(fake.starts_with('9'), "{fake}");
-            assert_eq!(fake.len(), 11);
-        }
+        // 100,000 SSNs sync with 100,000 distinct fakes in tests/integration (the zoo); here a
+        // slice of them.
+        let fakes: std::collections::HashSet<String> = (0..20_000u32)
+            .map(|i| {
+                let real = format!("{:03}-{:02}-{:04}", 1 + i % 665, 1 + i % 99, 1 + i % 9999);
+                let fake = PseudonymKind::Ssn.apply(&key, &real);
+                assert_eq!(fake.len(), 11);
+                assert_eq!((&fake[3..4], &fake[6..7]), ("-", "-"));
+                assert!(maskbus_pii::is_issuable_ssn_text(&fake), "{fake}");
+                if i % 1000 == 0 {
+                    assert_eq!(
+                        PseudonymKind::Ssn.reveal(&key, &fake).as_deref(),
+                        Some(real.as_str())
+                    );
+                }
+                fake
+            })
+            .collect();
+        assert_eq!(fakes.len(), 20_000, "20,000 SSNs, 20,000 fakes");
+        let card = PseudonymKind::Digits.apply(&key, "4111 1111 1111 1111");
+        assert!(maskbus_pii::luhn_valid(&card.replace(' ', "")), "{card}");
+        assert_eq!(
+            PseudonymKind::Digits.reveal(&key, &card).as_deref(),
+            Some("4111 1111 1111 1111")
+        );
+        assert_eq!(PseudonymKind::FirstName.reveal(&key, "Ann"), None);
+    }
+
+    #[test]
+    fn tokens_are_letters_as_long_as_the_secret_and_unique() {
+        let key = PseudonymKey::new(b"k");
+        let secret = "sk_live_51H8xYzAbCdEf0123456789abcdefGHIJ";
+        let fake = PseudonymKind::Token.apply(&key, secret);
+        assert_eq!(fake.chars().count(), secret.len());
+        assert!(fake.chars().all(|c| c.is_ascii_alphabetic()), "{fake}");
+        assert_eq!(PseudonymKind::Token.apply(&key, "abc").len(), 20);
+        assert!(PseudonymKind::Token
+            .apply(&key, "abcdef0123")
+            .chars()
+            .all(|c| c.is_ascii_lowercase()));
+        let fakes: std::collections::HashSet<String> = (0..50_000)
+            .map(|i| PseudonymKind::Token.apply_within(&key, &format!("{i:x}"), Some(12)))
+            .collect();
+        assert_eq!(fakes.len(), 50_000);
     }
 
     #[test]
@@ -387,7 +522,7 @@ mod tests {
         assert_eq!(fakes.len(), 20_000, "no two fakes collide");
         assert_eq!(
             PseudonymKind::Ssn
-                .apply_within(&key, "224-30-8280", Some(9))
+                .apply_within(&key, "224308280", Some(9))
                 .len(),
             9
         );

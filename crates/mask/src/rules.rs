@@ -47,6 +47,38 @@ pub enum Rule {
     Pseudonym(PseudonymKind),
 }
 
+/// What a rule does to distinct values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleClass {
+    /// Distinct inputs give distinct outputs by construction, and the key undoes it: fits a
+    /// UNIQUE column and a key.
+    Bijective,
+    /// Distinct inputs give distinct outputs but by a collision chance below 2^-50 at a billion
+    /// values (a keyed hash of 56 bits and more): fits a UNIQUE column, not a key.
+    Unique,
+    /// The same input gives the same output, but different inputs may meet (a fake first name
+    /// from a list): joins survive, a UNIQUE column would collide.
+    Deterministic,
+    /// Many inputs give one output (`J***`, `[REDACTED]`, NULL).
+    Lossy,
+}
+
+impl RuleClass {
+    /// Masked values stay distinct: the rule may mask a UNIQUE column.
+    pub fn keeps_distinct(self) -> bool {
+        matches!(self, RuleClass::Bijective | RuleClass::Unique)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleClass::Bijective => "bijective",
+            RuleClass::Unique => "unique",
+            RuleClass::Deterministic => "deterministic",
+            RuleClass::Lossy => "lossy",
+        }
+    }
+}
+
 /// What a rule needs to know of the column a cell comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CellShape {
@@ -105,13 +137,13 @@ impl Rule {
         }
     }
 
-    /// True when two different inputs can give the same output, so a UNIQUE column would
-    /// collide in the target. Keyed pseudonyms of emails and digits are built to stay unique.
-    pub fn is_lossy(&self) -> bool {
+    /// What distinct inputs become under this rule: the one place `policy check` reads
+    /// uniqueness from (a pseudonym's class is its kind's, [`PseudonymKind::class`]).
+    pub fn class(&self) -> RuleClass {
         match self {
-            Rule::Keep => false,
-            Rule::Pseudonym(kind) => !kind.stays_unique(),
-            _ => true,
+            Rule::Keep => RuleClass::Bijective,
+            Rule::Pseudonym(kind) => kind.class(),
+            _ => RuleClass::Lossy,
         }
     }
 

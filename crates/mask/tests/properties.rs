@@ -140,10 +140,12 @@ proptest! {
     }
 
     /// No rule turns an SSN-like or card-like input into something the audit would call an SSN
-    /// or a card.
+    /// or a card, but the bijective pseudonyms (`ssn`, `digits`): their fakes keep the shape and
+    /// validity of what they replace, and the wire audit tells them from real values by the key
+    /// (`tests/integration/depth.rs`).
     #[test]
     fn masked_ssns_and_cards_are_never_detectable(ssn in ssn_like(), card in card_like()) {
-        for rule in text_rules() {
+        for rule in text_rules().into_iter().filter(|r| r.class() != maskbus_mask::RuleClass::Bijective) {
             for input in [&ssn, &card] {
                 let masked = mask(&rule, input);
                 prop_assert!(!looks_sensitive(&masked), "rule {} left a detectable value", rule.name());

@@ -47,6 +47,9 @@ pub struct ExactStats {
     pub possible_pseudonyms: usize,
     /// Too short to match meaningfully (under 4 characters, or 6 digits).
     pub too_short: usize,
+    /// The policy writes bijective pseudonyms (`ssn`, `digits`) whose fakes are told from real
+    /// values by the pseudonym key: `Some(true)` when the key was there to do it.
+    pub fakes_verified: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -350,6 +353,26 @@ pub async fn load_source_values(
                     stats.loaded += 1;
                 }
             }
+        }
+    }
+    // Fakes of bijective pseudonyms look like real SSNs and card numbers: the key tells them
+    // from real ones, by revealing what they were made from.
+    let mut bijective: Vec<maskbus_mask::PseudonymKind> = pseudonyms
+        .iter()
+        .copied()
+        .filter(|k| k.class() == maskbus_mask::RuleClass::Bijective)
+        .collect();
+    bijective.sort_by_key(|k| k.name());
+    bijective.dedup();
+    if !bijective.is_empty() {
+        stats.fakes_verified = Some(policy.key().is_some());
+        if let Some(key) = policy.key().cloned() {
+            matcher = matcher.with_reveal(Box::new(move |digits: &str| {
+                bijective
+                    .iter()
+                    .filter_map(|kind| kind.reveal(&key, digits))
+                    .collect()
+            }));
         }
     }
     Ok((matcher, stats))

@@ -106,11 +106,13 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
         return triage(&bus, &args).await;
     }
     let (mut source_url, mut policy_path) = (args.source.clone(), args.policy.clone());
+    let mut pseudonym_key = None;
     if let Some(path) = &args.config {
         match maskbus_agents::config::load(path)? {
             maskbus_agents::config::AgentConfig::Producer(producer) => {
                 source_url = source_url.or(Some(producer.source_url.0));
                 policy_path = policy_path.or(Some(producer.policy));
+                pseudonym_key = producer.pseudonym_key.map(|k| k.0);
             }
             maskbus_agents::config::AgentConfig::Consumer(_) => anyhow::bail!(
                 "--config {} is a consumer's: the audit takes the source and policy from the producer's config",
@@ -126,8 +128,14 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
                     "--source needs --policy (or --config with the producer's config): the policy says which source columns are sensitive"
                 )
             })?;
-            let policy = maskbus_agents::policy::load(&policy_path, None)?;
+            let policy = maskbus_agents::policy::load(&policy_path, pseudonym_key.as_deref())?;
             let (matcher, stats) = wire_audit::load_source_values(&source, &policy).await?;
+            if stats.fakes_verified == Some(false) {
+                eprintln!(
+                    "warning: the policy's ssn and digits pseudonyms write fakes shaped like real values; \
+                     only the pseudonym key tells them apart: audit with --config <the producer's config> to verify them"
+                );
+            }
             eprintln!(
                 "exact match: {} real values from {} columns of {} held as keyed hashes; left out {} unchanged by their rule, \
                  {} that a pseudonym could also produce, {} too short to mean anything",
