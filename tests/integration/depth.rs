@@ -144,3 +144,141 @@ async fn a_unique_ssn_column_syncs_under_a_pseudonym_with_as_many_fakes_and_audi
         keyless.stderr
     );
 }
+
+/// A SaaS-shaped schema with what the held-out one had: live secrets (some UNIQUE, one with a
+/// name that says nothing), tax ids, device fingerprints, an array of emails, IP addresses,
+/// names in CamelCase, migration versions that pass Luhn, and names of things.
+const SAAS: &str = r#"
+    CREATE TYPE plan AS ENUM ('free', 'pro');
+    CREATE TABLE schema_migrations (version varchar PRIMARY KEY);
+    INSERT INTO schema_migrations
+    SELECT to_char(timestamp '2019-03-01' + i * interval '7 hours 13 minutes 11 seconds', 'YYYYMMDDHH24MISS')
+      FROM generate_series(1, 300) i;
+    CREATE TABLE users (
+        id bigserial PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        username text UNIQUE,
+        "FirstName" text,
+        "LastName" text,
+        tax_id text,
+        last_sign_in_ip inet,
+        device_fingerprint text,
+        recovery_emails text[],
+        plan plan NOT NULL DEFAULT 'free',
+        bio text
+    );
+    INSERT INTO users (email, username, "FirstName", "LastName", tax_id, last_sign_in_ip,
+                       device_fingerprint, recovery_emails, bio)
+    SELECT 'user' || i || '@mail.example.net', lower(f) || '.' || lower(l) || i, f, l,
+           lpad((10000000 + i * 7919)::text, 9, '0'), ('10.1.' || (i % 250) || '.' || (i % 200))::inet,
+           md5('device' || i), ARRAY['alt' || i || '@yahoo.com', 'x' || i || '@gmail.com'],
+           f || ' joined in ' || (2010 + i % 10)
+      FROM generate_series(1, 200) i,
+           LATERAL (SELECT (ARRAY['Sina','Dave','Maria','Chen'])[1 + i % 4] AS f,
+                           (ARRAY['Corkery','Smith','Lopez','Wang'])[1 + i % 4] AS l) n;
+    CREATE TABLE api_keys (
+        id bigserial PRIMARY KEY,
+        user_id bigint NOT NULL REFERENCES users,
+        value text NOT NULL UNIQUE,
+        hmac_key text NOT NULL
+    );
+    INSERT INTO api_keys (user_id, value, hmac_key)
+    SELECT i, 'sk_live_' || md5('k' || i) || upper(substr(md5('u' || i), 1, 8)), md5('h' || i)
+      FROM generate_series(1, 200) i;
+    CREATE TABLE invites (id bigserial PRIMARY KEY, token text NOT NULL UNIQUE, email text);
+    INSERT INTO invites (token, email)
+    SELECT md5('invite' || i), 'guest' || i || '@yahoo.com' FROM generate_series(1, 50) i;
+    CREATE TABLE password_resets (id bigserial PRIMARY KEY, token text NOT NULL UNIQUE, created_at timestamptz);
+    INSERT INTO password_resets (token, created_at)
+    SELECT md5('reset' || i), now() FROM generate_series(1, 50) i;
+    CREATE TABLE genres (id serial PRIMARY KEY, name text NOT NULL);
+    INSERT INTO genres (name) VALUES ('Rock'), ('Jazz'), ('Metal'), ('Blues');
+    CREATE TABLE tracks (id serial PRIMARY KEY, name text NOT NULL, genre_id int REFERENCES genres, bytes integer, milliseconds integer);
+    INSERT INTO tracks (name, genre_id, bytes, milliseconds)
+    SELECT 'Song ' || i, 1 + i % 4, 200000000 + i * 104729, 180000 + i FROM generate_series(1, 300) i;
+"#;
+
+#[tokio::test]
+async fn policy_init_masks_the_secrets_and_people_of_a_saas_schema_and_its_output_passes_check() {
+    let test = "depth_saas";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute(SAAS)
+        .await
+        .unwrap();
+    let files = ConfigFiles::new(test);
+    let policy_path = files.write("policy.toml", "");
+    maskbus(&[
+        "policy",
+        "init",
+        "--source",
+        &dbs.url("src"),
+        "--output",
+        &policy_path,
+    ])
+    .success();
+    let text = std::fs::read_to_string(&policy_path).unwrap();
+    let policy = maskbus_mask::Policy::from_toml("init", &text).unwrap();
+    let rule = |table: &str, column: &str| {
+        policy
+            .entity(table)
+            .and_then(|e| e.rule(column))
+            .map(|r| r.name())
+            .unwrap_or_else(|| panic!("no rule for {table}.{column}:\n{text}"))
+    };
+    for (table, column) in [
+        ("users", "email"),
+        ("users", "username"),
+        ("users", "FirstName"),
+        ("users", "LastName"),
+        ("users", "tax_id"),
+        ("users", "last_sign_in_ip"),
+        ("users", "device_fingerprint"),
+        ("users", "recovery_emails"),
+        ("users", "bio"),
+        ("api_keys", "value"),
+        ("api_keys", "hmac_key"),
+        ("invites", "token"),
+        ("invites", "email"),
+        ("password_resets", "token"),
+    ] {
+        assert_ne!(rule(table, column), "keep", "{table}.{column}\n{text}");
+    }
+    assert_eq!(
+        rule("invites", "token"),
+        "pseudonym token",
+        "UNIQUE: a unique fake"
+    );
+    assert_eq!(rule("users", "LastName"), "pseudonym last_name");
+    for (table, column) in [
+        ("genres", "name"),
+        ("tracks", "name"),
+        ("tracks", "bytes"),
+        ("schema_migrations", "version"),
+    ] {
+        assert_eq!(rule(table, column), "keep", "{table}.{column}\n{text}");
+    }
+    // Its output passes policy check as it is.
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &policy_path,
+    ]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    // And it syncs, and the wire audit finds nothing on the bus (9-digit byte counts, migration
+    // versions and fake tokens included).
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &crate::zoo::zoo_urls(&dbs),
+        &format!("policy = \"{policy_path}\"\n"),
+        "",
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    crate::zoo::assert_audit_clean(&dbs, &producer);
+}

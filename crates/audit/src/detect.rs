@@ -95,6 +95,11 @@ pub fn is_benign(run: &DigitRun) -> bool {
     {
         return true;
     }
+    // A compact timestamp: 20240101123456 (a migration's version), with milliseconds or not.
+    if g.len() == 1 && matches!(run.digits.len(), 12 | 14 | 17) && is_compact_timestamp(&run.digits)
+    {
+        return true;
+    }
     // A decimal number with one point: 33.333333333333336 (a float as Postgres prints it).
     if g.len() == 2 && run.separators[0] == "." {
         return true;
@@ -133,6 +138,24 @@ pub fn is_benign(run: &DigitRun) -> bool {
     false
 }
 
+/// `YYYYMMDDhhmm`, `YYYYMMDDhhmmss` or with three digits of milliseconds, from 1970 to 2099,
+/// every field in its range.
+fn is_compact_timestamp(digits: &str) -> bool {
+    let n = |r: std::ops::Range<usize>| digits.get(r).and_then(|d| d.parse::<u32>().ok());
+    let (Some(year), Some(month), Some(day), Some(hour), Some(minute)) =
+        (n(0..4), n(4..6), n(6..8), n(8..10), n(10..12))
+    else {
+        return false;
+    };
+    let second_ok = digits.len() == 12 || n(12..14).is_some_and(|s| s < 60);
+    (1970..2100).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second_ok
+}
+
 /// What the name of the field a value sits under says it may hold. Read once per field (a
 /// page reply names its columns once), not once per value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -142,6 +165,9 @@ pub struct Hint {
     pub phone: bool,
     /// An account *number*, not a key that points at an account (`account_id`) or its kind.
     pub account: bool,
+    /// A measure (`bytes`, `milliseconds`, `amount`, `count`): a plain number under it is a
+    /// quantity, not an identifier, whatever its digits.
+    pub quantity: bool,
 }
 
 impl Hint {
@@ -151,6 +177,7 @@ impl Hint {
         routing: false,
         phone: false,
         account: false,
+        quantity: false,
     };
 
     /// The hint of a field name, in any case.
@@ -170,6 +197,33 @@ impl Hint {
                 && !name.ends_with("_id")
                 && !name.ends_with("id")
                 && !name.contains("type"),
+            quantity: has(&[
+                "bytes",
+                "size",
+                "count",
+                "length",
+                "duration",
+                "millis",
+                "seconds",
+                "minutes",
+                "amount",
+                "total",
+                "price",
+                "cost",
+                "quantity",
+                "qty",
+                "weight",
+                "height",
+                "width",
+                "population",
+                "views",
+                "likes",
+                "score",
+                "points",
+                "balance",
+                "revenue",
+                "sum",
+            ]),
         }
     }
 }
@@ -204,7 +258,11 @@ pub fn detect(text: &str, hint: Hint, hits: &mut Vec<Hit>) {
         }
         return;
     }
-    if plain_number_may_be_pii(text, hint) == Some(false) {
+    // A plain number under a measure's name is that measure (a 9-digit byte count is no SSN).
+    let quantity = hint.quantity && !hint.account && !hint.phone && !hint.routing;
+    if plain_number_may_be_pii(text, hint) == Some(false)
+        || (quantity && plain_number_digits(text).is_some())
+    {
         if hint.birth {
             detect_birth_date(text, hits);
         }

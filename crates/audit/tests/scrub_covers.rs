@@ -16,6 +16,7 @@ const ALL: Hint = Hint {
     routing: true,
     phone: true,
     account: true,
+    quantity: false,
 };
 
 fn hits(text: &str, hint: Hint) -> usize {

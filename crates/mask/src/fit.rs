@@ -47,7 +47,7 @@ impl ColumnInfo {
     }
 
     fn is_date(&self) -> bool {
-        self.data_type == "date"
+        self.data_type == "date" || self.data_type.starts_with("timestamp")
     }
 
     /// What a rule that masks elements writes into: the element, for an array.
@@ -140,7 +140,7 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
         Rule::YearOnly if column.is_text() && column.max_length.is_none_or(|n| n >= 10) => {
             Verdict::Warning("year_only on a text column: every value must be an ISO date, or masking refuses it".into())
         }
-        Rule::YearOnly => Verdict::Error(format!("year_only needs a date column, not {}", column.type_label())),
+        Rule::YearOnly => Verdict::Error(format!("year_only needs a date or timestamp column, not {}", column.type_label())),
         Rule::Constant(_) if !column.is_text() => {
             Verdict::Warning(format!("the constant must cast to {}; check it", column.type_label()))
         }
@@ -335,7 +335,7 @@ mod tests {
             matches!(verdict_of(&lines, "people", "ssn"), Verdict::Error(e) if e.contains("11 characters"))
         );
         assert!(
-            matches!(verdict_of(&lines, "people", "born"), Verdict::Error(e) if e.contains("date column"))
+            matches!(verdict_of(&lines, "people", "born"), Verdict::Error(e) if e.contains("date or timestamp column"))
         );
         assert!(
             matches!(verdict_of(&lines, "people", "age"), Verdict::Error(e) if e.contains("writes text"))

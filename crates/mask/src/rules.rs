@@ -24,7 +24,8 @@ pub enum Rule {
     Card,
     /// First character of the local part, `***@`, the domain: `d***@yahoo.com`.
     Email,
-    /// A date's year with month and day set to 01-01: still a valid DATE.
+    /// A date's year with month and day set to 01-01: still a valid DATE (a timestamp's, at
+    /// midnight, its zone kept).
     YearOnly,
     /// Every digit but the last four becomes `*`; other characters stay, so the length does not
     /// change: `(212) 555-0143` becomes `(***) ***-0143`.
@@ -298,17 +299,23 @@ pub fn email(value: &str) -> String {
     }
 }
 
-/// `1985-03-14` → `1985-01-01`, also for years past 9999 and BC dates (`0044-03-15 BC`).
-/// `infinity` and `-infinity` pass: they carry nothing. Anything else is refused.
+/// `1985-03-14` → `1985-01-01`, also for years past 9999 and BC dates (`0044-03-15 BC`); a
+/// timestamp keeps its year too, at midnight, with its zone (`1962-02-18 08:30:00+02` →
+/// `1962-01-01 00:00:00+02`). `infinity` and `-infinity` pass: they carry nothing. Anything else
+/// is refused.
 pub fn year_only(value: &str) -> Result<String, RuleError> {
     if value == "infinity" || value == "-infinity" {
         return Ok(value.to_string());
     }
-    let (date, era) = match value.strip_suffix(" BC") {
+    let (value_ad, era) = match value.strip_suffix(" BC") {
         Some(date) => (date, " BC"),
         None => (value, ""),
     };
     let not_a_date = || RuleError::NotADate(value.chars().count());
+    let (date, time) = match value_ad.find([' ', 'T']) {
+        Some(at) => (&value_ad[..at], Some(&value_ad[at + 1..])),
+        None => (value_ad, None),
+    };
     let (year, month_day) = date.split_once('-').ok_or_else(not_a_date)?;
     let md = month_day.as_bytes();
     let shape_ok = year.len() >= 4
@@ -319,7 +326,27 @@ pub fn year_only(value: &str) -> Result<String, RuleError> {
     if !shape_ok {
         return Err(not_a_date());
     }
-    Ok(format!("{year}-01-01{era}"))
+    let Some(time) = time else {
+        return Ok(format!("{year}-01-01{era}"));
+    };
+    // A time of day (hh:mm:ss with a fraction), then its zone if any: the zone stays.
+    let zone_at = time
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| matches!(c, '+' | '-' | 'Z'))
+        .map_or(time.len(), |(i, _)| i);
+    let (clock, zone) = time.split_at(zone_at);
+    let clock_ok = clock.len() >= 5
+        && clock
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b':' || b == b'.');
+    let zone_ok = zone
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b':' | b'Z'));
+    if !clock_ok || !zone_ok {
+        return Err(not_a_date());
+    }
+    Ok(format!("{year}-01-01 00:00:00{zone}{era}"))
 }
 
 /// Every decimal digit (in any script: full-width, Arabic-Indic, ...) except the last four
@@ -573,6 +600,19 @@ mod tests {
         assert_eq!(year_only("12345-06-07"), Ok("12345-01-01".into()));
         assert_eq!(year_only("infinity"), Ok("infinity".into()));
         assert_eq!(year_only("1985-01-01"), Ok("1985-01-01".into()));
+        assert_eq!(
+            year_only("1962-02-18 08:30:00"),
+            Ok("1962-01-01 00:00:00".into())
+        );
+        assert_eq!(
+            year_only("1962-02-18 08:30:00.25+02:30"),
+            Ok("1962-01-01 00:00:00+02:30".into())
+        );
+        assert_eq!(
+            year_only("1962-01-01 00:00:00-05"),
+            Ok("1962-01-01 00:00:00-05".into())
+        );
+        assert_eq!(year_only("1985-03-14 lunch"), Err(RuleError::NotADate(16)));
         assert_eq!(year_only("14/03/1985"), Err(RuleError::NotADate(10)));
         assert_eq!(year_only("1985-3-14"), Err(RuleError::NotADate(9)));
         assert_eq!(year_only(""), Err(RuleError::NotADate(0)));

@@ -334,6 +334,16 @@ pub fn sample(table: &TableRef, column: &str) -> String {
     )
 }
 
+/// Up to `$1` rows of `columns` of `table`, each as text (NULL stays NULL): what `policy init`
+/// reads a row's values together in.
+pub fn sample_rows(table: &TableRef, columns: &[String]) -> String {
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| format!("t.{}::text", quote_ident(c)))
+        .collect();
+    format!("SELECT {} FROM {} t LIMIT $1", list.join(", "), table.sql())
+}
+
 /// How a page is written into a table.
 #[derive(Clone, Debug)]
 pub struct Write<'a> {

@@ -95,6 +95,17 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
         let Some(rules) = policy.entity(&entity) else {
             continue;
         };
+        // A key or a link is passed as it is (the sync pages and joins by it): a sample of it
+        // that looks like PII is said, as a warning to review, not an error no policy can mend.
+        let keyed: std::collections::HashSet<String> = info
+            .key(policy.key_columns(&entity))
+            .map(|k| k.names().into_iter().collect())
+            .unwrap_or_default();
+        let linked: std::collections::HashSet<&str> = fks
+            .iter()
+            .filter(|fk| fk.table == info.table)
+            .flat_map(|fk| fk.columns.iter().map(String::as_str))
+            .collect();
         for column in info.synced_columns() {
             if rules.rule(&column.name) != Some(&maskbus_mask::Rule::Keep)
                 || !crate::schema_check::is_sampled_type(&column.data_type)
@@ -109,9 +120,16 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
                 .iter()
                 .filter_map(|r| r.try_get(0).ok())
                 .collect();
-            if let Some(line) =
+            if let Some(mut line) =
                 crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
             {
+                if keyed.contains(&column.name) || linked.contains(column.name.as_str()) {
+                    if let Verdict::Error(reason) = &line.verdict {
+                        line.verdict = Verdict::Warning(format!(
+                            "{reason}; it is a key or a link, passed as it is: review whether it really holds PII"
+                        ));
+                    }
+                }
                 lines.push(line);
             }
         }
@@ -157,6 +175,61 @@ pub async fn check_key_lengths(source: &Target, policy: &Policy) -> Result<Vec<L
         }
     }
     Ok(lines)
+}
+
+/// Which text columns of `info` hold, row by row, one of the same row's names (first, last or
+/// full name columns by their names), as evidence counts: read on a sample of rows, here on the
+/// production side.
+async fn spelled_names(
+    source: &Target,
+    client: &maskbus_pg::tokio_postgres::Client,
+    info: &maskbus_pg::TableInfo,
+) -> Result<std::collections::HashMap<String, String>, PgError> {
+    use crate::propose;
+    let names: Vec<&str> = info
+        .columns
+        .iter()
+        .filter(|c| propose::is_person_name_column(&c.name))
+        .map(|c| c.name.as_str())
+        .collect();
+    let others: Vec<&str> = info
+        .columns
+        .iter()
+        .filter(|c| {
+            !propose::is_person_name_column(&c.name)
+                && crate::schema_check::is_sampled_type(&c.data_type)
+                && !c.generated
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut found = std::collections::HashMap::new();
+    if names.is_empty() || others.is_empty() {
+        return Ok(found);
+    }
+    let columns: Vec<String> = names.iter().chain(&others).map(|c| c.to_string()).collect();
+    let rows = client
+        .query(
+            &maskbus_pg::statements::sample_rows(&info.table, &columns),
+            &[&200i64],
+        )
+        .await
+        .map_err(|e| source.query_error(format!("sampling rows of {}", info.table), &e))?;
+    for (i, column) in others.iter().enumerate() {
+        let pairs: Vec<(Vec<String>, String)> = rows
+            .iter()
+            .filter_map(|r| {
+                let value: Option<String> = r.try_get(names.len() + i).ok().flatten();
+                let row_names: Vec<String> = (0..names.len())
+                    .filter_map(|k| r.try_get::<_, Option<String>>(k).ok().flatten())
+                    .collect();
+                value.map(|v| (row_names, v))
+            })
+            .collect();
+        if let Some(evidence) = propose::spells_the_person(&pairs) {
+            found.insert(column.to_string(), evidence);
+        }
+    }
+    Ok(found)
 }
 
 /// `maskbus policy init`: a complete policy for every table of `schemas` in the source, each
@@ -216,12 +289,20 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
             .filter(|fk| fk.table == info.table)
             .flat_map(|fk| fk.columns.iter().map(String::as_str))
             .collect();
+        let people = propose::is_people_table(&info.table.name)
+            || info
+                .columns
+                .iter()
+                .any(|c| propose::is_person_name_column(&c.name));
+        let spelled = spelled_names(source, &client, info).await?;
         let mut proposals = Vec::new();
         for column in &info.columns {
             let mut facts = ColumnFacts {
                 key: key.contains(&column.name),
                 foreign_key: linked.contains(column.name.as_str()),
-                evidence: None,
+                people,
+                spells_the_person: spelled.get(&column.name).cloned(),
+                ..ColumnFacts::default()
             };
             if !facts.key
                 && !facts.foreign_key
@@ -240,6 +321,7 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
                     .filter_map(|r| r.try_get(0).ok())
                     .collect();
                 facts.evidence = crate::schema_check::sample_evidence(&column.name, &values);
+                facts.secret_shape = propose::secret_shaped(&values);
             }
             proposals.push(propose::propose(column, &facts));
         }

@@ -28,34 +28,274 @@ pub struct ColumnFacts {
     pub foreign_key: bool,
     /// The detectors' evidence on a sample of its values, when they found a pattern.
     pub evidence: Option<String>,
+    /// The table holds people: its name says so (`customers`, `employees`, `users`), or it has
+    /// a first or last name column.
+    pub people: bool,
+    /// Sampled values hold the same row's name (`sina.corkery`, `.../davolio.bmp`), as counts.
+    pub spells_the_person: Option<String>,
+    /// Sampled values look like secrets: long, without spaces, of letters and digits mixed,
+    /// random to the eye (not UUIDs, not dates).
+    pub secret_shape: bool,
 }
 
-fn words(name: &str) -> Vec<String> {
-    name.to_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
+/// The words of a name in any case style, lowercased: `LastName`, `last_name`, `lastName` and
+/// `LAST-NAME` are `last`, `name`; `SSNNumber` is `ssn`, `number`.
+pub fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in name
+        .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(String::from)
-        .collect()
+    {
+        let chars: Vec<char> = part.chars().collect();
+        let mut word = String::new();
+        for (i, &c) in chars.iter().enumerate() {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1);
+            let hump = c.is_uppercase()
+                && (prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
+                    || (prev.is_some_and(char::is_uppercase)
+                        && next.is_some_and(|n| n.is_lowercase())));
+            if hump && !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            word.extend(c.to_lowercase());
+        }
+        if !word.is_empty() {
+            out.push(word);
+        }
+    }
+    out
 }
 
-fn named(name: &str, any_of: &[&str]) -> bool {
-    let lower = name.to_lowercase();
-    let words = words(name);
-    any_of
-        .iter()
-        .any(|w| words.iter().any(|x| x == w) || (w.len() > 4 && lower.contains(w)))
+/// A name read for its vocabulary: its words, and the words run together (`lastname`).
+struct Name {
+    words: Vec<String>,
+    joined: String,
 }
+
+impl Name {
+    fn of(name: &str) -> Self {
+        let words = words(name);
+        let joined = words.concat();
+        Name { words, joined }
+    }
+
+    /// Any of `terms` is one of the words, or (for terms of five letters and more) inside the
+    /// words run together, so `lastname` and `customer_email_address` are read too.
+    fn has(&self, terms: &[&str]) -> bool {
+        terms.iter().any(|t| {
+            self.words
+                .iter()
+                .any(|w| w == t || (w.len() > t.len() && w.strip_suffix('s') == Some(t)))
+                || (t.len() >= 5 && self.joined.contains(t))
+        })
+    }
+}
+
+/// Tables of people, by a word of their name (singular or plural).
+const PEOPLE_TABLES: &[&str] = &[
+    "customer",
+    "client",
+    "employee",
+    "user",
+    "person",
+    "people",
+    "member",
+    "contact",
+    "patient",
+    "student",
+    "staff",
+    "subscriber",
+    "applicant",
+    "candidate",
+    "guest",
+    "passenger",
+    "driver",
+    "owner",
+    "tenant",
+    "volunteer",
+    "donor",
+    "teacher",
+    "doctor",
+    "holder",
+    "beneficiary",
+    "recipient",
+    "worker",
+    "personnel",
+    "resident",
+    "citizen",
+    "buyer",
+    "traveler",
+    "traveller",
+    "attendee",
+    "participant",
+    "learner",
+    "visitor",
+    "keeper",
+    "caretaker",
+    "nurse",
+    "officer",
+    "player",
+    "athlete",
+    "coach",
+    "therapist",
+    "physician",
+    "clinician",
+    "pilot",
+    "crew",
+];
+
+/// Whether a table's name says it holds people.
+pub fn is_people_table(name: &str) -> bool {
+    let name = Name::of(name);
+    name.has(PEOPLE_TABLES)
+}
+
+/// Whether sampled values look like secrets: most of them long (16 characters and more), without
+/// spaces, of letters and digits mixed, with many distinct characters (not UUIDs, not dates, not
+/// words).
+pub fn secret_shaped(values: &[String]) -> bool {
+    let shaped = |v: &String| {
+        let v = v.trim();
+        let distinct: BTreeSet<char> = v.chars().collect();
+        v.len() >= 16
+            && v.len() <= 512
+            && !v.contains(char::is_whitespace)
+            && v.chars().any(|c| c.is_ascii_alphabetic())
+            && v.chars().any(|c| c.is_ascii_digit())
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-+/=.:$".contains(c))
+            && !v.contains("://")
+            && distinct.len() >= 12
+            && !is_uuid(v)
+            && !v.chars().take(4).all(|c| c.is_ascii_digit())
+    };
+    values.len() >= 3 && values.iter().filter(|v| shaped(v)).count() * 10 >= values.len() * 8
+}
+
+fn is_uuid(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// How many sampled rows hold, in a column, one of the same row's names (`names` beside each
+/// value, lowercased, three letters and more), as evidence when it is a pattern (a quarter of
+/// the rows, and three at the least). Never a value.
+pub fn spells_the_person(rows: &[(Vec<String>, String)]) -> Option<String> {
+    let holds = rows
+        .iter()
+        .filter(|(names, value)| {
+            let value = value.to_lowercase();
+            names
+                .iter()
+                .map(|n| n.trim().to_lowercase())
+                .any(|n| n.chars().count() >= 3 && value.contains(&n))
+        })
+        .count();
+    (holds >= 3 && holds * 4 >= rows.len())
+        .then(|| format!("{holds} of {} sampled rows", rows.len()))
+}
+
+/// Whether a column's name is a first or last name's (what makes its table one of people).
+pub fn is_person_name_column(name: &str) -> bool {
+    let name = Name::of(name);
+    first_name(&name) || last_name(&name)
+}
+
+fn first_name(n: &Name) -> bool {
+    n.has(&[
+        "firstname",
+        "givenname",
+        "forename",
+        "fname",
+        "prenom",
+        "vorname",
+    ]) || (n.has(&["first", "given"]) && n.has(&["name"]))
+}
+
+fn last_name(n: &Name) -> bool {
+    n.has(&[
+        "lastname",
+        "surname",
+        "familyname",
+        "lname",
+        "maidenname",
+        "nachname",
+    ]) || (n.has(&["last", "family", "maiden"]) && n.has(&["name"]))
+}
+
+/// Roles whose `..._name` is a person's (`contact_name`, `ship_name`, `customer_name`).
+const PERSON_ROLES: &[&str] = &[
+    "contact",
+    "customer",
+    "client",
+    "employee",
+    "user",
+    "person",
+    "owner",
+    "recipient",
+    "ship",
+    "shipping",
+    "billing",
+    "bill",
+    "sender",
+    "receiver",
+    "holder",
+    "cardholder",
+    "beneficiary",
+    "patient",
+    "guest",
+    "member",
+    "driver",
+    "passenger",
+    "parent",
+    "spouse",
+    "emergency",
+    "full",
+    "display",
+    "real",
+    "legal",
+    "nick",
+    "middle",
+    "maiden",
+    "buyer",
+    "seller",
+    "payee",
+    "payer",
+    "signer",
+    "manager",
+    "rep",
+    "agent",
+    "author",
+    "attendee",
+    "applicant",
+    "student",
+    "teacher",
+];
 
 const TEXT: &[&str] = &["character varying", "character", "text", "citext"];
 
 /// The rule for one column, from its facts. `nullable`, `unique`, `data_type` and `max_length`
-/// come from the catalog.
+/// come from the catalog. The order of the checks is the order of their certainty: keys, then
+/// secrets, then identifiers by name, then people's names and places, then what the sampled
+/// values show.
 pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
     let text = TEXT.contains(&column.data_type.as_str());
     let json = matches!(column.data_type.as_str(), "json" | "jsonb");
+    let array = column.data_type == "ARRAY";
     let date = column.data_type == "date";
+    let timestamp = column.data_type.starts_with("timestamp");
+    let bytes = column.data_type == "bytea";
+    let numeric = matches!(
+        column.data_type.as_str(),
+        "smallint" | "integer" | "bigint" | "numeric" | "real" | "double precision"
+    );
     let fits = |width: usize| column.max_length.is_none_or(|max| max >= width);
-    let name = column.name.as_str();
+    let n = Name::of(&column.name);
     let p = |rule: &str, why: &str| Proposal {
         column: column.name.clone(),
         rule: rule.to_string(),
@@ -64,8 +304,18 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
     let safe = |why: &str| {
         if column.nullable {
             p("\"null\"", why)
-        } else if text && fits(10) {
+        } else if (text || array) && fits(10) && !column.unique {
             p("\"redact\"", why)
+        } else if text && column.unique && fits(PseudonymKind::Token.min_width()) {
+            p(
+                "{ pseudonym = \"token\" }",
+                &format!("{why}; UNIQUE, so a unique fake"),
+            )
+        } else if bytes {
+            p(
+                "{ constant = \"\\\\x\" }",
+                &format!("{why}; NOT NULL, so empty bytes"),
+            )
         } else {
             p(
                 "\"keep\"",
@@ -73,14 +323,50 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
             )
         }
     };
-    if facts.key {
-        return p("\"keep\"", "key: the sync pages and upserts by it");
-    }
-    if facts.foreign_key {
-        return p(
-            "\"keep\"",
-            "foreign key: links must match the keys they point at",
-        );
+    // Text that identifies: a unique keyed fake where the column is UNIQUE, `lossy` otherwise.
+    let identifying = |lossy: &str, why: &str| {
+        if column.unique {
+            if fits(PseudonymKind::Token.min_width()) {
+                p(
+                    "{ pseudonym = \"token\" }",
+                    &format!("{why}; UNIQUE, so a unique fake"),
+                )
+            } else {
+                safe(why)
+            }
+        } else {
+            p(lossy, why)
+        }
+    };
+    // Digits that identify: a unique fake in the same shape where UNIQUE.
+    let digits = |lossy: &str, width: usize, why: &str| {
+        if column.unique {
+            p(
+                "{ pseudonym = \"digits\" }",
+                &format!("{why}; UNIQUE, so a unique fake of its digits"),
+            )
+        } else if fits(width) {
+            p(lossy, why)
+        } else {
+            p("\"last_four\"", why)
+        }
+    };
+    if facts.key || facts.foreign_key {
+        let what = if facts.key {
+            "key: the sync pages and upserts by it"
+        } else {
+            "foreign key: links must match the keys they point at"
+        };
+        let looks = facts.evidence.is_some()
+            || n.has(&["email", "ssn", "phone", "name", "username", "login"]);
+        return if looks {
+            p(
+                "\"keep\"",
+                &format!("{what}; it looks like PII: review (a key is passed as it is)"),
+            )
+        } else {
+            p("\"keep\"", what)
+        };
     }
     if column.generated {
         // No rule: a generated column is not synced, and the target computes it.
@@ -89,13 +375,56 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
             "generated: the target computes it from the masked columns; no rule needed",
         );
     }
-    if named(
-        name,
-        &["password", "passwd", "secret", "token", "salt", "hash"],
-    ) {
-        return safe("a secret by its name");
+    let secret = n.has(&[
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "salt",
+        "hmac",
+        "apikey",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+        "otp",
+        "totp",
+        "mfa",
+        "credential",
+        "credentials",
+        "cookie",
+        "sessionid",
+        "session",
+        "nonce",
+        "pin",
+        "cvv",
+        "cvc",
+        "passphrase",
+        "seed",
+    ]) || (n.has(&[
+        "api",
+        "private",
+        "signing",
+        "encryption",
+        "access",
+        "recovery",
+    ]) && n.has(&["key", "keys"]))
+        || (n.has(&["hash", "digest"]) && n.has(&["password", "pass", "pin"]));
+    if secret || facts.secret_shape {
+        let why = if secret {
+            "a secret by its name"
+        } else {
+            "values shaped like secrets (long, random letters and digits)"
+        };
+        if (text || array) && fits(PseudonymKind::Token.min_width()) {
+            return p(
+                "{ pseudonym = \"token\" }",
+                &format!("{why}: a keyed fake of letters, unique"),
+            );
+        }
+        return safe(why);
     }
-    if text && named(name, &["email", "mail"]) {
+    if text && n.has(&["email", "mail", "emailaddress"]) {
         return if column.unique {
             p(
                 "{ pseudonym = \"email\" }",
@@ -105,78 +434,384 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
             p("\"email\"", "an email by its name")
         };
     }
-    if text && named(name, &["ssn", "social", "taxid", "tin", "national"]) {
-        if column.unique {
-            return safe("an SSN by its name, in a UNIQUE column no masked SSN fits");
+    if text
+        && n.has(&[
+            "ssn",
+            "socialsecurity",
+            "sin",
+            "nin",
+            "nationalid",
+            "nationalidentity",
+            "taxid",
+            "tin",
+            "vat",
+            "vatnumber",
+            "ein",
+            "itin",
+            "passport",
+            "license",
+            "licence",
+            "driverslicense",
+            "nhs",
+            "personalnumber",
+            "idnumber",
+            "idcard",
+            "identitycard",
+        ])
+    {
+        if n.has(&["ssn", "socialsecurity"]) {
+            return digits("\"ssn\"", 11, "an SSN by its name");
         }
-        return if fits(11) {
-            p("\"ssn\"", "an SSN by its name")
-        } else {
-            safe("an SSN by its name, in a column narrower than a masked SSN")
-        };
-    }
-    if text && named(name, &["card", "pan", "ccnum", "creditcard"]) && !column.unique {
-        if fits(19) {
-            return p("\"card\"", "a card number by its name");
-        }
-        return p(
+        return digits(
             "\"last_four\"",
-            "a card number by its name, too narrow for the card rule",
+            0,
+            "a national or tax identifier by its name",
         );
     }
-    let account_number = named(name, &["iban", "routing", "aba", "accountnumber", "acctno"])
-        || (named(name, &["account", "acct"]) && named(name, &["number", "no", "num", "nr"]));
+    let card_kind = n.has(&[
+        "type", "brand", "kind", "count", "status", "network", "issuer",
+    ]);
     if text
-        && !column.unique
-        && (account_number || named(name, &["phone", "mobile", "fax", "tel", "cell"]))
+        && !card_kind
+        && n.has(&[
+            "card",
+            "creditcard",
+            "cardnumber",
+            "pan",
+            "ccnum",
+            "ccnumber",
+            "cc",
+        ])
     {
-        return p("\"last_four\"", "a phone or account number by its name");
+        return digits("\"card\"", 19, "a card number by its name");
     }
-    if named(name, &["birth", "dob", "born", "birthday", "bday"]) {
-        if date {
+    let account_number = n.has(&[
+        "iban",
+        "routing",
+        "aba",
+        "accountnumber",
+        "acctno",
+        "bic",
+        "swift",
+        "sortcode",
+    ]) || (n.has(&["account", "acct", "bank"])
+        && n.has(&["number", "no", "num", "nr"]));
+    if text && account_number {
+        return digits(
+            "\"last_four\"",
+            0,
+            "an account or routing number by its name",
+        );
+    }
+    if text
+        && (n.has(&[
+            "phone",
+            "mobile",
+            "fax",
+            "tel",
+            "telephone",
+            "cell",
+            "cellphone",
+            "msisdn",
+            "whatsapp",
+            "telefon",
+        ]) || (facts.people && n.has(&["extension", "ext"])))
+    {
+        return digits("\"last_four\"", 0, "a phone number by its name");
+    }
+    if n.has(&["birth", "dob", "born", "birthday", "bday", "birthdate"]) {
+        if date || timestamp {
             return p("\"year_only\"", "a birth date: the year is kept");
         }
         return safe("a birth date by its name, not of type date");
     }
-    if text && !column.unique && named(name, &["first", "given", "fname", "forename"]) && fits(12) {
+    if n.has(&[
+        "ip",
+        "ipaddress",
+        "ipaddr",
+        "ipv4",
+        "ipv6",
+        "remoteaddr",
+        "clientip",
+        "mac",
+        "macaddress",
+        "macaddr",
+    ]) || matches!(
+        column.data_type.as_str(),
+        "inet" | "cidr" | "macaddr" | "macaddr8"
+    ) {
+        let why = "a network address identifies a device";
+        return match column.data_type.as_str() {
+            _ if column.nullable => p("\"null\"", why),
+            "inet" | "cidr" => p(
+                "{ constant = \"192.0.2.1\" }",
+                &format!("{why}; NOT NULL, so a documentation address"),
+            ),
+            "macaddr" => p(
+                "{ constant = \"00:00:5e:00:53:00\" }",
+                &format!("{why}; NOT NULL, so a documentation address"),
+            ),
+            _ if text && fits(10) => identifying("\"redact\"", why),
+            _ => safe(why),
+        };
+    }
+    if n.has(&[
+        "latitude",
+        "longitude",
+        "lat",
+        "lon",
+        "lng",
+        "geo",
+        "geolocation",
+        "coordinates",
+        "coords",
+        "gps",
+    ]) {
+        let why = "a location identifies where a person is";
+        return if column.nullable {
+            p("\"null\"", why)
+        } else if numeric {
+            p("{ constant = \"0\" }", &format!("{why}; NOT NULL, so 0"))
+        } else {
+            safe(why)
+        };
+    }
+    if numeric
+        && n.has(&[
+            "salary",
+            "wage",
+            "wages",
+            "income",
+            "compensation",
+            "payroll",
+            "bonus",
+            "pension",
+        ])
+    {
+        let why = "what a person earns";
+        return if column.nullable {
+            p("\"null\"", why)
+        } else {
+            p("{ constant = \"0\" }", &format!("{why}; NOT NULL, so 0"))
+        };
+    }
+    if text
+        && (n.has(&[
+            "device",
+            "fingerprint",
+            "deviceid",
+            "imei",
+            "udid",
+            "useragent",
+            "serialnumber",
+        ]))
+    {
+        return identifying("\"redact\"", "identifies a device by its name");
+    }
+    if text && first_name(&n) && !column.unique && fits(12) {
         return p("{ pseudonym = \"first_name\" }", "a first name by its name");
     }
+    if text && last_name(&n) && !column.unique && fits(12) {
+        return p("{ pseudonym = \"last_name\" }", "a last name by its name");
+    }
+    if text && (first_name(&n) || last_name(&n)) {
+        return identifying("\"first_letter\"", "a name by its name");
+    }
     if text
-        && !column.unique
-        && named(
-            name,
-            &[
-                "last", "surname", "family", "lname", "name", "fullname", "contact",
-            ],
-        )
+        && n.has(&[
+            "username",
+            "login",
+            "handle",
+            "screenname",
+            "nickname",
+            "userid",
+            "gamertag",
+        ])
+    {
+        return identifying(
+            "\"first_letter\"",
+            "a user name: it often spells the person",
+        );
+    }
+    let person_name = n.has(&[
+        "fullname",
+        "displayname",
+        "contactname",
+        "customername",
+        "employeename",
+        "personname",
+        "realname",
+        "legalname",
+        "middlename",
+    ]) || (n.has(&["name"]) && n.has(PERSON_ROLES))
+        || (facts.people && n.words == ["name"]);
+    if text && person_name && fits(4) {
+        return identifying("\"first_letter\"", "a person's name");
+    }
+    if text
+        && facts.people
+        && n.has(&[
+            "company",
+            "companyname",
+            "employer",
+            "organisation",
+            "organization",
+            "workplace",
+            "business",
+        ])
         && fits(4)
     {
-        return p("\"first_letter\"", "a name by its name");
+        return identifying("\"first_letter\"", "where a person works");
+    }
+    if text && n.has(&["ip", "ipaddress"]) {
+        return identifying("\"redact\"", "a network address");
     }
     if text
-        && !column.unique
-        && named(name, &["street", "address", "addr", "line1", "line2"])
-        && fits(10)
+        && n.has(&[
+            "address",
+            "street",
+            "addr",
+            "line1",
+            "line2",
+            "addressline",
+            "streetaddress",
+            "housenumber",
+            "apartment",
+            "suite",
+        ])
     {
-        return p("\"redact\"", "a street address by its name");
+        return if fits(10) {
+            identifying("\"redact\"", "a street address by its name")
+        } else {
+            identifying("\"first_letter\"", "a street address by its name")
+        };
     }
-    if named(name, &["ip", "ipaddr"]) || column.data_type == "inet" {
-        return safe("a network address identifies a device");
+    if text && n.has(&["postal", "postcode", "zip", "zipcode", "postalcode", "plz"]) {
+        return if fits(10) {
+            identifying(
+                "\"redact\"",
+                "a postal code: it narrows a person down to a street",
+            )
+        } else {
+            identifying(
+                "\"first_letter\"",
+                "a postal code: it narrows a person down to a street",
+            )
+        };
+    }
+    let image = n.has(&[
+        "photo",
+        "picture",
+        "image",
+        "avatar",
+        "portrait",
+        "headshot",
+        "selfie",
+        "signature",
+        "scan",
+        "document",
+        "attachment",
+        "resume",
+        "cv",
+        "thumbnail",
+    ]);
+    if bytes
+        && (facts.people
+            || n.has(&[
+                "photo",
+                "avatar",
+                "portrait",
+                "headshot",
+                "selfie",
+                "signature",
+            ]))
+    {
+        return safe(if image {
+            "an image or document of a person"
+        } else {
+            "bytes kept about a person"
+        });
+    }
+    if text && image && (facts.people || facts.spells_the_person.is_some()) {
+        return identifying(
+            "\"redact\"",
+            "where a person's picture or document is: it often spells the name",
+        );
+    }
+    let free_text = n.has(&[
+        "notes",
+        "note",
+        "bio",
+        "biography",
+        "about",
+        "comment",
+        "comments",
+        "remarks",
+        "memo",
+        "message",
+        "summary",
+        "details",
+        "history",
+        "feedback",
+        "review",
+        "description",
+        "profile",
+        "narrative",
+        "obituary",
+        "story",
+    ]);
+    if text && free_text && facts.people {
+        return if fits(10) {
+            identifying(
+                "\"redact\"",
+                "free text about a person (a biography names them)",
+            )
+        } else {
+            safe("free text about a person (a biography names them)")
+        };
+    }
+    if let Some(spells) = &facts.spells_the_person {
+        if text {
+            return if fits(10) {
+                identifying(
+                    "\"redact\"",
+                    &format!("values hold the row's own name ({spells})"),
+                )
+            } else {
+                identifying(
+                    "\"first_letter\"",
+                    &format!("values hold the row's own name ({spells})"),
+                )
+            };
+        }
     }
     if let Some(evidence) = &facts.evidence {
         if json {
             return p(
                 "{ json = {} }",
-                &format!("JSON whose values look like PII ({evidence}): every string leaf scrubbed; name paths to mask them precisely"),
+                &format!("JSON whose values look like PII ({evidence}): every leaf and key scrubbed; name paths to keep what is safe"),
             );
         }
-        if text && !column.unique {
-            return p("\"scrub\"", &format!("free text: {evidence}"));
+        if (text || array) && !column.unique {
+            return p(
+                "\"scrub\"",
+                &format!("free text: {evidence}; each element of an array"),
+            );
         }
         if text && evidence.contains("look like email") && fits(PseudonymKind::Email.min_width()) {
             return p(
                 "{ pseudonym = \"email\" }",
                 &format!("UNIQUE, values look like emails ({evidence}): a unique fake that fits"),
+            );
+        }
+        if text
+            && ["ssn", "card", "phone", "account"]
+                .iter()
+                .any(|k| evidence.contains(&format!("look like {k}")))
+        {
+            return p(
+                "{ pseudonym = \"digits\" }",
+                &format!("UNIQUE, values look like numbers of a person ({evidence}): a unique fake of their digits"),
             );
         }
         return safe(&format!("looks like PII ({evidence})"));
@@ -382,9 +1017,12 @@ mod tests {
         );
         assert_eq!(
             rule(&column("last_name", "text"), none()),
-            "\"first_letter\""
+            "{ pseudonym = \"last_name\" }"
         );
-        assert_eq!(rule(&column("password_hash", "text"), none()), "\"null\"");
+        assert_eq!(
+            rule(&column("password_hash", "text"), none()),
+            "{ pseudonym = \"token\" }"
+        );
         assert_eq!(rule(&column("amount", "numeric"), none()), "\"keep\"");
         let evidence = Some("12 of 200 sampled values look like ssn".to_string());
         assert_eq!(
@@ -409,10 +1047,149 @@ mod tests {
         narrow.nullable = false;
         assert_eq!(
             rule(&narrow, none()),
-            "\"keep\"",
-            "no rule fits: kept, with a comment to review"
+            "\"last_four\"",
+            "too narrow for a masked SSN: its last four digits"
         );
-        assert!(propose(&narrow, &none()).why.contains("review by hand"));
+        let mut narrow_ip = column("ip", "character");
+        narrow_ip.max_length = Some(4);
+        narrow_ip.nullable = false;
+        assert_eq!(
+            rule(&narrow_ip, none()),
+            "\"keep\"",
+            "no rule fits: kept, to review"
+        );
+        assert!(propose(&narrow_ip, &none()).why.contains("review by hand"));
+    }
+
+    #[test]
+    fn names_in_any_case_style_and_the_vocabulary_beyond_snake_case() {
+        assert_eq!(words("LastName"), ["last", "name"]);
+        assert_eq!(words("lastName"), ["last", "name"]);
+        assert_eq!(words("LAST_NAME"), ["last", "name"]);
+        assert_eq!(words("SSNNumber"), ["ssn", "number"]);
+        assert_eq!(words("photo_path"), ["photo", "path"]);
+        let none = ColumnFacts::default;
+        let people = || ColumnFacts {
+            people: true,
+            ..ColumnFacts::default()
+        };
+        for name in [
+            "LastName",
+            "lastname",
+            "last_name",
+            "surname",
+            "family_name",
+        ] {
+            assert_eq!(
+                rule(&column(name, "character varying"), none()),
+                "{ pseudonym = \"last_name\" }",
+                "{name}"
+            );
+        }
+        assert_eq!(
+            rule(&column("FirstName", "text"), none()),
+            "{ pseudonym = \"first_name\" }"
+        );
+        for (name, data_type) in [
+            ("fax", "text"),
+            ("mobile", "text"),
+            ("tel", "text"),
+            ("zip", "text"),
+            ("postcode", "text"),
+            ("PostalCode", "character varying"),
+            ("dob", "date"),
+            ("BirthDate", "timestamp without time zone"),
+            ("tax_id", "text"),
+            ("vat", "text"),
+            ("iban", "text"),
+            ("passport", "text"),
+            ("license", "text"),
+            ("ip", "inet"),
+            ("ip_address", "text"),
+            ("mac", "macaddr"),
+            ("lat", "double precision"),
+            ("lon", "numeric"),
+            ("api_key", "text"),
+            ("hmac_key", "text"),
+            ("token", "text"),
+            ("salt", "text"),
+            ("device_fingerprint", "text"),
+            ("contact_name", "text"),
+            ("ShipName", "text"),
+            ("Address", "text"),
+        ] {
+            assert_ne!(rule(&column(name, data_type), none()), "\"keep\"", "{name}");
+        }
+        // A UNIQUE secret gets a unique fake, never keep.
+        let mut token = column("token", "text");
+        token.unique = true;
+        token.nullable = false;
+        assert_eq!(rule(&token, none()), "{ pseudonym = \"token\" }");
+        let mut username = column("username", "text");
+        username.unique = true;
+        assert_eq!(rule(&username, none()), "{ pseudonym = \"token\" }");
+        // People's things: a photo, the path of one, a biography, the company.
+        assert_eq!(rule(&column("Photo", "bytea"), people()), "\"null\"");
+        assert_ne!(rule(&column("photo_path", "text"), people()), "\"keep\"");
+        assert_eq!(rule(&column("notes", "text"), people()), "\"redact\"");
+        assert_eq!(
+            rule(&column("Company", "text"), people()),
+            "\"first_letter\""
+        );
+        // Names of things stay: genres, products, categories, and what they describe.
+        for (name, facts) in [
+            ("Name", none()),
+            ("product_name", none()),
+            ("category_name", none()),
+            ("description", none()),
+            ("picture", none()),
+            ("company_name", none()),
+            ("title", people()),
+            ("city", people()),
+            ("country", people()),
+        ] {
+            let data_type = if name == "picture" { "bytea" } else { "text" };
+            assert_eq!(rule(&column(name, data_type), facts), "\"keep\"", "{name}");
+        }
+        // A person's `name` in a table of people.
+        assert_eq!(rule(&column("name", "text"), people()), "\"first_letter\"");
+        // Values that spell the person, by evidence.
+        assert_eq!(
+            rule(
+                &column("alias", "text"),
+                ColumnFacts {
+                    spells_the_person: Some("9 of 10 sampled rows".into()),
+                    ..none()
+                }
+            ),
+            "\"redact\""
+        );
+        assert!(secret_shaped(&vec![
+            "sk_live_51H8xYzAbCdEf0123456789"
+                .to_string();
+            5
+        ]));
+        assert!(!secret_shaped(&vec![
+            "0b5c3e3e-5f0e-4c1b-9a53-2b1a9d6c1e77"
+                .to_string();
+            5
+        ]));
+        assert!(!secret_shaped(&vec![
+            "20240101120000_create_users"
+                .to_string();
+            5
+        ]));
+        assert_eq!(
+            spells_the_person(&[
+                (vec!["Sina".into(), "Corkery".into()], "sina.corkery".into()),
+                (vec!["Ann".into(), "Lee".into()], "ann_lee".into()),
+                (
+                    vec!["Bo".into(), "Davolio".into()],
+                    "http://x/davolio.bmp".into()
+                ),
+            ]),
+            Some("3 of 3 sampled rows".into())
+        );
     }
 
     #[test]

@@ -2,11 +2,12 @@
 use super::*;
 
 fn every_hint() -> impl Iterator<Item = Hint> {
-    (0u8..16).map(|bits| Hint {
+    (0u8..32).map(|bits| Hint {
         birth: bits & 1 != 0,
         routing: bits & 2 != 0,
         phone: bits & 4 != 0,
         account: bits & 8 != 0,
+        quantity: bits & 16 != 0,
     })
 }
 
@@ -24,6 +25,23 @@ proptest::proptest! {
         }
     }
 
+}
+
+#[test]
+fn a_measure_is_not_an_identifier_and_a_compact_timestamp_not_a_card() {
+    assert_eq!(detectors("224308280", "bytes"), []);
+    assert_eq!(detectors("224308280", "Milliseconds"), []);
+    assert_eq!(detectors("224308280", "track"), [Detector::Ssn]);
+    assert_eq!(
+        detectors("224-30-8280", "bytes"),
+        [Detector::Ssn],
+        "written as an SSN, it is one"
+    );
+    // 20190301071309 passes Luhn; as a migration's version it is a timestamp.
+    assert!(maskbus_pii::luhn_valid("20190301071309"));
+    for version in ["20190301071309", "201903010713", "20190301071311123"] {
+        assert_eq!(detectors(version, "version"), [], "{version}");
+    }
 }
 
 #[test]

@@ -256,6 +256,29 @@ fn main() -> anyhow::Result<()> {
             goal: "1.00".into(),
         });
     }
+    for quality in of("init-quality") {
+        let schema = quality["schema"].as_str().unwrap_or("");
+        rows.push(Row {
+            name: format!(
+                "5c. policy init recall, {schema} ({} labelled columns)",
+                quality["labelled"]
+            ),
+            figure: format!("{} masked of them", quality["found"]),
+            baseline: format!("{} labelled", quality["labelled"]),
+            ratio: Some(f(&quality["recall"])),
+            goal: ">= 0.98".into(),
+        });
+        rows.push(Row {
+            name: format!("5c. policy init precision, {schema}"),
+            figure: format!("{} masked", quality["masked"]),
+            baseline: format!(
+                "{} labelled among them; {} check errors",
+                quality["found"], quality["check_errors"]
+            ),
+            ratio: Some(f(&quality["precision"])),
+            goal: ">= 0.90, 0 check errors".into(),
+        });
+    }
     for mask in of("mask") {
         rows.push(Row {
             name: "6. masking, one core".into(),
