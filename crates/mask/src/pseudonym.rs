@@ -151,7 +151,7 @@ impl PseudonymKind {
             // The matcher reads words case-insensitively; so does this, or a real `SMITH`
             // would be taken for a leak of the fake `Smith`.
             Self::FirstName => is_one_of(FIRST_NAMES, value),
-            Self::LastName => is_one_of(LAST_NAMES, value),
+            Self::LastName => is_one_of(LAST_NAMES, value) || is_composed_last_name(value),
             // A fake email spells a first and a last name as words of its local part.
             Self::Email => {
                 value.to_ascii_lowercase().ends_with("@example.com")
@@ -215,7 +215,13 @@ impl PseudonymKind {
         let eight = |at: usize| -> [u8; 8] { h[at..at + 8].try_into().unwrap_or([0; 8]) };
         match self {
             Self::FirstName => pick(FIRST_NAMES, eight(0)).to_string(),
-            Self::LastName => pick(LAST_NAMES, eight(0)).to_string(),
+            // A stem and an ending: 1,600 surnames, so a few hundred real ones keep their
+            // distinctness (40 made 61 real names into 34 fakes).
+            Self::LastName => {
+                let stem = pick(SURNAME_STEMS, eight(0));
+                let ending = pick(SURNAME_ENDINGS, eight(8));
+                format!("{stem}{ending}")
+            }
             Self::Email => {
                 let first = pick(FIRST_NAMES, eight(0)).to_ascii_lowercase();
                 let last = pick(LAST_NAMES, eight(8)).to_ascii_lowercase();
@@ -340,6 +346,30 @@ impl PseudonymKey {
             .collect()
     }
 }
+
+/// `value` (trimmed) is a stem and an ending of a fake surname, whatever its case.
+fn is_composed_last_name(value: &str) -> bool {
+    let value = value.trim().to_lowercase();
+    SURNAME_STEMS.iter().any(|stem| {
+        value
+            .strip_prefix(&stem.to_lowercase())
+            .is_some_and(|rest| SURNAME_ENDINGS.contains(&rest))
+    })
+}
+
+const SURNAME_STEMS: &[&str] = &[
+    "Ash", "Bell", "Black", "Brad", "Brook", "Cald", "Carr", "Clay", "Cold", "Cran", "Dal", "Dun",
+    "East", "Fair", "Fen", "Gal", "Grey", "Hal", "Hart", "Hol", "Ing", "Kel", "King", "Lang",
+    "Lock", "Mar", "Mer", "Nor", "Oak", "Pem", "Ray", "Red", "Ross", "Sand", "Stan", "Thorn",
+    "Under", "Wake", "West", "Whit",
+];
+
+const SURNAME_ENDINGS: &[&str] = &[
+    "ley", "ton", "worth", "wood", "field", "ford", "by", "well", "more", "dale", "hurst",
+    "combe", "stead", "wick", "bridge", "brook", "croft", "gate", "mont", "ridge", "shaw", "land",
+    "ham", "bury", "den", "holm", "thorpe", "mere", "cott", "fold", "grave", "hill", "kirk",
+    "low", "marsh", "ney", "ock", "ster", "vale", "win",
+];
 
 /// `value` (trimmed) is one of `names`, whatever its case.
 fn is_one_of(names: &[&str], value: &str) -> bool {
@@ -548,6 +578,17 @@ mod tests {
                 .collect::<String>(),
             "() -"
         );
+    }
+
+    #[test]
+    fn fake_surnames_are_many_so_real_ones_stay_apart() {
+        let key = PseudonymKey::new(b"k");
+        let fakes: std::collections::HashSet<String> = (0..61)
+            .map(|i| PseudonymKind::LastName.apply(&key, &format!("Surname{i}")))
+            .collect();
+        assert!(fakes.len() >= 57, "61 real surnames became {} fakes", fakes.len());
+        let fake = PseudonymKind::LastName.apply(&key, "Corkery");
+        assert!(PseudonymKind::LastName.could_produce(&fake.to_uppercase()), "{fake}");
     }
 
     #[test]
