@@ -12,7 +12,7 @@
 //! be), the scan is [`PageRows::stale`] and the caller reads the body again the plain way.
 
 use crate::tree::{Append, Intercept, Node, Tape, View};
-use crate::walk::{check_string, PageColumns, Step, Walker};
+use crate::walk::{check_embedded_json, check_string, PageColumns, Step, Walker};
 use crate::{Context, Finding, Hint};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -66,6 +66,7 @@ impl<'de> Intercept<'de> for PageRows<'_, '_> {
             page: &page,
             context: self.context,
             findings: &mut findings,
+            pieces: None,
         })?;
         self.taken.push(findings);
         Ok(())
@@ -87,6 +88,8 @@ struct Read<'s, 'c> {
     page: &'s PageColumns,
     context: Context<'c>,
     findings: &'s mut Vec<Finding>,
+    /// A row's cells as pieces of a split number ([`crate::walk::row_splits`]), by column.
+    pieces: Option<&'s mut Vec<Option<String>>>,
 }
 
 impl<'c> Read<'_, 'c> {
@@ -128,9 +131,14 @@ impl<'c> Read<'_, 'c> {
             let (hint, exact) = self.page.cell(c, self.context.exact);
             let path = [Step::Key("rows"), Step::Index(r), Step::Index(c)];
             check_string(text, hint, exact, &path, self.findings);
+            check_embedded_json(text, exact, &path, self.findings);
+            if let Some(pieces) = self.pieces {
+                pieces.push(self.page.piece(c, text));
+            }
         } else {
             let (path, hint, exact) = self.reading();
             check_string(text, hint, exact, &path, self.findings);
+            check_embedded_json(text, exact, &path, self.findings);
         }
     }
 }
@@ -158,18 +166,31 @@ impl<'de> Visitor<'de> for Read<'_, '_> {
         if next(0).is_none() {
             return self.walk(|nodes| Append(nodes).visit_seq(seq));
         }
+        // A row's cells are collected as pieces of a split number, read once the row ends.
+        let mut pieces: Option<Vec<Option<String>>> = matches!(at, Place::Row(_)).then(Vec::new);
         let mut i = 0;
         while let Some(at) = next(i) {
+            let before = pieces.as_ref().map_or(0, Vec::len);
             let item = Read {
                 at,
                 page: self.page,
                 context: self.context,
                 findings: &mut *self.findings,
+                pieces: pieces.as_mut(),
             };
             if seq.next_element_seed(item)?.is_none() {
                 break;
             }
+            // A cell that was not a string is no piece.
+            if let Some(p) = pieces.as_mut() {
+                if p.len() == before {
+                    p.push(None);
+                }
+            }
             i += 1;
+        }
+        if let (Place::Row(r), Some(pieces)) = (at, pieces) {
+            crate::walk::row_splits(&pieces, &format!("$.rows[{r}]"), self.findings);
         }
         Ok(())
     }

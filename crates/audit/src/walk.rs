@@ -148,6 +148,112 @@ pub(crate) fn key_segment(key: &str) -> String {
     }
 }
 
+/// A number as its digits are read: an integral float (`2.2430828e8`, which serde prints
+/// `224308280.0`) as the integer it is, any other number as serde prints it.
+pub(crate) fn number_text(n: &serde_json::Number) -> String {
+    match n.as_f64() {
+        Some(f) if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 1e19 => {
+            format!("{f:.0}")
+        }
+        _ => n.to_string(),
+    }
+}
+
+/// A string that holds a JSON document itself (a json column's cell, a payload in a log line):
+/// scanned as one, so a card split over its fields is read joined. One level deep: a document
+/// inside a document inside a cell is read as text.
+pub(crate) fn check_embedded_json(
+    text: &str,
+    exact: Option<&ExactMatcher>,
+    path: &[Step<'_>],
+    findings: &mut Vec<Finding>,
+) {
+    let t = text.trim();
+    let shaped =
+        (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
+    if !shaped || t.len() < 8 || t.len() > EMBEDDED_JSON_MAX {
+        return;
+    }
+    EMBEDDED.with(|depth| {
+        if depth.get() > 0 {
+            return;
+        }
+        let Ok(tape) = Tape::parse(t) else {
+            return;
+        };
+        depth.set(1);
+        let context = Context { exact, kept: None };
+        let inner = Walker::new(&tape, context, Vec::new()).findings_at(0, Hint::NONE, exact, &[]);
+        depth.set(0);
+        let at = render_path(path);
+        // Only what the text scan of the cell did not already find: the splits and the numbers
+        // read in their notation.
+        for finding in inner
+            .into_iter()
+            .filter(|f| f.hit.split || f.path.contains('+'))
+        {
+            findings.push(Finding {
+                path: format!("{at} (JSON) {}", finding.path),
+                hit: finding.hit,
+            });
+        }
+    });
+}
+
+/// The longest string read as an embedded document.
+const EMBEDDED_JSON_MAX: usize = 1 << 16;
+
+thread_local! {
+    /// How deep the scan is inside embedded documents.
+    static EMBEDDED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Digits spread over 2 to 4 adjacent cells of one row (`224-30` | `8280`, a card in four
+/// columns `c1..c4`): each window of adjacent pieces is read as one number, and only a card or
+/// an SSN that passes its own checks counts. `pieces` is each cell's digits when the cell is
+/// nothing but a short run of them and its column is no key (`id`, `..._id`), by column.
+pub(crate) fn row_splits(pieces: &[Option<String>], row: &str, findings: &mut Vec<Finding>) {
+    for start in 0..pieces.len() {
+        let mut digits = String::new();
+        for (end, piece) in pieces.iter().enumerate().skip(start).take(4) {
+            let Some(piece) = piece else {
+                break;
+            };
+            digits.push_str(piece);
+            if end == start || !matches!(digits.len(), 9 | 13..=19) {
+                continue;
+            }
+            let run = detect::DigitRun {
+                groups: vec![digits.len()],
+                digits: digits.clone(),
+                separators: Vec::new(),
+                whole: true,
+                span: 0..0,
+            };
+            let mut hits = Vec::new();
+            detect_run(&run, Hint::NONE, &mut hits);
+            if let Some(mut hit) = hits
+                .into_iter()
+                .find(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
+            {
+                hit.split = true;
+                findings.push(Finding {
+                    path: (start..=end)
+                        .map(|c| format!("{row}[{c}]"))
+                        .collect::<Vec<_>>()
+                        .join(" + "),
+                    hit,
+                });
+            }
+        }
+    }
+}
+
+/// The digits of a cell that is a piece of a split number (see [`row_splits`]).
+pub(crate) fn cell_piece(text: &str) -> Option<String> {
+    digit_piece(&Node::String(std::borrow::Cow::Borrowed(text)))
+}
+
 /// Walks a parsed body, checking every string, key and number, and collects the findings.
 pub(crate) struct Walker<'t, 'a, 'c> {
     tape: &'t Tape<'a>,
@@ -185,12 +291,17 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
     fn walk(&mut self, at: usize, hint: Hint, exact: Option<&ExactMatcher>) {
         let tape = self.tape;
         match tape.node(at) {
-            Node::String(text) | Node::Key(text) => {
+            Node::String(text) => {
+                check_string(text, hint, exact, &self.path, &mut self.findings);
+                check_embedded_json(text, exact, &self.path, &mut self.findings);
+            }
+            Node::Key(text) => {
                 check_string(text, hint, exact, &self.path, &mut self.findings);
             }
-            // Numbers are scanned too: an SSN sent as 224308280 is still an SSN.
+            // Numbers are scanned too: an SSN sent as 224308280 is still an SSN, and so is one
+            // sent as 2.2430828e8.
             Node::Number(n) => {
-                check_string(&n.to_string(), hint, exact, &self.path, &mut self.findings);
+                check_string(&number_text(n), hint, exact, &self.path, &mut self.findings);
             }
             Node::Array { .. } => {
                 for (i, item) in tape.items(at).enumerate() {
@@ -235,6 +346,7 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
                     for (r, row) in tape.items(item).enumerate() {
                         self.path.push(Step::Index(r));
                         if let Node::Array { .. } = tape.node(row) {
+                            let mut pieces = Vec::new();
                             for (c, cell) in tape.items(row).enumerate() {
                                 let (hint, exact) = page.cell(c, exact);
                                 self.path.push(Step::Index(c));
@@ -248,11 +360,22 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
                                             &self.path,
                                             &mut self.findings,
                                         );
+                                        check_embedded_json(
+                                            text,
+                                            exact,
+                                            &self.path,
+                                            &mut self.findings,
+                                        );
+                                        pieces.push(page.piece(c, text));
                                     }
-                                    _ => self.walk(cell, hint, exact),
+                                    _ => {
+                                        self.walk(cell, hint, exact);
+                                        pieces.push(None);
+                                    }
                                 }
                                 self.path.pop();
                             }
+                            row_splits(&pieces, &render_path(&self.path), &mut self.findings);
                         } else {
                             self.walk(row, Hint::NONE, exact);
                         }
@@ -272,6 +395,8 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PageColumns {
     cells: Vec<(Hint, bool)>,
+    /// Columns named like keys (`id`, `..._id`): their cells are no piece of a split number.
+    keys: Vec<bool>,
 }
 
 impl PageColumns {
@@ -319,16 +444,26 @@ impl PageColumns {
             .member(at, "entity")
             .and_then(|e| view.str_at(e))
             .unwrap_or_default();
+        let mut keys = Vec::new();
         let cells = columns
             .map(|c| {
                 let column = view.str_at(c).unwrap_or_default().to_lowercase();
                 let kept = context
                     .kept
                     .is_some_and(|k| k.contains(&(entity.to_string(), column.clone())));
+                keys.push(column == "id" || column.ends_with("_id") || column.ends_with("id"));
                 (Hint::of(&column), kept)
             })
             .collect();
-        Some(PageColumns { cells })
+        Some(PageColumns { cells, keys })
+    }
+
+    /// The digits of cell `c` when it may be a piece of a number split over the row's cells.
+    pub(crate) fn piece(&self, c: usize, text: &str) -> Option<String> {
+        if self.keys.get(c).copied().unwrap_or(false) {
+            return None;
+        }
+        cell_piece(text)
     }
 
     /// The hint of column `c`, and the exact matcher to use on its cells.
@@ -349,6 +484,10 @@ const SPLIT_PIECES: usize = 10;
 /// A string value that is nothing but one run of 2 to 8 digits: a piece of a split number.
 fn digit_piece(value: &Node<'_>) -> Option<String> {
     match value {
+        Node::Number(n) if n.is_u64() => {
+            let digits = n.to_string();
+            (2..=8).contains(&digits.len()).then_some(digits)
+        }
         Node::String(text) if text.len() <= 64 => {
             let normalized = normalize::normalize(text);
             let runs = digit_runs(&normalized);
@@ -370,7 +509,7 @@ fn pieces_of(
     object: usize,
     prefix: &str,
     depth: u8,
-    out: &mut Vec<(String, String)>,
+    out: &mut Vec<(String, String, bool)>,
 ) {
     for (key, value) in tape.members(object) {
         if out.len() >= SPLIT_PIECES {
@@ -383,7 +522,8 @@ fn pieces_of(
             }
             _ => {
                 if let Some(digits) = digit_piece(tape.node(value)) {
-                    out.push((format!("{prefix}{}", key_segment(key)), digits));
+                    let numeric = matches!(tape.node(value), Node::Number(_));
+                    out.push((format!("{prefix}{}", key_segment(key)), digits, numeric));
                 }
             }
         }
@@ -423,6 +563,15 @@ fn split_values(tape: &Tape<'_>, object: usize, path: &[Step<'_>], findings: &mu
         let digits: String = chosen.iter().map(|&i| pieces[i].1.as_str()).collect();
         if !matches!(digits.len(), 9 | 13..=19) {
             return;
+        }
+        // Numbers in fields are counts and limits more often than pieces: they count only in
+        // the groups a card or an SSN is written in (4-4-4-4, 4-6-5, 3-2-4), all of them numbers.
+        if chosen.iter().any(|&i| pieces[i].2) {
+            let shape: Vec<usize> = chosen.iter().map(|&i| pieces[i].1.len()).collect();
+            let grouped = matches!(shape.as_slice(), [4, 4, 4, 4] | [4, 6, 5] | [3, 2, 4]);
+            if !grouped || !chosen.iter().all(|&i| pieces[i].2) {
+                return;
+            }
         }
         let run = detect::DigitRun {
             groups: vec![digits.len()],

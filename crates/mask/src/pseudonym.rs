@@ -365,10 +365,10 @@ const SURNAME_STEMS: &[&str] = &[
 ];
 
 const SURNAME_ENDINGS: &[&str] = &[
-    "ley", "ton", "worth", "wood", "field", "ford", "by", "well", "more", "dale", "hurst",
-    "combe", "stead", "wick", "bridge", "brook", "croft", "gate", "mont", "ridge", "shaw", "land",
-    "ham", "bury", "den", "holm", "thorpe", "mere", "cott", "fold", "grave", "hill", "kirk",
-    "low", "marsh", "ney", "ock", "ster", "vale", "win",
+    "ley", "ton", "worth", "wood", "field", "ford", "by", "well", "more", "dale", "hurst", "combe",
+    "stead", "wick", "bridge", "brook", "croft", "gate", "mont", "ridge", "shaw", "land", "ham",
+    "bury", "den", "holm", "thorpe", "mere", "cott", "fold", "grave", "hill", "kirk", "low",
+    "marsh", "ney", "ock", "ster", "vale", "win",
 ];
 
 /// `value` (trimmed) is one of `names`, whatever its case.
@@ -586,9 +586,16 @@ mod tests {
         let fakes: std::collections::HashSet<String> = (0..61)
             .map(|i| PseudonymKind::LastName.apply(&key, &format!("Surname{i}")))
             .collect();
-        assert!(fakes.len() >= 57, "61 real surnames became {} fakes", fakes.len());
+        assert!(
+            fakes.len() >= 57,
+            "61 real surnames became {} fakes",
+            fakes.len()
+        );
         let fake = PseudonymKind::LastName.apply(&key, "Corkery");
-        assert!(PseudonymKind::LastName.could_produce(&fake.to_uppercase()), "{fake}");
+        assert!(
+            PseudonymKind::LastName.could_produce(&fake.to_uppercase()),
+            "{fake}"
+        );
     }
 
     #[test]

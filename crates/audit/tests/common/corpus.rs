@@ -182,6 +182,119 @@ pub fn planted() -> Vec<(&'static str, Value, Detector)> {
             json!({"note": "٤١١١ ١١١١ ١١١١ ١١١١"}),
             Detector::Card,
         ),
+        // Issue 28's held-out forms.
+        (
+            "ssn over line breaks",
+            json!({"note": "224\n30\n8280"}),
+            Detector::Ssn,
+        ),
+        (
+            "ssn over hashes",
+            json!({"note": "224#30#8280"}),
+            Detector::Ssn,
+        ),
+        (
+            "ssn over long dashes",
+            json!({"note": "224 -- 30 -- 8280"}),
+            Detector::Ssn,
+        ),
+        ("ssn over x", json!({"note": "224x30x8280"}), Detector::Ssn),
+        (
+            "ssn with a joining word",
+            json!({"note": "224-30 and 8280"}),
+            Detector::Ssn,
+        ),
+        (
+            "superscript ssn",
+            json!({"note": "²²⁴-³⁰-⁸²⁸⁰"}),
+            Detector::Ssn,
+        ),
+        ("circled ssn", json!({"note": "②②④-③⓪-⑧②⑧⓪"}), Detector::Ssn),
+        (
+            "float form of an ssn",
+            parse(r#"{"n": 2.2430828e8}"#),
+            Detector::Ssn,
+        ),
+        (
+            "second email after a comma",
+            json!({"to": "a@b.co,dave.smith@yahoo.com"}),
+            Detector::Email,
+        ),
+        (
+            "email after a line break",
+            json!({"note": "call\ndave.smith@yahoo.com"}),
+            Detector::Email,
+        ),
+        (
+            "full-width at sign",
+            json!({"note": "dave.smith＠yahoo.com"}),
+            Detector::Email,
+        ),
+        (
+            "full-width dot",
+            json!({"note": "dave.smith@yahoo．com"}),
+            Detector::Email,
+        ),
+        (
+            "email on a host without a dot",
+            json!({"note": "dave.smith@intranet"}),
+            Detector::Email,
+        ),
+        (
+            "email as a JSON key",
+            json!({"dave.smith@yahoo.com": "primary"}),
+            Detector::Email,
+        ),
+        (
+            "ssn as a JSON key",
+            json!({"224-30-8280": true}),
+            Detector::Ssn,
+        ),
+        (
+            "card over four string fields",
+            json!({"pay": {"a": "4111", "b": "1111", "c": "1111", "d": "1111"}}),
+            Detector::Card,
+        ),
+        (
+            "card over four numeric fields",
+            json!({"pay": {"a": 4111, "b": 1111, "c": 1111, "d": 1111}}),
+            Detector::Card,
+        ),
+        (
+            "ssn over two fields",
+            json!({"a": "224-30", "b": "8280"}),
+            Detector::Ssn,
+        ),
+        (
+            "card split inside a JSON document in a cell",
+            json!({"columns": ["id", "doc"], "rows": [["1", "{\"a\":\"4111\",\"b\":\"1111\",\"c\":\"1111\",\"d\":\"1111\"}"]]}),
+            Detector::Card,
+        ),
+        (
+            "ssn over two cells of a row",
+            json!({"columns": ["id", "ssn_a", "ssn_b"], "rows": [["1", "224-30", "8280"]]}),
+            Detector::Ssn,
+        ),
+        (
+            "card over four cells of a row",
+            json!({"columns": ["c1", "c2", "c3", "c4"], "rows": [["4111", "1111", "1111", "1111"]]}),
+            Detector::Card,
+        ),
+        (
+            "birth date with a month's name",
+            json!({"date_of_birth": "July 23, 1984"}),
+            Detector::BirthDate,
+        ),
+        (
+            "birth date day first",
+            json!({"dob": "23 Jul 1984"}),
+            Detector::BirthDate,
+        ),
+        (
+            "birth date in free text",
+            json!({"note": "born 23rd July 1984 in Ohio"}),
+            Detector::BirthDate,
+        ),
     ]
 }
 
