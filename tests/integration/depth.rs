@@ -282,3 +282,73 @@ async fn policy_init_masks_the_secrets_and_people_of_a_saas_schema_and_its_outpu
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     crate::zoo::assert_audit_clean(&dbs, &producer);
 }
+
+#[tokio::test]
+async fn the_audit_judges_on_its_own_and_catches_what_a_wrong_policy_keeps_unless_reviewed() {
+    let test = "depth_judge";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute(
+            "CREATE TABLE customers (id int PRIMARY KEY, first_name text, last_name text,
+                                     postal_code text, notes text);
+             INSERT INTO customers
+             SELECT i, (ARRAY['Nancy','Andrew','Janet','Margaret'])[1 + i % 4],
+                    (ARRAY['Davolio','Fuller','Leverling','Peacock'])[1 + i % 4] || i,
+                    'SW1A ' || i || 'AA',
+                    'Joined in 2019 and likes tea'
+               FROM generate_series(1, 40) i;",
+        )
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    // A policy that wrongly keeps the postal codes.
+    let policy = files.write(
+        "policy.toml",
+        "[customers]\nid = \"keep\"\nfirst_name = { pseudonym = \"first_name\" }\nlast_name = \"first_letter\"\npostal_code = \"keep\"\nnotes = \"keep\"\n",
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &crate::zoo::zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let bus = dbs.url("bus");
+    let audit = |extra: &[&str]| {
+        let mut args = vec!["wire-audit", "--bus", &bus, "--config", &producer];
+        args.extend_from_slice(extra);
+        maskbus(&args)
+    };
+    // Looking only where the producer's policy masks, the kept postal codes are invisible.
+    let blind = audit(&["--policy-only"]);
+    assert_eq!(blind.code, 0, "{}\n{}", blind.stdout, blind.stderr);
+    // Reviewed by an auditor, each with a reason: not read.
+    let reviewed = files.write(
+        "reviewed.toml",
+        "[columns]\n\"public.customers.postal_code\" = \"test postcodes of our own office\"\n\"customers.notes\" = \"one sentence, the same for every row\"\n",
+    );
+    let passed = audit(&["--reviewed", &reviewed]);
+    assert_eq!(passed.code, 0, "{}\n{}", passed.stdout, passed.stderr);
+    // The audit's own judgement (policy init's reading of the source) holds them personal,
+    // loads their real values and finds them on the bus.
+    let judged = audit(&[]);
+    assert_ne!(judged.code, 0, "{}\n{}", judged.stdout, judged.stderr);
+    assert!(
+        judged.stderr.contains("public.customers.postal_code"),
+        "{}",
+        judged.stderr
+    );
+    assert!(judged.stdout.contains("source_value"), "{}", judged.stdout);
+    // A reviewed file without reasons is refused by name.
+    let bad = files.write("bad.toml", "[columns]\n\"customers.notes\" = \"\"\n");
+    let refused = audit(&["--reviewed", &bad]);
+    assert_ne!(refused.code, 0);
+    assert!(
+        refused.stderr.contains("needs a reason"),
+        "{}",
+        refused.stderr
+    );
+}

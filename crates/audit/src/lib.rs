@@ -43,6 +43,9 @@ pub struct Context<'a> {
     /// searched for real values: a surname that is also a merchant's name is there by policy.
     /// The pattern detectors still read them.
     pub kept: Option<&'a HashSet<(String, String)>>,
+    /// (entity, column) pairs an auditor has reviewed and holds to carry no PII (a file the
+    /// auditor keeps, each with a reason): their cells in page replies are not read at all.
+    pub reviewed: Option<&'a HashSet<(String, String)>>,
 }
 
 /// One finding in one message.

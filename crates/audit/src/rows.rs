@@ -171,6 +171,18 @@ impl<'de> Visitor<'de> for Read<'_, '_> {
         let mut i = 0;
         while let Some(at) = next(i) {
             let before = pieces.as_ref().map_or(0, Vec::len);
+            if let Place::Cell(_, c) = at {
+                if self.page.reviewed(c) {
+                    if seq.next_element::<serde::de::IgnoredAny>()?.is_none() {
+                        break;
+                    }
+                    if let Some(p) = pieces.as_mut() {
+                        p.push(None);
+                    }
+                    i += 1;
+                    continue;
+                }
+            }
             let item = Read {
                 at,
                 page: self.page,
@@ -266,6 +278,7 @@ mod tests {
         Context {
             exact: Some(exact),
             kept: Some(kept),
+            reviewed: None,
         }
     }
 

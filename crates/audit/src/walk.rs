@@ -182,7 +182,11 @@ pub(crate) fn check_embedded_json(
             return;
         };
         depth.set(1);
-        let context = Context { exact, kept: None };
+        let context = Context {
+            exact,
+            kept: None,
+            reviewed: None,
+        };
         let inner = Walker::new(&tape, context, Vec::new()).findings_at(0, Hint::NONE, exact, &[]);
         depth.set(0);
         let at = render_path(path);
@@ -348,6 +352,10 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
                         if let Node::Array { .. } = tape.node(row) {
                             let mut pieces = Vec::new();
                             for (c, cell) in tape.items(row).enumerate() {
+                                if page.reviewed(c) {
+                                    pieces.push(None);
+                                    continue;
+                                }
                                 let (hint, exact) = page.cell(c, exact);
                                 self.path.push(Step::Index(c));
                                 // Most cells are strings: checked here, without a walk.
@@ -397,6 +405,8 @@ pub(crate) struct PageColumns {
     cells: Vec<(Hint, bool)>,
     /// Columns named like keys (`id`, `..._id`): their cells are no piece of a split number.
     keys: Vec<bool>,
+    /// Columns an auditor reviewed as holding no PII: their cells are not read.
+    reviewed: Vec<bool>,
 }
 
 impl PageColumns {
@@ -444,18 +454,27 @@ impl PageColumns {
             .member(at, "entity")
             .and_then(|e| view.str_at(e))
             .unwrap_or_default();
-        let mut keys = Vec::new();
+        let (mut keys, mut reviewed) = (Vec::new(), Vec::new());
         let cells = columns
             .map(|c| {
                 let column = view.str_at(c).unwrap_or_default().to_lowercase();
-                let kept = context
-                    .kept
-                    .is_some_and(|k| k.contains(&(entity.to_string(), column.clone())));
+                let pair = (entity.to_string(), column.clone());
+                let kept = context.kept.is_some_and(|k| k.contains(&pair));
+                reviewed.push(context.reviewed.is_some_and(|r| r.contains(&pair)));
                 keys.push(column == "id" || column.ends_with("_id") || column.ends_with("id"));
                 (Hint::of(&column), kept)
             })
             .collect();
-        Some(PageColumns { cells, keys })
+        Some(PageColumns {
+            cells,
+            keys,
+            reviewed,
+        })
+    }
+
+    /// Whether an auditor reviewed column `c` as holding no PII (its cells are not read).
+    pub(crate) fn reviewed(&self, c: usize) -> bool {
+        self.reviewed.get(c).copied().unwrap_or(false)
     }
 
     /// The digits of cell `c` when it may be a piece of a number split over the row's cells.

@@ -187,6 +187,7 @@ fn exact_match_finds_a_real_value_in_any_shape_and_nothing_in_masked_output() {
     let context = Context {
         exact: Some(&matcher),
         kept: None,
+        reviewed: None,
     };
     for leak in &leaks {
         assert!(
@@ -207,7 +208,8 @@ fn exact_match_finds_a_real_value_in_any_shape_and_nothing_in_masked_output() {
         &page,
         Context {
             exact: Some(&matcher),
-            kept: Some(&kept)
+            kept: Some(&kept),
+            reviewed: None,
         }
     )
     .is_empty());
@@ -226,7 +228,7 @@ proptest::proptest! {
             text.clone(): digits, "columns": ["date_of_birth", "routing_number"], "rows": [[text, digits]],
             "a": digits, "b": digits,
         });
-        let _ = scan(&body, Context { exact: Some(&matcher), kept: None });
+        let _ = scan(&body, Context { exact: Some(&matcher), kept: None, reviewed: None });
     }
 }
 

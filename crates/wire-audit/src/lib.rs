@@ -50,6 +50,8 @@ pub struct ExactStats {
     /// The policy writes bijective pseudonyms (`ssn`, `digits`) whose fakes are told from real
     /// values by the pseudonym key: `Some(true)` when the key was there to do it.
     pub fakes_verified: Option<bool>,
+    /// Columns the policy keeps that the audit's own judgement holds personal: loaded too.
+    pub kept_but_judged_personal: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -281,8 +283,12 @@ pub fn random_key() -> [u8; 32] {
     key
 }
 
-/// The (entity, column) pairs a policy passes unchanged.
-pub fn kept_columns(policy: &Policy) -> HashSet<(String, String)> {
+/// The (entity, column) pairs a policy passes unchanged, but those the audit's own judgement
+/// (`judged`) holds personal: their cells are searched for real values like any masked column's.
+pub fn kept_columns(
+    policy: &Policy,
+    judged: &HashSet<(String, String)>,
+) -> HashSet<(String, String)> {
     policy
         .entities()
         .flat_map(|(entity, rules)| {
@@ -291,14 +297,32 @@ pub fn kept_columns(policy: &Policy) -> HashSet<(String, String)> {
                 .filter(|(_, rule)| **rule == Rule::Keep)
                 .map(move |(column, _)| (entity.to_string(), column.to_string()))
         })
+        .filter(|pair| !judged.contains(pair))
         .collect()
 }
 
-/// Loads the real sensitive values of the source (per the policy: every column whose rule is not
-/// `keep`) into an exact matcher, as keyed hashes only.
+/// The (entity, column) pairs a proposal masks (any rule but keep): what the audit judges
+/// personal on its own, from `maskbus policy init`'s reading of the source (names, types and
+/// sampled values), whatever the producer's policy says.
+pub fn masked_columns(proposal: &Policy) -> HashSet<(String, String)> {
+    proposal
+        .entities()
+        .flat_map(|(entity, rules)| {
+            rules
+                .columns()
+                .filter(|(_, rule)| **rule != Rule::Keep)
+                .map(move |(column, _)| (entity.to_string(), column.to_string()))
+        })
+        .collect()
+}
+
+/// Loads the real sensitive values of the source into an exact matcher, as keyed hashes only:
+/// every column the policy masks, and every column the audit's own judgement (`judged`) holds
+/// personal though the policy keeps it, so a column the policy wrongly keeps is caught.
 pub async fn load_source_values(
     source: &Target,
     policy: &Policy,
+    judged: &HashSet<(String, String)>,
 ) -> Result<(ExactMatcher, ExactStats), PgError> {
     let mut source = source.clone();
     source.config.options(READ_ONLY_CANONICAL);
@@ -318,8 +342,14 @@ pub async fn load_source_values(
         .collect();
     for (entity, rules) in policy.entities() {
         for (column, rule) in rules.columns() {
-            if *rule == Rule::Keep {
+            let judged_personal = judged.contains(&(entity.to_string(), column.to_string()));
+            if *rule == Rule::Keep && !judged_personal {
                 continue;
+            }
+            if *rule == Rule::Keep {
+                stats
+                    .kept_but_judged_personal
+                    .push(format!("{entity}.{column}"));
             }
             stats.columns += 1;
             let sql = maskbus_pg::statements::distinct_values(
@@ -331,12 +361,13 @@ pub async fn load_source_values(
             })?;
             for row in rows {
                 let value: String = row.get(0);
-                if rule
-                    .apply(Some(value.clone()), None)
-                    .ok()
-                    .flatten()
-                    .as_deref()
-                    == Some(value.as_str())
+                if *rule != Rule::Keep
+                    && rule
+                        .apply(Some(value.clone()), None)
+                        .ok()
+                        .flatten()
+                        .as_deref()
+                        == Some(value.as_str())
                 {
                     stats.unchanged_by_rule += 1;
                     continue;

@@ -33,6 +33,14 @@ pub struct AuditArgs {
     /// --source and --policy, when given, win over it.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Columns the auditor has reviewed as holding no PII, each with a reason: a TOML file of
+    /// `"schema.table.column" = "why"` lines under `[columns]`. Their cells are not read.
+    #[arg(long, value_name = "FILE")]
+    reviewed: Option<PathBuf>,
+    /// With --source: draw the real values from the columns the producer's policy masks only,
+    /// without the audit's own judgement of which columns are personal.
+    #[arg(long)]
+    policy_only: bool,
     /// Also run the design's one-line SQL grep and print its count beside ours.
     #[arg(long)]
     compare_sql: bool,
@@ -92,6 +100,41 @@ async fn triage(bus: &Target, args: &AuditArgs) -> Result<ExitCode> {
     })
 }
 
+/// The auditor's reviewed columns: `[columns]` with `"schema.table.column" = "reason"` (a table
+/// of schema public may be named without it). Every line needs a reason.
+fn reviewed_columns(path: &std::path::Path) -> Result<std::collections::HashSet<(String, String)>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("reading the reviewed columns {}: {e}", path.display()))?;
+    let doc: toml::Table = text.parse().map_err(|e| {
+        anyhow::anyhow!("the reviewed columns {} are not TOML: {e}", path.display())
+    })?;
+    let mut out = std::collections::HashSet::new();
+    let Some(columns) = doc.get("columns").and_then(|c| c.as_table()) else {
+        anyhow::bail!(
+            "{} has no [columns] table of \"schema.table.column\" = \"reason\" lines",
+            path.display()
+        );
+    };
+    for (name, reason) in columns {
+        let reason = reason.as_str().unwrap_or_default().trim();
+        anyhow::ensure!(
+            !reason.is_empty(),
+            "{}: {} needs a reason (why it holds no PII)",
+            path.display(),
+            maskbus_mask::shorten(name)
+        );
+        let Some((table, column)) = name.rsplit_once('.') else {
+            anyhow::bail!(
+                "{}: {} is not table.column or schema.table.column",
+                path.display(),
+                maskbus_mask::shorten(name)
+            );
+        };
+        out.insert((maskbus_mask::qualify(table), column.to_lowercase()));
+    }
+    Ok(out)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Text,
@@ -107,6 +150,10 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
     }
     let (mut source_url, mut policy_path) = (args.source.clone(), args.policy.clone());
     let mut pseudonym_key = None;
+    let reviewed = match &args.reviewed {
+        Some(path) => reviewed_columns(path)?,
+        None => Default::default(),
+    };
     if let Some(path) = &args.config {
         match maskbus_agents::config::load(path)? {
             maskbus_agents::config::AgentConfig::Producer(producer) => {
@@ -129,7 +176,27 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
                 )
             })?;
             let policy = maskbus_agents::policy::load(&policy_path, pseudonym_key.as_deref())?;
-            let (matcher, stats) = wire_audit::load_source_values(&source, &policy).await?;
+            // The audit's own judgement of which columns are personal: policy init's reading of
+            // the source, independent of the producer's policy.
+            let mut judged = if args.policy_only {
+                Default::default()
+            } else {
+                let proposal = maskbus_agents::policy::init(&source, &policy.schemas()).await?;
+                wire_audit::masked_columns(&maskbus_mask::Policy::from_toml(
+                    "the audit's judgement",
+                    &proposal,
+                )?)
+            };
+            judged.retain(|pair| !reviewed.contains(pair));
+            let (matcher, stats) =
+                wire_audit::load_source_values(&source, &policy, &judged).await?;
+            if !stats.kept_but_judged_personal.is_empty() {
+                eprintln!(
+                    "the audit's own judgement holds {} columns personal that the policy keeps, and looks for their real values too: {}",
+                    stats.kept_but_judged_personal.len(),
+                    stats.kept_but_judged_personal.join(", ")
+                );
+            }
             if stats.fakes_verified == Some(false) {
                 eprintln!(
                     "warning: the policy's ssn and digits pseudonyms write fakes shaped like real values; \
@@ -146,13 +213,14 @@ pub async fn run(args: AuditArgs) -> Result<ExitCode> {
                 stats.possible_pseudonyms,
                 stats.too_short
             );
-            Some((matcher, wire_audit::kept_columns(&policy)))
+            Some((matcher, wire_audit::kept_columns(&policy, &judged)))
         }
         None => None,
     };
     let context = maskbus_audit::Context {
         exact: exact.as_ref().map(|(m, _)| m),
         kept: exact.as_ref().map(|(_, k)| k),
+        reviewed: (!reviewed.is_empty()).then_some(&reviewed),
     };
 
     let bar = ProgressBar::new(0);
