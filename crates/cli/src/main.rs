@@ -90,6 +90,8 @@ fn quiet_on_broken_pipe() {
 enum DocsCommand {
     /// docs/commands.md: every command, its arguments and the exit codes.
     Commands,
+    /// docs/rules.md: every masking rule, its class and what it does.
+    Rules,
 }
 
 fn main() -> ExitCode {
@@ -125,6 +127,10 @@ fn main() -> ExitCode {
             Command::Config(command) => commands::config::run(command),
             Command::Docs(DocsCommand::Commands) => {
                 print!("{}", reference::commands_markdown());
+                Ok(Exit::Ok.into())
+            }
+            Command::Docs(DocsCommand::Rules) => {
+                print!("{}", maskbus_mask::catalog::markdown());
                 Ok(Exit::Ok.into())
             }
         }
@@ -208,6 +214,16 @@ mod tests {
         use clap::CommandFactory;
         // clap's own checks (unique argument ids, valid defaults), for every subcommand.
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_rules_reference_is_generated_from_the_catalog() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/rules.md");
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            written == maskbus_mask::catalog::markdown(),
+            "docs/rules.md is not what crates/mask/src/catalog.rs says: run `maskbus docs rules > docs/rules.md`"
+        );
     }
 
     #[test]

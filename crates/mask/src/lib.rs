@@ -20,12 +20,14 @@
 //! - [`pseudonym`]: deterministic keyed fakes; `bijection` makes those of digits unique (FF1).
 //! - [`schema`]: what of the source's schema may cross; `ServedSchema` is made only there.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
+//! - [`catalog`]: every rule with its class, the list docs/rules.md is generated from.
 //! - [`escape`]: names of production in generated comments and Markdown, kept to one line.
 //!
 //! `rule_spec` reads one rule as a policy file writes it (a name or a table), strictly.
 
 pub mod array;
 mod bijection;
+pub mod catalog;
 pub mod escape;
 pub mod fit;
 pub mod json;

@@ -7,7 +7,7 @@
 
 use crate::pseudonym::PseudonymKey;
 use crate::row::Masker;
-use crate::rule_spec::{is_rule_table, parse_rule, RuleSpec, RULE_NAMES};
+use crate::rule_spec::{is_rule_table, parse_rule, RuleSpec};
 use crate::rules::Rule;
 use crate::MaskError;
 use std::collections::BTreeMap;
@@ -141,7 +141,10 @@ impl Policy {
                     policy: name.to_string(),
                     entity: entity.clone(),
                     column: column.clone(),
-                    reason: format!("a rule is a name or a table; the rules are {RULE_NAMES}"),
+                    reason: format!(
+                        "a rule is a name or a table; the rules are {}",
+                        crate::catalog::names()
+                    ),
                 })?;
                 let rule = parse_rule(spec).map_err(|reason| PolicyError::BadRule {
                     policy: name.to_string(),

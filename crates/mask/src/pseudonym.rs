@@ -133,7 +133,20 @@ impl PseudonymKind {
         }
     }
 
-    pub const ALL_NAMES: &'static str = "first_name, last_name, email, ssn, digits, token";
+    /// Every kind.
+    pub const ALL: [PseudonymKind; 6] = [
+        Self::FirstName,
+        Self::LastName,
+        Self::Email,
+        Self::Ssn,
+        Self::Digits,
+        Self::Token,
+    ];
+
+    /// Every kind's name, for an error that lists them.
+    pub fn all_names() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
 
     /// What distinct inputs become: the one place `policy check` reads it from.
     pub fn class(self) -> RuleClass {

@@ -26,8 +26,6 @@ pub(crate) fn is_rule_table(value: &toml::Value) -> bool {
     }
 }
 
-pub(crate) const RULE_NAMES: &str =
-    "keep, null, redact, first_letter, ssn, card, email, year_only, last_four, scrub, { constant = \"...\" }, { pseudonym = \"...\" }, { json = { \"$.path\" = rule } }";
 
 pub(crate) fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
     match spec {
@@ -44,7 +42,8 @@ pub(crate) fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
             "scrub" => Rule::Scrub,
             other => {
                 return Err(format!(
-                    "unknown rule {other:?}; the rules are {RULE_NAMES}"
+                    "unknown rule {other:?}; the rules are {}",
+                    crate::catalog::names()
                 ))
             }
         }),
@@ -53,7 +52,8 @@ pub(crate) fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
             let mut entries = table.into_iter();
             let (Some((key, value)), None) = (entries.next(), entries.next()) else {
                 return Err(format!(
-                    "a rule table takes exactly one key; the rules are {RULE_NAMES}"
+                    "a rule table takes exactly one key; the rules are {}",
+                    crate::catalog::names()
                 ));
             };
             let text = value
@@ -67,11 +67,12 @@ pub(crate) fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
                     .ok_or_else(|| {
                         format!(
                             "unknown pseudonym kind {text:?}; the kinds are {}",
-                            PseudonymKind::ALL_NAMES
+                            PseudonymKind::all_names()
                         )
                     }),
                 other => Err(format!(
-                    "unknown rule {other:?}; the rules are {RULE_NAMES}"
+                    "unknown rule {other:?}; the rules are {}",
+                    crate::catalog::names()
                 )),
             }
         }
