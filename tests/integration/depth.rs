@@ -191,6 +191,12 @@ const SAAS: &str = r#"
     CREATE TABLE password_resets (id bigserial PRIMARY KEY, token text NOT NULL UNIQUE, created_at timestamptz);
     INSERT INTO password_resets (token, created_at)
     SELECT md5('reset' || i), now() FROM generate_series(1, 50) i;
+    CREATE TYPE badge AS ENUM ('224-30-8280', 'dave.smith@yahoo.com', 'gold');
+    CREATE TABLE badges (id serial PRIMARY KEY, label badge NOT NULL, tags text[] NOT NULL);
+    INSERT INTO badges (label, tags)
+    SELECT (ARRAY['224-30-8280', 'dave.smith@yahoo.com', 'gold'])[1 + i % 3]::badge,
+           ARRAY['vip', 'x' || i || '.y@yahoo.com']
+      FROM generate_series(1, 30) i;
     CREATE TABLE genres (id serial PRIMARY KEY, name text NOT NULL);
     INSERT INTO genres (name) VALUES ('Rock'), ('Jazz'), ('Metal'), ('Blues');
     CREATE TABLE tracks (id serial PRIMARY KEY, name text NOT NULL, genre_id int REFERENCES genres, bytes integer, milliseconds integer);

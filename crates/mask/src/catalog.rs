@@ -102,14 +102,25 @@ mod tests {
         let names = names();
         for kind in ["first_name", "last_name", "email", "ssn", "digits", "token"] {
             assert!(PseudonymKind::parse(kind).is_some());
-            assert!(names.contains(&format!("pseudonym = \"{kind}\"")), "{names}");
+            assert!(
+                names.contains(&format!("pseudonym = \"{kind}\"")),
+                "{names}"
+            );
         }
         for entry in entries() {
-            let policy = format!("[t]\nc = {}\n", entry.syntax.replace("\"$.path\" = rule", "\"$.a\" = \"keep\""));
+            let policy = format!(
+                "[t]\nc = {}\n",
+                entry
+                    .syntax
+                    .replace("\"$.path\" = rule", "\"$.a\" = \"keep\"")
+            );
             let parsed = crate::Policy::from_toml("p", &policy)
                 .unwrap_or_else(|e| panic!("{}: {e}", entry.syntax));
             assert_eq!(
-                parsed.entity("t").and_then(|e| e.rule("c")).map(Rule::class),
+                parsed
+                    .entity("t")
+                    .and_then(|e| e.rule("c"))
+                    .map(Rule::class),
                 Some(entry.rule.class()),
                 "{}",
                 entry.syntax

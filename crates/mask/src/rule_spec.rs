@@ -26,7 +26,6 @@ pub(crate) fn is_rule_table(value: &toml::Value) -> bool {
     }
 }
 
-
 pub(crate) fn parse_rule(spec: RuleSpec) -> Result<Rule, String> {
     match spec {
         RuleSpec::Name(name) => Ok(match name.as_str() {

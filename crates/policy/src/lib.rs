@@ -246,9 +246,15 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
     let mut proposed: Vec<(maskbus_pg::TableRef, Vec<Proposal>)> = Vec::new();
     let mut keys: Vec<(maskbus_pg::TableRef, Vec<String>)> = Vec::new();
     let mut skipped = Vec::new();
+    // Tables with a column kept though its sample looks like PII (no rule fits its type).
+    let mut kept_pii: std::collections::BTreeSet<String> = Default::default();
     for info in &tables {
         if !propose::writable(info) {
-            skipped.push(info.table.clone());
+            skipped.push((
+                info.table.clone(),
+                "whose name (or a column's) is not a plain identifier a policy can hold"
+                    .to_string(),
+            ));
             continue;
         }
         let key: HashSet<String> = match info.key(None) {
@@ -323,12 +329,20 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
                 facts.evidence = crate::schema_check::sample_evidence(&column.name, &values);
                 facts.secret_shape = propose::secret_shaped(&values);
             }
-            proposals.push(propose::propose(column, &facts));
+            let proposal = propose::propose(column, &facts);
+            // `keep` on values that look like PII is what policy check refuses: no rule fitted.
+            if proposal.rule == "\"keep\""
+                && facts.evidence.is_some()
+                && !facts.key
+                && !facts.foreign_key
+            {
+                kept_pii.insert(info.table.to_string());
+            }
+            proposals.push(proposal);
         }
         proposed.push((info.table.clone(), proposals));
     }
     // Check the proposal as policy check would; a column it still gets wrong takes the safe rule.
-    let skipped: Vec<maskbus_pg::TableRef> = skipped;
     let mut text = propose::render(source.dbname(), &proposed, &keys, &skipped);
     if let Ok(policy) = Policy::from_toml("policy init", &text) {
         let lines = crate::schema_check::check(&policy, &tables, &fks);
@@ -366,6 +380,32 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
         }
         if changed {
             text = propose::render(source.dbname(), &proposed, &keys, &skipped);
+        }
+        // What no rule can mend (a NOT NULL enum whose labels look like PII, say) leaves its
+        // table out, said in a comment: the output always passes policy check, and the table is
+        // not synced until a reviewer decides.
+        if let Ok(policy) = Policy::from_toml("policy init", &text) {
+            let mut stuck: std::collections::BTreeSet<String> =
+                crate::schema_check::check(&policy, &tables, &fks)
+                    .into_iter()
+                    .filter(|l| matches!(l.verdict, Verdict::Error(_)))
+                    .map(|l| maskbus_mask::qualify(&l.entity))
+                    .collect();
+            stuck.extend(kept_pii.iter().cloned());
+            if !stuck.is_empty() {
+                proposed.retain(|(t, _)| {
+                    let out = stuck.contains(&t.to_string());
+                    if out {
+                        skipped.push((
+                            t.clone(),
+                            "a column of it no rule fits (see policy check): decide by hand"
+                                .to_string(),
+                        ));
+                    }
+                    !out
+                });
+                text = propose::render(source.dbname(), &proposed, &keys, &skipped);
+            }
         }
     }
     Ok(text)

@@ -822,13 +822,13 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
 /// The policy file for `tables` with their proposals, in table order, and the key columns
 /// proposed for tables that have no key of their own, written by `toml_edit` (keys and values
 /// quoted by the serializer; every comment made one line by [`maskbus_mask::escape::one_line`]),
-/// so no name of production can add a line, a key or a section. `left_out` are tables no
-/// policy can name, each said in a comment.
+/// so no name of production can add a line, a key or a section. `left_out` are tables the
+/// policy does not name, each said in a comment with why.
 pub fn render(
     source_name: &str,
     tables: &[(TableRef, Vec<Proposal>)],
     keys: &[(TableRef, Vec<String>)],
-    left_out: &[TableRef],
+    left_out: &[(TableRef, String)],
 ) -> String {
     use maskbus_mask::escape::one_line;
     use toml_edit::{DocumentMut, Item, Table, Value};
@@ -922,10 +922,11 @@ pub fn render(
         doc.insert(maskbus_mask::policy::SETTINGS_SECTION, Item::Table(maskbus));
     }
     let mut trailing = String::new();
-    for table in left_out {
+    for (table, why) in left_out {
         trailing.push_str(&format!(
-            "\n# left out: {}, whose name (or a column's) is not a plain identifier a policy can hold\n",
-            one_line(&table.to_string())
+            "\n# left out: {}, {}\n",
+            one_line(&table.to_string()),
+            one_line(why)
         ));
     }
     doc.set_trailing(trailing);
