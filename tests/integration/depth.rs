@@ -358,3 +358,53 @@ async fn the_audit_judges_on_its_own_and_catches_what_a_wrong_policy_keeps_unles
         refused.stderr
     );
 }
+
+#[tokio::test]
+async fn a_table_that_does_not_fit_the_policy_is_refused_by_name_and_never_served() {
+    let test = "depth_unfit";
+    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute(
+            "CREATE TABLE u (id int PRIMARY KEY, s text UNIQUE, n int);
+             INSERT INTO u SELECT i, 'value ' || i, i FROM generate_series(1, 50) i;
+             CREATE TABLE fine (id int PRIMARY KEY, note text);
+             INSERT INTO fine VALUES (1, 'ok');",
+        )
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new(test);
+    // scrub on a UNIQUE column (lossy) and on an integer: policy check refuses u, fine fits.
+    let policy = files.write(
+        "policy.toml",
+        "[u]\nid = \"keep\"\ns = \"scrub\"\nn = \"scrub\"\n[fine]\nid = \"keep\"\nnote = \"keep\"\n",
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &crate::zoo::zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("public.u"), "{}", run.stderr);
+    let pages_of_u: i64 = connect(&dbs.url("bus"))
+        .await
+        .query_one(
+            "SELECT count(*) FROM mq.mail WHERE body::jsonb ? 'rows' AND body::jsonb->>'entity' IN ('u', 'public.u')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pages_of_u, 0, "no page of the unfit table crossed the bus");
+    let fine: i64 = connect(&dbs.url("dst"))
+        .await
+        .query_one("SELECT count(*) FROM fine", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(fine, 1, "the table that fits is served");
+}

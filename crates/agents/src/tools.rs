@@ -491,7 +491,15 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
             Some(file)
         }
     };
-    let mut source = Source::new(source_target, Arc::new(policy), 4)?;
+    let mut reasons: std::collections::HashMap<String, String> = Default::default();
+    for line in &lines {
+        if let maskbus_mask::fit::Verdict::Error(e) = &line.verdict {
+            reasons
+                .entry(line.entity.clone())
+                .or_insert_with(|| format!("{}: {e}", line.column));
+        }
+    }
+    let mut source = Source::new(source_target, Arc::new(policy), 4)?.with_unfit(reasons);
     if let Some(file) = subsets {
         source = source.with_subsets(file);
     }

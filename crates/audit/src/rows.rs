@@ -89,7 +89,7 @@ struct Read<'s, 'c> {
     context: Context<'c>,
     findings: &'s mut Vec<Finding>,
     /// A row's cells as pieces of a split number ([`crate::walk::row_splits`]), by column.
-    pieces: Option<&'s mut Vec<Option<String>>>,
+    pieces: Option<&'s mut Vec<Option<Vec<String>>>>,
 }
 
 impl<'c> Read<'_, 'c> {
@@ -167,7 +167,8 @@ impl<'de> Visitor<'de> for Read<'_, '_> {
             return self.walk(|nodes| Append(nodes).visit_seq(seq));
         }
         // A row's cells are collected as pieces of a split number, read once the row ends.
-        let mut pieces: Option<Vec<Option<String>>> = matches!(at, Place::Row(_)).then(Vec::new);
+        let mut pieces: Option<Vec<Option<Vec<String>>>> =
+            matches!(at, Place::Row(_)).then(Vec::new);
         let mut i = 0;
         while let Some(at) = next(i) {
             let before = pieces.as_ref().map_or(0, Vec::len);

@@ -213,23 +213,28 @@ thread_local! {
 }
 
 /// Digits spread over 2 to 4 adjacent cells of one row (`224-30` | `8280`, a card in four
-/// columns `c1..c4`): each window of adjacent pieces is read as one number, and only a card or
-/// an SSN that passes its own checks counts. `pieces` is each cell's digits when the cell is
-/// nothing but a short run of them and its column is no key (`id`, `..._id`), by column.
-pub(crate) fn row_splits(pieces: &[Option<String>], row: &str, findings: &mut Vec<Finding>) {
+/// columns `c1..c4`): each window of adjacent pieces is read as one number when its digit groups
+/// are those a card or an SSN is written in (4-4-4-4, 4-6-5, 3-2-4), and only a card or an SSN
+/// that passes its own checks counts; a ZIP code beside a PIN (5-4) is neither. `pieces` is each
+/// cell's digit groups when the cell is nothing but a short run of them and its column is no
+/// key (`id`, `..._id`), by column.
+pub(crate) fn row_splits(pieces: &[Option<Vec<String>>], row: &str, findings: &mut Vec<Finding>) {
     for start in 0..pieces.len() {
-        let mut digits = String::new();
+        let mut groups: Vec<&str> = Vec::new();
         for (end, piece) in pieces.iter().enumerate().skip(start).take(4) {
             let Some(piece) = piece else {
                 break;
             };
-            digits.push_str(piece);
-            if end == start || !matches!(digits.len(), 9 | 13..=19) {
+            groups.extend(piece.iter().map(String::as_str));
+            let shape: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+            let grouped = matches!(shape.as_slice(), [4, 4, 4, 4] | [4, 6, 5] | [3, 2, 4]);
+            if end == start || !grouped {
                 continue;
             }
+            let digits: String = groups.concat();
             let run = detect::DigitRun {
                 groups: vec![digits.len()],
-                digits: digits.clone(),
+                digits,
                 separators: Vec::new(),
                 whole: true,
                 span: 0..0,
@@ -253,9 +258,30 @@ pub(crate) fn row_splits(pieces: &[Option<String>], row: &str, findings: &mut Ve
     }
 }
 
-/// The digits of a cell that is a piece of a split number (see [`row_splits`]).
-pub(crate) fn cell_piece(text: &str) -> Option<String> {
-    digit_piece(&Node::String(std::borrow::Cow::Borrowed(text)))
+/// The digit groups of a cell that is a piece of a split number (see [`row_splits`]): nothing
+/// but one run of 2 to 8 digits.
+pub(crate) fn cell_piece(text: &str) -> Option<Vec<String>> {
+    if text.len() > 64 {
+        return None;
+    }
+    let normalized = normalize::normalize(text);
+    let runs = digit_runs(&normalized);
+    match runs.as_slice() {
+        [run] if run.whole && !is_benign(run) && (2..=8).contains(&run.digits.len()) => {
+            let mut at = 0;
+            Some(
+                run.groups
+                    .iter()
+                    .map(|n| {
+                        let group = run.digits[at..at + n].to_string();
+                        at += n;
+                        group
+                    })
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// Walks a parsed body, checking every string, key and number, and collects the findings.
@@ -477,8 +503,9 @@ impl PageColumns {
         self.reviewed.get(c).copied().unwrap_or(false)
     }
 
-    /// The digits of cell `c` when it may be a piece of a number split over the row's cells.
-    pub(crate) fn piece(&self, c: usize, text: &str) -> Option<String> {
+    /// The digit groups of cell `c` when it may be a piece of a number split over the row's
+    /// cells.
+    pub(crate) fn piece(&self, c: usize, text: &str) -> Option<Vec<String>> {
         if self.keys.get(c).copied().unwrap_or(false) {
             return None;
         }

@@ -423,7 +423,8 @@ pub fn scrub(value: &str) -> String {
         if !has_host {
             continue;
         }
-        let (lead, at) = (reading.origin(lead), reading.origin(email.at));
+        // Up to the character after the local part: the `@`, or a space before it.
+        let (lead, at) = (reading.origin(lead), reading.origin(email.local.end));
         for o in lead + 1..at {
             if let Some(slot) = what.get_mut(o) {
                 *slot = Scrubbed::Gone;
@@ -520,6 +521,56 @@ mod tests {
             let once = scrub(text);
             assert_eq!(scrub(&once), once, "idempotent on {text:?}");
         }
+    }
+
+    #[test]
+    fn scrub_hides_what_an_attacker_wrote_next() {
+        // Separators drawn as dashes, marks, fillers, stars, wide gaps, wrapped lines.
+        for ssn in [
+            "224\u{640}30\u{640}8280",
+            "224ー30ー8280",
+            "224ｰ30ｰ8280",
+            "224ˍ30ˍ8280",
+            "224\u{5B0}30\u{5B0}8280",
+            "2\u{3164}2\u{3164}4\u{3164}3\u{3164}0\u{3164}8\u{3164}2\u{3164}8\u{3164}0",
+            "224*30*8280",
+            "2\u{301}\u{302}\u{303}\u{304}\u{305}\u{306}24308280",
+            "224-30-\n        8280",
+            "二二四-三〇-八二八〇",
+            "⓶⓶⓸-⓷⓪-⓼⓶⓼⓪",
+            "፪፪፬-፫፩-፭፪፰፩",
+        ] {
+            let scrubbed = scrub(&format!("SSN {ssn} on file"));
+            assert!(
+                !scrubbed
+                    .chars()
+                    .any(|c| maskbus_pii::decimal_value(c).is_some()),
+                "{ssn:?} became {scrubbed:?}"
+            );
+        }
+        assert_eq!(
+            scrub("Tel (212)     555     0143"),
+            "Tel (###)     ###     ####"
+        );
+        assert_eq!(scrub("❹❶❶❶ ❶❶❶❶ ❶❶❶❶ ❶❶❶❶"), "#### #### #### ####");
+        // An at sign spelled as an entity or escape, a space around it, an address literal.
+        for (text, masked) in [
+            ("dave.smith&#64;yahoo.com", "d***&#64;yahoo.com"),
+            ("dave.smith%40yahoo.com", "d***%40yahoo.com"),
+            ("dave.smith @ yahoo.com", "d*** @ yahoo.com"),
+            ("dave.smith@[192.168.0.1]", "d***@[###.###.#.#]"),
+        ] {
+            assert_eq!(scrub(text), masked, "{text}");
+        }
+        assert_eq!(scrub("meet @ noon at 12"), "meet @ noon at 12");
+        // Circled digits are digits to the digit pseudonym too.
+        let key = PseudonymKey::new(b"k");
+        let card = "④①①①①①①①①①①①①①①①";
+        assert_ne!(PseudonymKind::Digits.apply(&key, card), card);
+        assert!(PseudonymKind::Digits
+            .apply(&key, card)
+            .chars()
+            .all(|c| c.is_ascii_digit()));
     }
 
     fn apply(rule: Rule, value: &str) -> String {

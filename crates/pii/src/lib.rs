@@ -30,6 +30,9 @@ pub fn decimal_value(c: char) -> Option<u8> {
         '\u{2080}'..='\u{2089}' => return Some((c as u32 - 0x2080) as u8),
         _ => {}
     }
+    if let Some(value) = numeral_value(c) {
+        return Some(value);
+    }
     if c.is_ascii() || c.general_category() != GeneralCategory::DecimalNumber {
         return None;
     }
@@ -41,6 +44,39 @@ pub fn decimal_value(c: char) -> Option<u8> {
         start -= 1;
     }
     Some(((c as u32 - start) % 10) as u8)
+}
+
+/// Numerals a reader reads as one digit that are not decimal digits to Unicode: circled,
+/// negative circled, double circled and dingbat digits (`④`, `❹`, `⓸`, `➃`), parenthesised and
+/// circled ideographs (`㈣`, `㊃`), Chinese numerals (`〇一二三四五六七八九`) and Ethiopic digits
+/// (`፬`). Those that stand for ten and more (`⑩`) are read through NFKC as two digits.
+fn numeral_value(c: char) -> Option<u8> {
+    let code = c as u32;
+    let from = |start: u32, first: u8| Some(first + (code - start) as u8);
+    match code {
+        0x2460..=0x2468 => from(0x2460, 1), // ① - ⑨
+        0x24EA | 0x24FF => Some(0),         // ⓪ ⓿
+        0x24F5..=0x24FD => from(0x24F5, 1), // ⓵ - ⓽
+        0x2776..=0x277E => from(0x2776, 1), // ❶ - ❾
+        0x2780..=0x2788 => from(0x2780, 1), // ➀ - ➈
+        0x278A..=0x2792 => from(0x278A, 1), // ➊ - ➒
+        0x3220..=0x3228 => from(0x3220, 1), // ㈠ - ㈨
+        0x3280..=0x3288 => from(0x3280, 1), // ㊀ - ㊈
+        0x1369..=0x1371 => from(0x1369, 1), // ፩ - ፱
+        _ => match c {
+            '〇' | '零' => Some(0),
+            '一' => Some(1),
+            '二' => Some(2),
+            '三' => Some(3),
+            '四' => Some(4),
+            '五' => Some(5),
+            '六' => Some(6),
+            '七' => Some(7),
+            '八' => Some(8),
+            '九' => Some(9),
+            _ => None,
+        },
+    }
 }
 
 /// True for a Unicode decimal digit.

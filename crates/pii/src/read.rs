@@ -9,10 +9,10 @@
 //!
 //! Then the reading is cut into [`DigitRun`]s ([`digit_runs`]): digit groups joined by what a
 //! reader skips between the parts of one number, namely one to four characters that are neither
-//! letters, digits, `*` nor `@` (`224-30-8280`, `224\n30\n8280`, `224 -- 30 -- 8280`), an `x`
-//! (`224x30x8280`), or a joining word or a month name between spaces (`224-30 and 8280`,
-//! `23 Jul 1984`). A `*` ends a run, which is why masked values (`4111 **** **** 1234`) never add
-//! up to a number. And into [`EmailSpan`]s ([`emails`]): every `@` with the local part before it
+//! letters, digits nor `@` (`224-30-8280`, `224\n30\n8280`, `224 -- 30 -- 8280`, `224*30*8280`),
+//! up to fourteen when all but three are spaces and line breaks, an `x` (`224x30x8280`), or a joining word or a month name
+//! between spaces (`224-30 and 8280`, `23 Jul 1984`). Masked values never add up to a number:
+//! their stars come in runs too long to join (`4111 **** **** 1234`). And into [`EmailSpan`]s ([`emails`]): every `@` with the local part before it
 //! (quoted or not) and the host after it (with or without a dot).
 
 use std::borrow::Cow;
@@ -30,13 +30,23 @@ pub struct Reading {
 impl Reading {
     /// Reads `text` ([`read_char`] for each character, format characters dropped).
     pub fn of(text: &str) -> Self {
+        let original: Vec<char> = text.chars().collect();
         let mut chars = Vec::with_capacity(text.len());
         let mut origin = Vec::with_capacity(text.len());
-        for (i, c) in text.chars().enumerate() {
-            read_char(c, |r| {
+        let mut i = 0;
+        while i < original.len() {
+            // An at sign written as an entity or escape (`&#64;`, `&commat;`, `%40`) reads as one.
+            if let Some(len) = encoded_at(&original[i..]) {
+                chars.push('@');
+                origin.push(i);
+                i += len;
+                continue;
+            }
+            read_char(original[i], |r| {
                 chars.push(r);
                 origin.push(i);
             });
+            i += 1;
         }
         Reading { chars, origin }
     }
@@ -58,24 +68,66 @@ pub fn read_char(c: char, mut emit: impl FnMut(char)) {
     if c.is_ascii() {
         return emit(c);
     }
-    if c.general_category() == GeneralCategory::Format {
+    if unseen(c) {
         return;
     }
+    // A numeral NFKC would spell otherwise (`㈣` is `(四)`) reads as its digit first.
+    if let Some(d) = crate::decimal_value(c) {
+        return emit(char::from(b'0' + d));
+    }
     for folded in std::iter::once(c).nfkc() {
-        if folded.general_category() == GeneralCategory::Format {
+        if unseen(folded) {
             continue;
         }
         emit(match crate::decimal_value(folded) {
             Some(d) => char::from(b'0' + d),
+            // A modifier letter drawn as a dash or a bar (`ـ`, `ー`, `ˍ`) reads as a separator.
+            None if folded.general_category() == GeneralCategory::ModifierLetter => '-',
             None => folded,
         });
     }
 }
 
-/// The text as read ([`Reading`]); ASCII is returned as it is.
+/// Characters a reader does not see: format characters (zero-width spaces and joiners, bidi
+/// marks), combining marks on their own or stacked on a digit, and the Hangul fillers and the
+/// blank braille pattern that draw as nothing.
+fn unseen(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Format
+            | GeneralCategory::NonspacingMark
+            | GeneralCategory::SpacingMark
+            | GeneralCategory::EnclosingMark
+    ) || matches!(
+        c,
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+    )
+}
+
+/// How many characters at the start of `text` spell an at sign: `&#64;`, `&#x40;`, `&commat;`,
+/// `%40`, `\u0040`.
+fn encoded_at(text: &[char]) -> Option<usize> {
+    let first = *text.first()?;
+    if !matches!(first, '&' | '%' | '\\') {
+        return None;
+    }
+    let head: String = text.iter().take(9).collect::<String>().to_ascii_lowercase();
+    [
+        "&#64;", "&#064;", "&#0064;", "&#x40;", "&#x0040;", "&commat;", "%40", "\\u0040",
+    ]
+    .iter()
+    .find(|form| head.starts_with(*form))
+    .map(|form| form.chars().count())
+}
+
+/// The text as read ([`Reading`]); ASCII without an encoded at sign is returned as it is.
 pub fn read(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() {
+    let encoded = text.contains(['&', '%', '\\']);
+    if text.is_ascii() && !encoded {
         return Cow::Borrowed(text);
+    }
+    if encoded {
+        return Cow::Owned(Reading::of(text).chars().iter().collect());
     }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -101,7 +153,7 @@ pub struct DigitRun {
 
 /// A character that may stand between the digit groups of one number.
 pub fn is_separator(c: char) -> bool {
-    !c.is_alphanumeric() && c != '*' && c != '@'
+    !c.is_alphanumeric() && c != '@'
 }
 
 /// Words that may stand between the digit groups of one number written out, and the month
@@ -232,9 +284,13 @@ fn next_group<C: Copy + Into<char>>(text: &[C], i: usize) -> Option<usize> {
         }
         k
     };
-    // One to four separator characters.
-    let k = separators_from(i, 5);
-    if (1..=4).contains(&(k - i)) && digit_at(k) {
+    // One to four separator characters, or up to fourteen when all but three are spaces and
+    // line breaks (a number spread over columns, or wrapped onto the next line).
+    let k = separators_from(i, 15);
+    let marks = (i..k)
+        .filter(|&j| at(j).is_some_and(|c| !c.is_whitespace()))
+        .count();
+    if (1..=14).contains(&(k - i)) && (k - i <= 4 || marks <= 3) && digit_at(k) {
         return Some(k);
     }
     // An x, with up to two spaces either side.
@@ -356,7 +412,9 @@ pub fn in_domain(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '.' | '-' | '\u{3002}')
 }
 
-/// Every `@` of a read text (characters, or ASCII bytes), each with its local part and host.
+/// Every `@` of a read text (characters, or ASCII bytes), each with its local part and host. A
+/// space either side of the `@` is read over when the host has a dot (`dave.smith @ yahoo.com`),
+/// and a host may be an address literal (`dave@[192.168.0.1]`).
 pub fn emails<C: Copy + Into<char>>(text: &[C]) -> Vec<EmailSpan> {
     let at = |k: usize| -> char { text[k].into() };
     let mut spans = Vec::new();
@@ -364,31 +422,62 @@ pub fn emails<C: Copy + Into<char>>(text: &[C]) -> Vec<EmailSpan> {
         if at(k) != '@' {
             continue;
         }
-        let local_start = if k > 0 && at(k - 1) == '"' {
+        // The host, after the `@` (or one space after it).
+        let host_from = |start: usize| -> std::ops::Range<usize> {
+            if start < text.len() && at(start) == '[' {
+                let end = (start + 1..text.len().min(start + 48)).find(|&j| at(j) == ']');
+                if let Some(end) = end {
+                    return start..end + 1;
+                }
+            }
+            let mut end = start;
+            while end < text.len() && in_domain(at(end)) {
+                end += 1;
+            }
+            while end > start && matches!(at(end - 1), '.' | '\u{3002}') {
+                end -= 1;
+            }
+            start..end
+        };
+        let mut domain = host_from(k + 1);
+        let dotted =
+            |r: &std::ops::Range<usize>| r.clone().any(|j| matches!(at(j), '.' | '\u{3002}'));
+        let mut spaced = false;
+        if domain.is_empty() && k + 1 < text.len() && at(k + 1) == ' ' {
+            let after = host_from(k + 2);
+            if dotted(&after) {
+                domain = after;
+                spaced = true;
+            }
+        }
+        // The local part, before the `@` (or one space before it, when the host has a dot).
+        let mut end = k;
+        if k > 0
+            && at(k - 1) == ' '
+            && (spaced || dotted(&domain))
+            && k >= 2
+            && in_local_part(at(k - 2))
+        {
+            end = k - 1;
+        }
+        let local_start = if end > 0 && at(end - 1) == '"' {
             // A quoted local part: back to its opening quote (a short one, on one line).
-            (k.saturating_sub(66)..k - 1)
+            (end.saturating_sub(66)..end - 1)
                 .rev()
                 .find(|&j| at(j) == '"')
-                .filter(|&j| (j..k).all(|p| at(p) != '\n'))
-                .unwrap_or(k)
+                .filter(|&j| (j..end).all(|p| at(p) != '\n'))
+                .unwrap_or(end)
         } else {
-            let mut j = k;
+            let mut j = end;
             while j > 0 && in_local_part(at(j - 1)) {
                 j -= 1;
             }
             j
         };
-        let mut end = k + 1;
-        while end < text.len() && in_domain(at(end)) {
-            end += 1;
-        }
-        while end > k + 1 && matches!(at(end - 1), '.' | '\u{3002}') {
-            end -= 1;
-        }
         spans.push(EmailSpan {
-            local: local_start..k,
+            local: local_start..end,
             at: k,
-            domain: k + 1..end,
+            domain,
         });
     }
     spans
@@ -397,6 +486,10 @@ pub fn emails<C: Copy + Into<char>>(text: &[C]) -> Vec<EmailSpan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_all(text: &str) -> String {
+        read(text).into_owned()
+    }
 
     fn runs(text: &str) -> Vec<String> {
         digit_runs(&read(text))
@@ -443,6 +536,9 @@ mod tests {
         assert_eq!(runs("July 23, 1984"), ["231984"]);
         assert_eq!(runs("room 12, floor 3"), ["12", "3"]);
         assert_eq!(runs("4111 **** **** 1234"), ["4111", "1234"]);
+        assert_eq!(runs("224*30*8280"), ["224308280"]);
+        assert_eq!(runs("Tel (212)     555     0143"), ["2125550143"]);
+        assert_eq!(runs("224-30-\n        8280"), ["224308280"]);
         assert_eq!(runs("12 apples and 3 pears"), ["12", "3"]);
         assert_eq!(runs("224 -----  30"), ["224", "30"]);
         let date = |text: &str| {
@@ -486,5 +582,30 @@ mod tests {
                 ("me".into(), "intranet".into()),
             ]
         );
+        let text: Vec<char> = "dave.smith @ yahoo.com, ann@[192.168.0.1], meet @ noon"
+            .chars()
+            .collect();
+        let parts: Vec<(String, String)> = emails(&text)
+            .into_iter()
+            .map(|e| {
+                (
+                    text[e.local].iter().collect(),
+                    text[e.domain].iter().collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                ("dave.smith".into(), "yahoo.com".into()),
+                ("ann".into(), "[192.168.0.1]".into()),
+                ("".into(), "".into()),
+            ]
+        );
+        let reading = Reading::of("dave.smith&#64;yahoo.com or ann%40x.org");
+        let read: String = reading.chars().iter().collect();
+        assert_eq!(read, "dave.smith@yahoo.com or ann@x.org");
+        assert_eq!(read_all("224ـ30ـ8280 ２ㅤ２ 2̂2̂4"), "224-30-8280 22 224");
+        assert_eq!(read_all("❹❶❶❶ ⓶⓶⓸ 二二四-三〇 ㈡ ፪"), "4111 224 224-30 2 2");
     }
 }

@@ -51,10 +51,9 @@ fn line(entity: &TableRef, column: &str, rule: &str, verdict: Verdict) -> Line {
     }
 }
 
-/// Every column verdict of [`fit::check`] plus the table-level checks, for the tables of the
-/// policy's schemas (`tables`) and their foreign keys (`fks`).
-pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<Line> {
-    let columns: Vec<ColumnInfo> = tables
+/// The columns of `tables` as [`fit::check`] judges them.
+pub fn column_infos(tables: &[TableInfo]) -> Vec<ColumnInfo> {
+    tables
         .iter()
         .flat_map(|t| {
             t.columns.iter().map(|c| ColumnInfo {
@@ -68,8 +67,13 @@ pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<L
                 element_type: ColumnInfo::element_of(&c.data_type, &c.sql_type),
             })
         })
-        .collect();
-    let mut lines = fit::check(policy, &columns);
+        .collect()
+}
+
+/// Every column verdict of [`fit::check`] plus the table-level checks, for the tables of the
+/// policy's schemas (`tables`) and their foreign keys (`fks`).
+pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<Line> {
+    let mut lines = fit::check(policy, &column_infos(tables));
     let by_name: BTreeMap<String, &TableInfo> =
         tables.iter().map(|t| (t.table.to_string(), t)).collect();
     let mut served = Vec::new();

@@ -66,6 +66,9 @@ pub struct Source {
     subsets: Option<Subsets>,
     /// The fingerprint of the schema last served: when it changes, the shapes are read again.
     schema_seen: Mutex<Option<String>>,
+    /// Entities the start's policy check found unfit (a sampled kept column that looks like
+    /// PII, say), each with the first reason: refused by name, never served.
+    unfit: HashMap<String, String>,
 }
 
 /// A failure that becomes an error reply: the closed [`ErrorReply`] that crosses the bus, and
@@ -202,7 +205,18 @@ impl Source {
             shapes: Mutex::new(HashMap::new()),
             subsets: None,
             schema_seen: Mutex::new(None),
+            unfit: HashMap::new(),
         })
+    }
+
+    /// The same source, refusing these entities (with their reasons): what `policy check`
+    /// found unfit when the producer started.
+    pub fn with_unfit(mut self, unfit: HashMap<String, String>) -> Self {
+        self.unfit = unfit
+            .into_iter()
+            .map(|(e, why)| (maskbus_mask::qualify(&e), why))
+            .collect();
+        self
     }
 
     /// The same source, serving the subsets of `file` by name.
@@ -279,6 +293,13 @@ impl Source {
             )
             .on(&entity));
         }
+        if let Some(why) = self.unfit.get(&entity) {
+            return Err(Refusal::new(
+                ErrorCode::PolicyRefused,
+                format!("{entity} does not fit the policy ({why}); `maskbus policy check` shows every error"),
+            )
+            .on(&entity));
+        }
         let table = TableRef::parse(&entity);
         let client = self.client().await?;
         let info = maskbus_pg::catalog::table(&self.target, &client, &table)
@@ -297,6 +318,24 @@ impl Source {
             .map_err(|e| refused(e.to_string()))?;
         schema_check::key_is_kept(&self.policy, &entity, &key)
             .map_err(|e| refused(e.to_string()))?;
+        // The policy must fit the table as it is now (types, widths, NULLs, UNIQUE columns),
+        // or the table is refused by name: a page of it would not go into the target.
+        let misfit = maskbus_mask::fit::check(
+            &self.policy,
+            &schema_check::column_infos(std::slice::from_ref(&info)),
+        )
+        .into_iter()
+        .find_map(|l| match l.verdict {
+            maskbus_mask::fit::Verdict::Error(e) if maskbus_mask::qualify(&l.entity) == entity => {
+                Some(format!("{}: {e}", l.column))
+            }
+            _ => None,
+        });
+        if let Some(misfit) = misfit {
+            return Err(refused(format!(
+                "{entity} does not fit the policy: {misfit}; `maskbus policy check` shows every error"
+            )));
+        }
         let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
         // A rule for a column the table no longer has (dropped or renamed by a migration): the
         // policy does not agree with the source yet, and the table is refused by name.

@@ -45,6 +45,17 @@ fn a_measure_is_not_an_identifier_and_a_compact_timestamp_not_a_card() {
 }
 
 #[test]
+fn a_zip_beside_a_pin_in_a_row_is_no_split_ssn() {
+    let page = serde_json::json!({
+        "columns": ["id", "zip", "pin"],
+        "rows": [["1", "22430", "8280"], ["2", "62704", "1234"]]
+    });
+    assert!(crate::scan(&page, crate::Context::default()).is_empty());
+    let split = serde_json::json!({"columns": ["id", "a", "b"], "rows": [["1", "224-30", "8280"]]});
+    assert_eq!(crate::scan(&split, crate::Context::default()).len(), 1);
+}
+
+#[test]
 fn only_a_bare_iso_date_is_one() {
     assert!(is_iso_date("1959-01-01"));
     for text in [
