@@ -7,6 +7,51 @@ use std::collections::{HashMap, HashSet};
 
 const ROWS: i64 = 100_000;
 
+/// A source made by `schema`, an empty target, a bus, the policy written, its producer running
+/// and the consumer's config: what each test here starts from.
+struct Synced {
+    dbs: TestDatabases,
+    files: ConfigFiles,
+    policy: String,
+    producer: String,
+    consumer: String,
+    _running: Background,
+}
+
+impl Synced {
+    async fn start(test: &str, schema: &str, policy: &str) -> Self {
+        let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+        connect(&dbs.url("src"))
+            .await
+            .batch_execute(schema)
+            .await
+            .unwrap();
+        maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+        let files = ConfigFiles::new(test);
+        let policy = files.write("policy.toml", policy);
+        let (producer, consumer) = write_agent_configs(
+            &files,
+            &crate::zoo::zoo_urls(&dbs),
+            &format!("policy = \"{policy}\"\n"),
+            "",
+        );
+        let running = Background::spawn(&["run", "--config", &producer]);
+        Synced {
+            dbs,
+            files,
+            policy,
+            producer,
+            consumer,
+            _running: running,
+        }
+    }
+
+    /// The consumer's one pass.
+    fn sync(&self) -> Run {
+        maskbus(&["run", "--config", &self.consumer, "--once"])
+    }
+}
+
 const SCHEMA: &str = "
     CREATE TABLE people (
         id bigint PRIMARY KEY,
@@ -41,33 +86,18 @@ notes = "scrub"
 
 #[tokio::test]
 async fn a_unique_ssn_column_syncs_under_a_pseudonym_with_as_many_fakes_and_audits_clean() {
-    let test = "depth_unique";
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-    connect(&dbs.url("src"))
-        .await
-        .batch_execute(SCHEMA)
-        .await
-        .unwrap();
-    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-    let files = ConfigFiles::new(test);
-    let policy = files.write("policy.toml", POLICY);
+    let synced = Synced::start("depth_unique", SCHEMA, POLICY).await;
+    let (dbs, policy, producer) = (&synced.dbs, &synced.policy, &synced.producer);
     maskbus(&[
         "policy",
         "check",
         "--source",
         &dbs.url("src"),
         "--policy",
-        &policy,
+        policy,
     ])
     .success();
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &crate::zoo::zoo_urls(&dbs),
-        &format!("policy = \"{policy}\"\n"),
-        "",
-    );
-    let _producer = Background::spawn(&["run", "--config", &producer]);
-    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    synced.sync().success();
 
     let rows = |url: String| async move {
         connect(&url)
@@ -291,12 +321,10 @@ async fn policy_init_masks_the_secrets_and_people_of_a_saas_schema_and_its_outpu
 
 #[tokio::test]
 async fn the_audit_judges_on_its_own_and_catches_what_a_wrong_policy_keeps_unless_reviewed() {
-    let test = "depth_judge";
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-    connect(&dbs.url("src"))
-        .await
-        .batch_execute(
-            "CREATE TABLE customers (id int PRIMARY KEY, first_name text, last_name text,
+    // A policy that wrongly keeps the postal codes.
+    let synced = Synced::start(
+        "depth_judge",
+        "CREATE TABLE customers (id int PRIMARY KEY, first_name text, last_name text,
                                      postal_code text, notes text);
              INSERT INTO customers
              SELECT i, (ARRAY['Nancy','Andrew','Janet','Margaret'])[1 + i % 4],
@@ -304,27 +332,14 @@ async fn the_audit_judges_on_its_own_and_catches_what_a_wrong_policy_keeps_unles
                     'SW1A ' || i || 'AA',
                     'Joined in 2019 and likes tea'
                FROM generate_series(1, 40) i;",
-        )
-        .await
-        .unwrap();
-    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-    let files = ConfigFiles::new(test);
-    // A policy that wrongly keeps the postal codes.
-    let policy = files.write(
-        "policy.toml",
         "[customers]\nid = \"keep\"\nfirst_name = { pseudonym = \"first_name\" }\nlast_name = \"first_letter\"\npostal_code = \"keep\"\nnotes = \"keep\"\n",
-    );
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &crate::zoo::zoo_urls(&dbs),
-        &format!("policy = \"{policy}\"\n"),
-        "",
-    );
-    let _producer = Background::spawn(&["run", "--config", &producer]);
-    maskbus(&["run", "--config", &consumer, "--once"]).success();
-    let bus = dbs.url("bus");
+    )
+    .await;
+    synced.sync().success();
+    let (files, producer) = (&synced.files, &synced.producer);
+    let bus = synced.dbs.url("bus");
     let audit = |extra: &[&str]| {
-        let mut args = vec!["wire-audit", "--bus", &bus, "--config", &producer];
+        let mut args = vec!["wire-audit", "--bus", &bus, "--config", producer];
         args.extend_from_slice(extra);
         maskbus(&args)
     };
@@ -361,33 +376,18 @@ async fn the_audit_judges_on_its_own_and_catches_what_a_wrong_policy_keeps_unles
 
 #[tokio::test]
 async fn a_table_that_does_not_fit_the_policy_is_refused_by_name_and_never_served() {
-    let test = "depth_unfit";
-    let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-    connect(&dbs.url("src"))
-        .await
-        .batch_execute(
-            "CREATE TABLE u (id int PRIMARY KEY, s text UNIQUE, n int);
-             INSERT INTO u SELECT i, 'value ' || i, i FROM generate_series(1, 50) i;
-             CREATE TABLE fine (id int PRIMARY KEY, note text);
-             INSERT INTO fine VALUES (1, 'ok');",
-        )
-        .await
-        .unwrap();
-    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-    let files = ConfigFiles::new(test);
     // scrub on a UNIQUE column (lossy) and on an integer: policy check refuses u, fine fits.
-    let policy = files.write(
-        "policy.toml",
+    let synced = Synced::start(
+        "depth_unfit",
+        "CREATE TABLE u (id int PRIMARY KEY, s text UNIQUE, n int);
+         INSERT INTO u SELECT i, 'value ' || i, i FROM generate_series(1, 50) i;
+         CREATE TABLE fine (id int PRIMARY KEY, note text);
+         INSERT INTO fine VALUES (1, 'ok');",
         "[u]\nid = \"keep\"\ns = \"scrub\"\nn = \"scrub\"\n[fine]\nid = \"keep\"\nnote = \"keep\"\n",
-    );
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &crate::zoo::zoo_urls(&dbs),
-        &format!("policy = \"{policy}\"\n"),
-        "",
-    );
-    let _producer = Background::spawn(&["run", "--config", &producer]);
-    let run = maskbus(&["run", "--config", &consumer, "--once"]);
+    )
+    .await;
+    let dbs = &synced.dbs;
+    let run = synced.sync();
     assert_ne!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("public.u"), "{}", run.stderr);
     let pages_of_u: i64 = connect(&dbs.url("bus"))

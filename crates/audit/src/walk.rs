@@ -227,25 +227,10 @@ pub(crate) fn row_splits(pieces: &[Option<Vec<String>>], row: &str, findings: &m
             };
             groups.extend(piece.iter().map(String::as_str));
             let shape: Vec<usize> = groups.iter().map(|g| g.len()).collect();
-            let grouped = matches!(shape.as_slice(), [4, 4, 4, 4] | [4, 6, 5] | [3, 2, 4]);
-            if end == start || !grouped {
+            if end == start || !in_card_or_ssn_groups(&shape) {
                 continue;
             }
-            let digits: String = groups.concat();
-            let run = detect::DigitRun {
-                groups: vec![digits.len()],
-                digits,
-                separators: Vec::new(),
-                whole: true,
-                span: 0..0,
-            };
-            let mut hits = Vec::new();
-            detect_run(&run, Hint::NONE, &mut hits);
-            if let Some(mut hit) = hits
-                .into_iter()
-                .find(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
-            {
-                hit.split = true;
+            if let Some(hit) = split_hit(groups.concat()) {
                 findings.push(Finding {
                     path: (start..=end)
                         .map(|c| format!("{row}[{c}]"))
@@ -256,6 +241,31 @@ pub(crate) fn row_splits(pieces: &[Option<Vec<String>>], row: &str, findings: &m
             }
         }
     }
+}
+
+/// The groups a card or an SSN is written in, when the pieces of a split number are numbers
+/// or cells (4-4-4-4, 4-6-5, 3-2-4).
+fn in_card_or_ssn_groups(shape: &[usize]) -> bool {
+    matches!(shape, [4, 4, 4, 4] | [4, 6, 5] | [3, 2, 4])
+}
+
+/// What digits joined from the pieces of a split value are: a card or an SSN that passes its
+/// own checks, marked as split, or nothing.
+fn split_hit(digits: String) -> Option<crate::Hit> {
+    let run = detect::DigitRun {
+        groups: vec![digits.len()],
+        digits,
+        separators: Vec::new(),
+        whole: true,
+        span: 0..0,
+    };
+    let mut hits = Vec::new();
+    detect_run(&run, Hint::NONE, &mut hits);
+    let mut hit = hits
+        .into_iter()
+        .find(|h| matches!(h.detector, Detector::Card | Detector::Ssn))?;
+    hit.split = true;
+    Some(hit)
 }
 
 /// The digit groups of a cell that is a piece of a split number (see [`row_splits`]): nothing
@@ -614,29 +624,12 @@ fn split_values(tape: &Tape<'_>, object: usize, path: &[Step<'_>], findings: &mu
         // the groups a card or an SSN is written in (4-4-4-4, 4-6-5, 3-2-4), all of them numbers.
         if chosen.iter().any(|&i| pieces[i].2) {
             let shape: Vec<usize> = chosen.iter().map(|&i| pieces[i].1.len()).collect();
-            let grouped = matches!(shape.as_slice(), [4, 4, 4, 4] | [4, 6, 5] | [3, 2, 4]);
-            if !grouped || !chosen.iter().all(|&i| pieces[i].2) {
+            if !in_card_or_ssn_groups(&shape) || !chosen.iter().all(|&i| pieces[i].2) {
                 return;
             }
         }
-        let run = detect::DigitRun {
-            groups: vec![digits.len()],
-            digits,
-            separators: Vec::new(),
-            whole: true,
-            span: 0..0,
-        };
-        let mut hits = Vec::new();
-        detect_run(&run, Hint::NONE, &mut hits);
-        for mut hit in hits
-            .into_iter()
-            .filter(|h| matches!(h.detector, Detector::Card | Detector::Ssn))
-        {
-            // One finding per split value, however many ways it can be read.
-            if !seen.insert(run.digits.clone()) {
-                continue;
-            }
-            hit.split = true;
+        // One finding per split value, however many ways it can be read.
+        if let Some(hit) = split_hit(digits.clone()).filter(|_| seen.insert(digits)) {
             findings.push(Finding {
                 path: chosen
                     .iter()

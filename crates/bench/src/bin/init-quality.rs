@@ -50,8 +50,8 @@ fn spelling(table: &str, column: &str) -> String {
     format!("{table}.{column}").to_lowercase().replace('_', "")
 }
 
-/// The columns a policy masks (any rule but keep).
-fn masked_by(policy: &Policy) -> BTreeSet<String> {
+/// The columns of a policy whose rule passes `filter`, by their spelling.
+fn columns_where(policy: &Policy, filter: impl Fn(&Rule) -> bool) -> BTreeSet<String> {
     policy
         .entities()
         .flat_map(|(entity, rules)| {
@@ -61,26 +61,21 @@ fn masked_by(policy: &Policy) -> BTreeSet<String> {
                 .to_string();
             rules
                 .columns()
-                .filter(|(_, rule)| **rule != Rule::Keep)
-                .map(move |(column, _)| spelling(&table, column))
+                .filter(|(_, rule)| filter(rule))
+                .map(|(column, _)| spelling(&table, column))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
 
+/// The columns a policy masks (any rule but keep).
+fn masked_by(policy: &Policy) -> BTreeSet<String> {
+    columns_where(policy, |rule| *rule != Rule::Keep)
+}
+
 /// Every column of a policy, by its spelling.
 fn columns_of(policy: &Policy) -> BTreeSet<String> {
-    policy
-        .entities()
-        .flat_map(|(entity, rules)| {
-            let table = entity
-                .split_once('.')
-                .map_or(entity, |(_, t)| t)
-                .to_string();
-            rules
-                .columns()
-                .map(move |(column, _)| spelling(&table, column))
-        })
-        .collect()
+    columns_where(policy, |_| true)
 }
 
 /// Loads a sample's SQL into `db`, leaving out the lines that make or switch databases.
