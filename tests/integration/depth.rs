@@ -154,7 +154,7 @@ async fn a_unique_ssn_column_syncs_under_a_pseudonym_with_as_many_fakes_and_audi
     );
     // The fakes look like real SSNs; the audit holds the key (the producer's config) and
     // tells them apart: no finding.
-    crate::zoo::assert_audit_clean(&dbs, &producer);
+    crate::zoo::assert_audit_clean(dbs, producer);
     // Without the key the fakes cannot be told from real SSNs, and the audit says so.
     let keyless = maskbus(&[
         "wire-audit",
@@ -163,7 +163,7 @@ async fn a_unique_ssn_column_syncs_under_a_pseudonym_with_as_many_fakes_and_audi
         "--source",
         &dbs.url("src"),
         "--policy",
-        &policy,
+        policy,
     ]);
     assert_ne!(keyless.code, 0, "{}", keyless.stderr);
     assert!(
