@@ -311,7 +311,7 @@ fn detect_tokenised(text: &str, hint: Hint, hits: &mut Vec<Hit>) {
     if hint.birth {
         detect_birth_date(text, hits);
     }
-    if hint.birth || speaks_of_birth(text) {
+    if (hint.birth || speaks_of_birth(text)) && text.bytes().any(|b| b.is_ascii_alphabetic()) {
         detect_month_name_date(text, hits);
     }
 }
@@ -331,10 +331,12 @@ fn detect_month_name_date(text: &str, hits: &mut Vec<Hit>) {
 
 /// Free text that says a date in it is a birth date (`born July 23, 1984`, `DOB: 23 Jul 1984`).
 fn speaks_of_birth(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    ["born", "birth", "dob", "b-day", "bday"]
-        .iter()
-        .any(|w| lower.contains(w))
+    let bytes = text.as_bytes();
+    ["born", "birth", "dob", "b-day", "bday"].iter().any(|w| {
+        bytes
+            .windows(w.len())
+            .any(|window| window.eq_ignore_ascii_case(w.as_bytes()))
+    })
 }
 
 /// A plain ASCII number: `Some(Some(n))` for an optionally signed integer of `n` digits,

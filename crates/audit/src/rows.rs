@@ -203,7 +203,7 @@ impl<'de> Visitor<'de> for Read<'_, '_> {
             i += 1;
         }
         if let (Place::Row(r), Some(pieces)) = (at, pieces) {
-            crate::walk::row_splits(&pieces, &format!("$.rows[{r}]"), self.findings);
+            crate::walk::row_splits(&pieces, || format!("$.rows[{r}]"), self.findings);
         }
         Ok(())
     }

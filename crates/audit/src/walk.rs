@@ -168,6 +168,11 @@ pub(crate) fn check_embedded_json(
     path: &[Step<'_>],
     findings: &mut Vec<Finding>,
 ) {
+    // Most strings are not documents: told by their first byte, without trimming them.
+    match text.as_bytes().first() {
+        Some(b'{' | b'[' | b' ' | b'\t' | b'\n' | b'\r') => {}
+        _ => return,
+    }
     let t = text.trim();
     let shaped =
         (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
@@ -218,7 +223,16 @@ thread_local! {
 /// that passes its own checks counts; a ZIP code beside a PIN (5-4) is neither. `pieces` is each
 /// cell's digit groups when the cell is nothing but a short run of them and its column is no
 /// key (`id`, `..._id`), by column.
-pub(crate) fn row_splits(pieces: &[Option<Vec<String>>], row: &str, findings: &mut Vec<Finding>) {
+pub(crate) fn row_splits(
+    pieces: &[Option<Vec<String>>],
+    row: impl Fn() -> String,
+    findings: &mut Vec<Finding>,
+) {
+    // Most rows have fewer than two pieces: nothing to join.
+    if pieces.iter().filter(|p| p.is_some()).count() < 2 {
+        return;
+    }
+    let row = row();
     for start in 0..pieces.len() {
         let mut groups: Vec<&str> = Vec::new();
         for (end, piece) in pieces.iter().enumerate().skip(start).take(4) {
@@ -271,7 +285,38 @@ fn split_hit(digits: String) -> Option<crate::Hit> {
 /// The digit groups of a cell that is a piece of a split number (see [`row_splits`]): nothing
 /// but one run of 2 to 8 digits.
 pub(crate) fn cell_piece(text: &str) -> Option<Vec<String>> {
-    if text.len() > 64 {
+    let bytes = text.as_bytes();
+    if bytes.len() > 64 || bytes.len() < 2 {
+        return None;
+    }
+    if text.is_ascii() {
+        // The common case, read without allocating but for the piece itself: digits, with dashes
+        // or single spaces between their groups, 2 to 8 of them; dates, times and amounts are
+        // none.
+        let mut digits = 0;
+        for b in bytes {
+            match b {
+                b'0'..=b'9' => digits += 1,
+                b'-' | b' ' => {}
+                // Most cells stop at their first byte.
+                _ => return None,
+            }
+        }
+        if !(2..=8).contains(&digits) {
+            return None;
+        }
+        let separators_ok = text.trim() == text && !text.contains("--") && !text.contains("  ");
+        let groups: Vec<String> = text
+            .split(['-', ' '])
+            .filter(|g| !g.is_empty())
+            .map(String::from)
+            .collect();
+        return (separators_ok && !groups.is_empty()).then_some(groups);
+    }
+    if bytes
+        .iter()
+        .any(|b| b.is_ascii_alphabetic() || *b == b'*' || *b == b'@')
+    {
         return None;
     }
     let normalized = normalize::normalize(text);
@@ -419,7 +464,8 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
                                 }
                                 self.path.pop();
                             }
-                            row_splits(&pieces, &render_path(&self.path), &mut self.findings);
+                            let path = &self.path;
+                            row_splits(&pieces, || render_path(path), &mut self.findings);
                         } else {
                             self.walk(row, Hint::NONE, exact);
                         }

@@ -122,8 +122,17 @@ fn encoded_at(text: &[char]) -> Option<usize> {
 
 /// The text as read ([`Reading`]); ASCII without an encoded at sign is returned as it is.
 pub fn read(text: &str) -> Cow<'_, str> {
-    let encoded = text.contains(['&', '%', '\\']);
-    if text.is_ascii() && !encoded {
+    // One pass over the bytes: most text is ASCII with no `&`, `%` or backslash.
+    let (mut ascii, mut special) = (true, false);
+    for b in text.bytes() {
+        ascii &= b.is_ascii();
+        special |= matches!(b, b'&' | b'%' | b'\\');
+    }
+    let encoded = special
+        && ["&#", "&commat;", "%40", "\\u0040"]
+            .iter()
+            .any(|form| text.contains(form));
+    if ascii && !encoded {
         return Cow::Borrowed(text);
     }
     if encoded {
@@ -324,14 +333,19 @@ fn next_group<C: Copy + Into<char>>(text: &[C], i: usize) -> Option<usize> {
     if word_start == i {
         return None;
     }
+    let mut word = [0u8; LONGEST_WORD + 1];
     let mut word_end = word_start;
-    while word_end - word_start <= LONGEST_WORD
-        && at(word_end).is_some_and(|c| c.is_ascii_alphabetic())
-    {
-        word_end += 1;
+    while word_end - word_start <= LONGEST_WORD {
+        match at(word_end) {
+            Some(c) if c.is_ascii_alphabetic() => {
+                word[word_end - word_start] = (c as u8).to_ascii_lowercase();
+                word_end += 1;
+            }
+            _ => break,
+        }
     }
-    let word: String = (word_start..word_end).filter_map(at).collect();
-    if !JOINING_WORDS.contains(&word.to_ascii_lowercase().as_str()) {
+    let word = &word[..word_end - word_start];
+    if word.is_empty() || !JOINING_WORDS.iter().any(|w| w.as_bytes() == word) {
         return None;
     }
     let k = separators_from(word_end, 3);
