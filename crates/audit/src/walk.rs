@@ -302,7 +302,9 @@ pub(crate) fn cell_piece(text: &str) -> Option<Vec<String>> {
                 _ => return None,
             }
         }
-        if !(2..=8).contains(&digits) {
+        // A date as Postgres prints it (`1985-01-01`) is no piece: its groups are benign.
+        let iso_date = bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-';
+        if !(2..=8).contains(&digits) || iso_date {
             return None;
         }
         let separators_ok = text.trim() == text && !text.contains("--") && !text.contains("  ");

@@ -122,12 +122,9 @@ fn encoded_at(text: &[char]) -> Option<usize> {
 
 /// The text as read ([`Reading`]); ASCII without an encoded at sign is returned as it is.
 pub fn read(text: &str) -> Cow<'_, str> {
-    // One pass over the bytes: most text is ASCII with no `&`, `%` or backslash.
-    let (mut ascii, mut special) = (true, false);
-    for b in text.bytes() {
-        ascii &= b.is_ascii();
-        special |= matches!(b, b'&' | b'%' | b'\\');
-    }
+    // Most text is ASCII with no `&`, `%` or backslash: both told by vectorised scans.
+    let ascii = text.is_ascii();
+    let special = memchr::memchr3(b'&', b'%', b'\\', text.as_bytes()).is_some();
     let encoded = special
         && ["&#", "&commat;", "%40", "\\u0040"]
             .iter()
