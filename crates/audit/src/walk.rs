@@ -545,7 +545,8 @@ impl PageColumns {
                 let pair = (entity.to_string(), column.clone());
                 let kept = context.kept.is_some_and(|k| k.contains(&pair));
                 reviewed.push(context.reviewed.is_some_and(|r| r.contains(&pair)));
-                keys.push(column == "id" || column.ends_with("_id") || column.ends_with("id"));
+                // `id`, `customer_id`, `customerid`: a key's name ends in `id`.
+                keys.push(column.ends_with("id"));
                 (Hint::of(&column), kept)
             })
             .collect();

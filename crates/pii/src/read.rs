@@ -568,13 +568,10 @@ mod tests {
         assert_eq!(month_of("maybe"), None);
     }
 
-    #[test]
-    fn every_at_with_its_parts() {
-        let text: Vec<char> =
-            "a@b.co,dave.smith@yahoo.com \"dave s\"@x.org d***@y.com me@intranet."
-                .chars()
-                .collect();
-        let parts: Vec<(String, String)> = emails(&text)
+    /// Each email's local part and host, as text.
+    fn email_parts(text: &str) -> Vec<(String, String)> {
+        let text: Vec<char> = text.chars().collect();
+        emails(&text)
             .into_iter()
             .map(|e| {
                 (
@@ -582,7 +579,13 @@ mod tests {
                     text[e.domain].iter().collect(),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn every_at_with_its_parts() {
+        let parts =
+            email_parts("a@b.co,dave.smith@yahoo.com \"dave s\"@x.org d***@y.com me@intranet.");
         assert_eq!(
             parts,
             [
@@ -593,18 +596,7 @@ mod tests {
                 ("me".into(), "intranet".into()),
             ]
         );
-        let text: Vec<char> = "dave.smith @ yahoo.com, ann@[192.168.0.1], meet @ noon"
-            .chars()
-            .collect();
-        let parts: Vec<(String, String)> = emails(&text)
-            .into_iter()
-            .map(|e| {
-                (
-                    text[e.local].iter().collect(),
-                    text[e.domain].iter().collect(),
-                )
-            })
-            .collect();
+        let parts = email_parts("dave.smith @ yahoo.com, ann@[192.168.0.1], meet @ noon");
         assert_eq!(
             parts,
             [
