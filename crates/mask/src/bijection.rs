@@ -4,11 +4,11 @@
 //!
 //! Six digits and more go through FF1 (NIST SP 800-38G, format-preserving encryption) with
 //! AES-256, from the `fpe` crate, the pseudonym kind as the tweak. Shorter strings, below FF1's
-//! least domain of a million, use FF1 on six digits with cycle walking (four and five digits) or
-//! a keyed shuffle of the whole domain (one to three digits, a thousand values at most). A class
-//! of values can be kept (an SSN that could have been issued gets a fake that could have been,
-//! and one that could not, one that could not; a Luhn-valid card number a Luhn-valid fake): again
-//! by cycle walking, which keeps each class's permutation a permutation.
+//! least domain of a million, use a keyed shuffle of the whole domain (a hundred thousand values
+//! at most, drawn once per key, kind and length). A class of values is kept (an SSN that could
+//! have been issued gets a fake that could have been, and one that could not, one that could
+//! not; a Luhn-valid card number a Luhn-valid fake; an integer an integer of its type's range,
+//! without a leading zero) by cycle walking, which keeps each class's permutation a permutation.
 //!
 //! The same key decrypts: a fake can be traced to its real value by whoever holds the pseudonym
 //! key, which is how the wire audit tells a fake from a leak (and why the key stays on the
@@ -17,11 +17,13 @@
 
 use aes::Aes256;
 use fpe::ff1::{FlexibleNumeralString, FF1};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// A class of digit strings a fake stays in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Class {
-    /// Any digits.
+    /// Any digits, in the same [`number_shape`].
     Any,
     /// Nine digits that could have been issued as an SSN stay issuable; others stay not.
     Ssn,
@@ -29,10 +31,35 @@ pub(crate) enum Class {
     Luhn,
 }
 
+/// What a string of digits is as a number, which its fake keeps: whether it has a leading zero
+/// (`042` is not the integer 42, so a fake of an integer never has one), and for the lengths at
+/// which Postgres' integer types end (5, 10 and 19 digits) whether it is within each type's
+/// bound (`i16::MAX`, `i32::MAX`, `i64::MAX`; one more for a `negative` value, whose magnitude
+/// may reach `-i16::MIN`). So a masked `smallint`, `integer` or `bigint` key always fits its
+/// column, and a text value's fake keeps its zeros. Each class is a large part of its length's
+/// strings (a fifth at the least), so cycle walking stays a few steps.
+fn number_shape(digits: &[u8], negative: bool) -> u8 {
+    let leading_zero = digits.len() > 1 && digits[0] == 0;
+    let bound: Option<u64> = match digits.len() {
+        5 => Some(32_767),
+        10 => Some(2_147_483_647),
+        19 => Some(9_223_372_036_854_775_807),
+        _ => None,
+    };
+    let within = bound.is_some_and(|max| {
+        let value = digits
+            .iter()
+            .fold(0u64, |a, d| a.wrapping_mul(10).wrapping_add(u64::from(*d)));
+        value <= max + u64::from(negative)
+    });
+    u8::from(leading_zero) | (u8::from(within) << 1)
+}
+
 impl Class {
-    fn holds(self, digits: &[u8]) -> bool {
-        match self {
-            Class::Any => true,
+    /// Which part of the class `digits` is in: a fake has the same signature as its value.
+    fn signature(self, digits: &[u8], negative: bool) -> u8 {
+        let member = match self {
+            Class::Any => false,
             Class::Ssn => {
                 let n = |r: std::ops::Range<usize>| {
                     digits[r].iter().fold(0u32, |a, d| a * 10 + u32::from(*d))
@@ -44,7 +71,8 @@ impl Class {
                 let text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
                 maskbus_pii::luhn_valid(&text)
             }
-        }
+        };
+        number_shape(digits, negative) | (u8::from(member) << 7)
     }
 }
 
@@ -52,6 +80,18 @@ impl Class {
 pub(crate) struct DigitCipher {
     ff1: FF1<Aes256>,
     shuffle_key: [u8; 32],
+    /// The shuffles drawn so far, by tweak and length: each is a thousand keyed hashes and a
+    /// sort, drawn once (there are a few tweaks and five lengths).
+    shuffles: Mutex<Shuffles>,
+}
+
+/// The shuffles drawn, by tweak and length.
+type Shuffles = HashMap<(Vec<u8>, usize), Arc<Shuffle>>;
+
+/// A keyed permutation of the numbers below `10^n` and its inverse.
+struct Shuffle {
+    forward: Vec<u32>,
+    inverse: Vec<u32>,
 }
 
 /// FF1's least length in decimal digits (a domain of a million).
@@ -63,24 +103,38 @@ impl DigitCipher {
         Some(DigitCipher {
             ff1: FF1::<Aes256>::new(&aes_key, 10).ok()?,
             shuffle_key: blake3::derive_key("maskbus 2026 short digit shuffle v1", key),
+            shuffles: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The fake of `digits` (values 0 to 9) under `tweak`, in the same `class`.
-    pub(crate) fn encrypt(&self, tweak: &[u8], digits: &[u8], class: Class) -> Option<Vec<u8>> {
-        let member = class.holds(digits);
+    /// The fake of `digits` (values 0 to 9, of a `negative` number or not) under `tweak`, in
+    /// the same `class`.
+    pub(crate) fn encrypt(
+        &self,
+        tweak: &[u8],
+        digits: &[u8],
+        class: Class,
+        negative: bool,
+    ) -> Option<Vec<u8>> {
+        let member = class.signature(digits, negative);
         let mut out = self.permute(tweak, digits, true)?;
-        while class.holds(&out) != member {
+        while class.signature(&out, negative) != member {
             out = self.permute(tweak, &out, true)?;
         }
         Some(out)
     }
 
     /// The real digits whose fake is `digits`.
-    pub(crate) fn decrypt(&self, tweak: &[u8], digits: &[u8], class: Class) -> Option<Vec<u8>> {
-        let member = class.holds(digits);
+    pub(crate) fn decrypt(
+        &self,
+        tweak: &[u8],
+        digits: &[u8],
+        class: Class,
+        negative: bool,
+    ) -> Option<Vec<u8>> {
+        let member = class.signature(digits, negative);
         let mut out = self.permute(tweak, digits, false)?;
-        while class.holds(&out) != member {
+        while class.signature(&out, negative) != member {
             out = self.permute(tweak, &out, false)?;
         }
         Some(out)
@@ -95,33 +149,45 @@ impl DigitCipher {
         if n == 0 {
             return Some(Vec::new());
         }
-        if n >= 4 {
-            // Cycle walking on six digits: the numbers below 10^n are permuted among themselves.
-            let mut padded = vec![0u8; FF1_MIN_DIGITS - n];
-            padded.extend_from_slice(digits);
-            loop {
-                padded = self.ff1(tweak, &padded, forward)?;
-                if padded[..FF1_MIN_DIGITS - n].iter().all(|d| *d == 0) {
-                    return Some(padded[FF1_MIN_DIGITS - n..].to_vec());
-                }
-            }
-        }
-        // One to three digits: every value of the domain ranked by a keyed hash.
-        let size = 10u32.pow(n as u32);
+        // One to five digits: every value of the domain ranked by a keyed hash.
         let value = digits.iter().fold(0u32, |a, d| a * 10 + u32::from(*d));
-        let mut ranked: Vec<(u64, u32)> = (0..size).map(|v| (self.rank(tweak, n, v), v)).collect();
-        ranked.sort_unstable();
-        let fake = if forward {
-            ranked.get(value as usize)?.1
+        let shuffle = self.shuffle(tweak, n);
+        let table = if forward {
+            &shuffle.forward
         } else {
-            ranked.iter().position(|(_, v)| *v == value)? as u32
+            &shuffle.inverse
         };
+        let fake = *table.get(value as usize)?;
         Some(
             (0..n)
                 .rev()
                 .map(|i| ((fake / 10u32.pow(i as u32)) % 10) as u8)
                 .collect(),
         )
+    }
+
+    /// The shuffle of `n`-digit strings under `tweak`, drawn at its first use.
+    fn shuffle(&self, tweak: &[u8], n: usize) -> Arc<Shuffle> {
+        let draw = || {
+            let size = 10u32.pow(n as u32);
+            let mut ranked: Vec<(u64, u32)> =
+                (0..size).map(|v| (self.rank(tweak, n, v), v)).collect();
+            ranked.sort_unstable();
+            let forward: Vec<u32> = ranked.iter().map(|(_, v)| *v).collect();
+            let mut inverse = vec![0u32; size as usize];
+            for (rank, v) in forward.iter().enumerate() {
+                inverse[*v as usize] = rank as u32;
+            }
+            Arc::new(Shuffle { forward, inverse })
+        };
+        // A poisoned lock only means another thread panicked while drawing: draw again.
+        match self.shuffles.lock() {
+            Ok(mut drawn) => drawn
+                .entry((tweak.to_vec(), n))
+                .or_insert_with(draw)
+                .clone(),
+            Err(_) => draw(),
+        }
     }
 
     fn rank(&self, tweak: &[u8], n: usize, value: u32) -> u64 {
@@ -161,24 +227,28 @@ mod tests {
     #[test]
     fn every_length_is_a_permutation_that_decrypts() {
         let c = cipher();
-        // Every value of the short domains; a slice of the four-digit one (cycle walking).
-        for n in 1..=4u32 {
-            let size = if n < 4 { 10u32.pow(n) } else { 300 };
+        // Every value of the short domains; a slice of the six-digit one (FF1).
+        for n in 1..=6u32 {
+            let size = if n < 6 { 10u32.pow(n) } else { 3000 };
             let fakes: HashSet<Vec<u8>> = (0..size)
                 .map(|v| {
                     let real = digits(&format!("{v:0width$}", width = n as usize));
-                    let fake = c.encrypt(b"t", &real, Class::Any).unwrap();
+                    let fake = c.encrypt(b"t", &real, Class::Any, false).unwrap();
                     assert_eq!(fake.len(), real.len());
-                    assert_eq!(c.decrypt(b"t", &fake, Class::Any).unwrap(), real);
+                    assert_eq!(c.decrypt(b"t", &fake, Class::Any, false).unwrap(), real);
                     fake
                 })
                 .collect();
             assert_eq!(fakes.len(), size as usize, "{n} digits");
         }
         let real = digits("4111111111111111");
-        let fake = c.encrypt(b"t", &real, Class::Luhn).unwrap();
-        assert!(Class::Luhn.holds(&fake) && fake != real);
-        assert_eq!(c.decrypt(b"t", &fake, Class::Luhn).unwrap(), real);
+        let fake = c.encrypt(b"t", &real, Class::Luhn, false).unwrap();
+        assert!(
+            Class::Luhn.signature(&fake, false) == Class::Luhn.signature(&real, false)
+                && fake != real
+        );
+        assert!(maskbus_pii::luhn_valid("4111111111111111"));
+        assert_eq!(c.decrypt(b"t", &fake, Class::Luhn, false).unwrap(), real);
     }
 
     #[test]
@@ -186,10 +256,51 @@ mod tests {
         let c = cipher();
         for real in ["224308280", "000000000", "900123456", "123456789"] {
             let real = digits(real);
-            let fake = c.encrypt(b"ssn", &real, Class::Ssn).unwrap();
-            assert_eq!(Class::Ssn.holds(&fake), Class::Ssn.holds(&real));
-            assert_eq!(c.decrypt(b"ssn", &fake, Class::Ssn).unwrap(), real);
-            assert_ne!(c.encrypt(b"digits", &real, Class::Ssn).unwrap(), fake);
+            let fake = c.encrypt(b"ssn", &real, Class::Ssn, false).unwrap();
+            assert_eq!(
+                Class::Ssn.signature(&fake, false),
+                Class::Ssn.signature(&real, false)
+            );
+            assert_eq!(c.decrypt(b"ssn", &fake, Class::Ssn, false).unwrap(), real);
+            assert_ne!(
+                c.encrypt(b"digits", &real, Class::Ssn, false).unwrap(),
+                fake
+            );
+        }
+    }
+
+    #[test]
+    fn a_fake_integer_is_an_integer_of_the_same_type() {
+        let c = cipher();
+        let number = |d: &[u8]| d.iter().fold(0u64, |a, d| a * 10 + u64::from(*d));
+        let mut values: Vec<u64> = (1..3000).collect();
+        values.extend([32_767, 32_766, 32_768, 10_000, 2_147_483_647, 2_147_483_648]);
+        values.extend([
+            1_000_000_000,
+            9_223_372_036_854_775_807,
+            1_000_000_000_000_000_000,
+        ]);
+        for value in values {
+            let real = digits(&value.to_string());
+            let fake = c.encrypt(b"digits", &real, Class::Any, false).unwrap();
+            assert!(fake.len() == 1 || fake[0] != 0, "{value}: a leading zero");
+            for max in [i16::MAX as u64, i32::MAX as u64, i64::MAX as u64] {
+                let same_length = max.to_string().len() == real.len();
+                if same_length && value <= max {
+                    assert!(number(&fake) <= max, "{value} left its type");
+                }
+            }
+            assert_eq!(
+                c.decrypt(b"digits", &fake, Class::Any, false).unwrap(),
+                real
+            );
+        }
+        // The least value of each type: its magnitude is one past the greatest.
+        for magnitude in ["32768", "2147483648", "9223372036854775808"] {
+            let real = digits(magnitude);
+            let fake = c.encrypt(b"digits", &real, Class::Any, true).unwrap();
+            assert!(number(&fake) <= number(&real), "-{magnitude} left its type");
+            assert_eq!(c.decrypt(b"digits", &fake, Class::Any, true).unwrap(), real);
         }
     }
 }

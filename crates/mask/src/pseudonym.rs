@@ -334,11 +334,13 @@ impl PseudonymKey {
             .filter_map(maskbus_pii::decimal_value)
             .collect();
         let tweak = kind.name().as_bytes();
+        // A number's sign decides its type's bound (`-32768` is a smallint, `32768` is not).
+        let negative = input.trim_start().starts_with('-');
         let fake = self.digits.as_ref().and_then(|cipher| {
             if forward {
-                cipher.encrypt(tweak, &real, class(&real))
+                cipher.encrypt(tweak, &real, class(&real), negative)
             } else {
-                cipher.decrypt(tweak, &real, class(&real))
+                cipher.decrypt(tweak, &real, class(&real), negative)
             }
         });
         // The cipher cannot fail on digits; if it ever did, hashed digits stand in (never the
