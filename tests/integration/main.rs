@@ -14,6 +14,7 @@ mod docs;
 mod edges;
 mod foundation;
 mod mailbox;
+mod masked_keys;
 mod masking;
 mod mcp;
 mod operations;

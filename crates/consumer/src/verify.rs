@@ -4,7 +4,10 @@
 //! consumer reads its own rows of the same key range once, puts them in the same buckets
 //! ([`maskbus_protocol::digest::Bucketing`]) and compares. Only buckets that differ are narrowed down, to
 //! one hash per row on both sides. So two equal databases cost one read of each side. What it
-//! reports is counts and keys (keys are `keep` columns), never a value.
+//! reports is counts and keys (as the target holds them: kept, or masked by a bijective
+//! pseudonym), never a value. A table whose key is masked has another order in the target than
+//! in the source: its rows are bucketed by their masked key's hash instead (the producer's
+//! first reply says so), the same on both sides whatever the order.
 //!
 //! `--repair` then deletes the rows the source does not have (children first, over all tables),
 //! and asks the producer for the missing and different rows by key (parents first).
@@ -16,8 +19,10 @@ use super::{Consumer, ConsumerError};
 use futures_util::StreamExt;
 use maskbus_pg::statements;
 use maskbus_pg::READ_ONLY_CANONICAL;
-use maskbus_protocol::digest::{hex, Bucketing, RowHasher};
-use maskbus_protocol::{HashReply, KeyCursor, ReceivedReply, Request, MAX_PAGE_ROWS, VERSION};
+use maskbus_protocol::digest::{hex, spread_of, unhex, Bucketing, RowHasher, Tally};
+use maskbus_protocol::{
+    HashReply, KeyCursor, ReceivedReply, Request, MAX_PAGE_ROWS, SPREAD_BUCKETS, VERSION,
+};
 use std::collections::BTreeMap;
 use tokio_postgres::types::ToSql;
 
@@ -132,13 +137,48 @@ type RowHashes = BTreeMap<Vec<String>, String>;
 /// columns hashed, and every key it carries whole: what the comparison and a repair rely on.
 fn hashes_fit(plan: &EntityPlan, reply: &HashReply) -> bool {
     let width = plan.key.columns.len();
-    reply.entity == plan.entity
+    let spread_fits = reply
+        .spread_buckets
+        .iter()
+        .all(|b| b.index < SPREAD_BUCKETS)
+        && (reply.spread || reply.spread_buckets.is_empty())
+        && (!reply.spread || reply.buckets.is_empty());
+    spread_fits
+        && reply.entity == plan.entity
         && reply.key == plan.key.names()
         && reply.key.iter().all(|k| reply.columns.contains(k))
         && reply.buckets.iter().all(|b| b.last.len() == width)
         && reply.rows.iter().all(|r| r.key.len() == width)
         && reply.next_after.as_ref().is_none_or(|k| k.len() == width)
 }
+
+/// The source's and the target's rows of one range (or one round of spread buckets), by key:
+/// what the target lacks, has different, or has extra.
+fn compare(source: &RowHashes, ours: RowHashes, drift: &mut TableDrift) {
+    for (key, hash) in source {
+        match ours.get(key) {
+            None => drift.missing.push(key.clone()),
+            Some(h) if h != hash => drift.different.push(key.clone()),
+            Some(_) => {}
+        }
+    }
+    drift
+        .extra
+        .extend(ours.into_keys().filter(|k| !source.contains_key(k)));
+}
+
+/// How a hash request spreads an entity with a masked key.
+enum Spread {
+    /// By key range (the key is kept).
+    No,
+    /// The spread buckets' tallies.
+    Buckets,
+    /// The rows of these spread buckets.
+    RowsOf(Vec<u32>),
+}
+
+/// Rows on either side that one round of narrowing a spread holds in memory.
+const NARROW_ROWS: u64 = 100_000;
 
 /// Compares the target with the masked source, table by table, over one read-only
 /// connection of its own that reads values as the producer prints them; repairs on request.
@@ -197,6 +237,22 @@ impl<'a> Verifier<'a> {
         through: Option<KeyCursor>,
         rows: bool,
     ) -> Result<HashReply, ConsumerError> {
+        self.ask(plan, after, through, rows, Spread::No).await
+    }
+
+    async fn ask(
+        &self,
+        plan: &EntityPlan,
+        after: Option<KeyCursor>,
+        through: Option<KeyCursor>,
+        rows: bool,
+        spread: Spread,
+    ) -> Result<HashReply, ConsumerError> {
+        let (spread, only) = match spread {
+            Spread::No => (false, Vec::new()),
+            Spread::Buckets => (true, Vec::new()),
+            Spread::RowsOf(only) => (true, only),
+        };
         let request = Request::Hashes {
             v: VERSION,
             entity: plan.entity.clone(),
@@ -204,6 +260,8 @@ impl<'a> Verifier<'a> {
             through,
             rows,
             subset: self.consumer.config().subset.clone(),
+            spread,
+            only,
         };
         let what = format!("hashes of {}", plan.entity);
         match self
@@ -253,6 +311,9 @@ impl<'a> Verifier<'a> {
         };
         let mut cursor: Option<KeyCursor> = None;
         let mut reply = self.ask_hashes(plan, None, None, false).await?;
+        if reply.spread {
+            return self.verify_spread(plan, reply, drift).await;
+        }
         loop {
             // The range this reply covers; the last one is open (the target's rows beyond the
             // source's last key are extra).
@@ -315,6 +376,110 @@ impl<'a> Verifier<'a> {
         }
     }
 
+    /// Compares a table whose key the producer masks: the target's key order is not the
+    /// source's, so both sides put each row in a bucket by its masked key's hash
+    /// ([`spread_of`]). The source's buckets come in replies over the source's order, the
+    /// target is read once in its own; only buckets that differ are compared row by row, in
+    /// rounds of at most [`NARROW_ROWS`] rows so memory stays bounded by the drift.
+    async fn verify_spread(
+        &self,
+        plan: &EntityPlan,
+        first: HashReply,
+        mut drift: TableDrift,
+    ) -> Result<TableDrift, ConsumerError> {
+        let buckets = SPREAD_BUCKETS as usize;
+        let mut source = vec![Tally::default(); buckets];
+        let mut reply = first;
+        let columns = reply.columns.clone();
+        loop {
+            for bucket in &reply.spread_buckets {
+                let Some(sum) = unhex(&bucket.hash) else {
+                    return Err(ConsumerError::BadReply {
+                        entity: plan.entity.clone(),
+                        reason: "a spread bucket's hash is not 16 letters a to p".into(),
+                    });
+                };
+                let tally = &mut source[bucket.index as usize];
+                tally.count += bucket.count;
+                tally.sum = tally.sum.wrapping_add(sum);
+            }
+            if !reply.more {
+                break;
+            }
+            let after = reply.next_after.clone();
+            reply = self.ask(plan, after, None, false, Spread::Buckets).await?;
+            if !reply.spread || reply.columns != columns {
+                return Err(self.not_spread(plan));
+            }
+        }
+        let mut target = vec![Tally::default(); buckets];
+        let range = TargetRange {
+            client: &self.client,
+            target: &self.target,
+            plan,
+            columns: &columns,
+        };
+        drift.target_rows = range
+            .each_hash(&None, &None, |key, hash| {
+                target[spread_of(key.iter().copied()) as usize].add(hash)
+            })
+            .await?;
+        drift.source_rows = source.iter().map(|t| t.count).sum();
+        let differing: Vec<usize> = (0..buckets).filter(|&i| source[i] != target[i]).collect();
+        // Rounds of buckets holding at most NARROW_ROWS rows on either side (one bucket at the
+        // least).
+        let mut rounds: Vec<Vec<u32>> = Vec::new();
+        let mut size = 0u64;
+        for index in differing {
+            let rows = source[index].count.max(target[index].count);
+            if rounds.is_empty() || size + rows > NARROW_ROWS {
+                rounds.push(Vec::new());
+                size = 0;
+            }
+            size += rows;
+            if let Some(round) = rounds.last_mut() {
+                round.push(index as u32);
+            }
+        }
+        for round in rounds {
+            let wanted: std::collections::HashSet<u32> = round.iter().copied().collect();
+            let mut theirs = RowHashes::new();
+            let mut after = None;
+            loop {
+                let reply = self
+                    .ask(plan, after, None, true, Spread::RowsOf(round.clone()))
+                    .await?;
+                if !reply.spread {
+                    return Err(self.not_spread(plan));
+                }
+                for row in reply.rows {
+                    theirs.insert(row.key, row.hash);
+                }
+                if !reply.more {
+                    break;
+                }
+                after = reply.next_after;
+            }
+            let mut ours = RowHashes::new();
+            range
+                .each_hash(&None, &None, |key, hash| {
+                    if wanted.contains(&spread_of(key.iter().copied())) {
+                        ours.insert(key.iter().map(|k| k.to_string()).collect(), hex(hash));
+                    }
+                })
+                .await?;
+            compare(&theirs, ours, &mut drift);
+        }
+        Ok(drift)
+    }
+
+    fn not_spread(&self, plan: &EntityPlan) -> ConsumerError {
+        ConsumerError::BadReply {
+            entity: plan.entity.clone(),
+            reason: "the producer stopped hashing this table by spread halfway (did its policy change? run verify again)".into(),
+        }
+    }
+
     /// Compares one key range row by row.
     async fn narrow(
         &self,
@@ -344,16 +509,7 @@ impl<'a> Verifier<'a> {
             .into_iter()
             .map(|(k, h)| (k, hex(h)))
             .collect();
-        for (key, hash) in &source {
-            match ours.get(key) {
-                None => drift.missing.push(key.clone()),
-                Some(h) if h != hash => drift.different.push(key.clone()),
-                Some(_) => {}
-            }
-        }
-        drift
-            .extra
-            .extend(ours.into_keys().filter(|k| !source.contains_key(k)));
+        compare(&source, ours, drift);
         Ok(())
     }
 

@@ -141,6 +141,18 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
             Verdict::Warning("year_only on a text column: every value must be an ISO date, or masking refuses it".into())
         }
         Rule::YearOnly => Verdict::Error(format!("year_only needs a date or timestamp column, not {}", column.type_label())),
+        // A bijective pseudonym rewrites digits only, and keeps a number's shape and its
+        // integer type's range (`crate::bijection`): its fake of a number is a number of the
+        // same type, so it fits integer, numeric and uuid columns (and their keys).
+        Rule::Pseudonym(kind)
+            if kind.class() == crate::RuleClass::Bijective
+                && matches!(
+                    column.data_type.as_str(),
+                    "smallint" | "integer" | "bigint" | "numeric" | "uuid"
+                ) =>
+        {
+            Verdict::Ok
+        }
         Rule::Constant(_) if !column.is_text() => {
             Verdict::Warning(format!("the constant must cast to {}; check it", column.type_label()))
         }

@@ -112,6 +112,20 @@ impl<'p> Masker<'p> {
         &self.columns
     }
 
+    /// The source's value whose masked form in `column` is `masked`: the value itself for a
+    /// `keep` column, the key's inverse for a bijective pseudonym ([`Rule::reveal`]); `None` for
+    /// a column this masker does not have, an array, or a rule that cannot be undone. This is
+    /// how a consumer that holds only masked keys pages, looks up and verifies by them: the
+    /// producer turns the masked key it is sent back into the source's, and what it answers is
+    /// masked again. Knowing the fake tells nothing of the value without the key.
+    pub fn reveal(&self, column: &str, masked: &str) -> Option<String> {
+        let at = self.columns.iter().position(|c| c == column)?;
+        if self.shapes[at].array {
+            return None;
+        }
+        self.rules[at].reveal(self.key, masked)
+    }
+
     /// Masks one row. The values are taken by value so that `keep` columns move instead of
     /// being copied. A value a rule refuses fails the whole row: no partly masked row exists.
     pub fn mask(&self, mut values: Vec<Option<String>>) -> Result<MaskedRow, MaskError> {

@@ -148,6 +148,26 @@ impl Rule {
         }
     }
 
+    /// The value whose masked form is `masked`, for the rules that can be undone: `keep` (the
+    /// value itself) and the bijective pseudonyms under the key (`None` without one). What a
+    /// key column's rule must allow, so the sync can page and look up by masked keys.
+    pub fn reveal(&self, key: Option<&PseudonymKey>, masked: &str) -> Option<String> {
+        match self {
+            Rule::Keep => Some(masked.to_string()),
+            Rule::Pseudonym(kind) if kind.class() == RuleClass::Bijective => {
+                kind.reveal(key?, masked)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a key column may carry the rule: it keeps values distinct by construction and
+    /// the key undoes it ([`Rule::reveal`]), so pages, lookups and deletes by the masked key
+    /// find the source's row, and the same rule at both ends of a foreign key keeps the link.
+    pub fn fits_a_key(&self) -> bool {
+        self.class() == RuleClass::Bijective
+    }
+
     /// Whether the rule, on an array column, applies to each element (every rule but `keep` and
     /// `null`, which apply to the whole value).
     pub fn masks_elements(&self) -> bool {

@@ -8,33 +8,36 @@
 //! column or constraint and the fix.
 
 use maskbus_mask::fit::{self, ColumnInfo, Line, Verdict};
-use maskbus_mask::{Policy, Rule};
+use maskbus_mask::Policy;
 use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
 use maskbus_protocol::plan;
 use std::collections::BTreeMap;
 
-/// Key columns must be `keep`: the consumer pages and upserts by them, and other tables' foreign
-/// keys match them. (A masked key would also put real key values into the cursor.)
-pub fn key_is_kept(policy: &Policy, entity: &str, key: &KeyDef) -> Result<(), MaskedKey> {
+/// Key columns must be `keep` or carry a rule the key undoes (a bijective pseudonym: `ssn`,
+/// `digits`): the consumer pages, upserts and deletes by the masked key, the producer turns it
+/// back into the source's ([`maskbus_mask::Masker::reveal`]), and other tables' foreign keys
+/// match it when both ends have the same rule (checked with the foreign keys). A lossy or merely
+/// unique rule would merge rows or leave the producer unable to find the row a key names.
+pub fn key_rules_fit(policy: &Policy, entity: &str, key: &KeyDef) -> Result<(), MaskedKey> {
     let rules = policy.entity(entity);
     for column in &key.columns {
         match rules.and_then(|r| r.rule(&column.name)) {
-            Some(Rule::Keep) | None => {}
-            Some(rule) => {
+            Some(rule) if !rule.fits_a_key() => {
                 return Err(MaskedKey {
                     entity: entity.to_string(),
                     column: column.name.clone(),
                     rule: rule.name(),
                 })
             }
+            _ => {}
         }
     }
     Ok(())
 }
 
-/// A key column whose rule is not `keep`.
+/// A key column whose rule cannot be undone.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{entity}: key column {column} has rule {rule}; the sync pages and upserts by the key, so key columns must be \"keep\" (name other key columns in [maskbus.keys], or keep this one)")]
+#[error("{entity}: key column {column} has rule {rule}, which does not keep keys distinct and cannot be undone; the sync pages, upserts and deletes by the key, so a key column is \"keep\" or a bijective pseudonym ({{ pseudonym = \"digits\" }}, {{ pseudonym = \"ssn\" }}), or name other key columns in [maskbus.keys]")]
 pub struct MaskedKey {
     entity: String,
     column: String,
@@ -90,7 +93,8 @@ pub fn check(policy: &Policy, tables: &[TableInfo], fks: &[ForeignKey]) -> Vec<L
                 Verdict::Error(e.to_string()),
             )),
             Ok(key) => {
-                if let Err(reason) = key_is_kept(policy, entity, &key).map_err(|e| e.to_string()) {
+                if let Err(reason) = key_rules_fit(policy, entity, &key).map_err(|e| e.to_string())
+                {
                     lines.push(line(&info.table, "(key)", "-", Verdict::Error(reason)));
                 }
             }
@@ -351,6 +355,34 @@ mod tests {
             fk("b_a", "b", "a_id", "a", false),
         ];
         assert!(errors(&check(&policy, &tables, &fks)).is_empty());
+        // Keys masked by a bijective pseudonym, the same at both ends of each link.
+        let masked = |child_rule: &str| {
+            Policy::from_toml(
+                "p",
+                &format!(
+                    "[a]\nid = {{ pseudonym = \"digits\" }}\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = {child_rule}"
+                ),
+            )
+            .unwrap()
+        };
+        let green = masked("{ pseudonym = \"digits\" }");
+        assert!(errors(&check(&green, &tables, &fks)).is_empty());
+        // One end masked, the other kept: the link would break.
+        let broken = errors(&check(&masked("\"keep\""), &tables, &fks));
+        assert!(broken.iter().any(|e| e.contains("same rule")), "{broken:?}");
+        // A unique but not bijective rule on a key: refused.
+        let token = Policy::from_toml(
+            "p",
+            "[a]\nid = { pseudonym = \"token\" }\nb_id = \"keep\"\n[b]\nid = \"keep\"\na_id = \"keep\"",
+        )
+        .unwrap();
+        let refused = errors(&check(&token, &tables, &fks));
+        assert!(
+            refused
+                .iter()
+                .any(|e| e.contains("(key)") && e.contains("cannot be undone")),
+            "{refused:?}"
+        );
     }
 
     #[test]
@@ -400,7 +432,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no error with {needle:?} in {errors:#?}"))
         };
         assert!(find("public.nokey.(key)").contains("no primary key"));
-        assert!(find("public.masked_key.(key)").contains("must be \"keep\""));
+        assert!(find("public.masked_key.(key)").contains("cannot be undone"));
         assert!(find("child_outside").contains("add [public.outside] to the policy"));
         assert!(find("child_parent").contains("same rule"));
         assert!(find("cannot be broken").contains("among public.c1, public.c2"));

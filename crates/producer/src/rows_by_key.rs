@@ -1,5 +1,7 @@
 //! The producer's rows by key: the parents a consumer's page needs, fetched by the columns
-//! their children reference. Masked like any page; looked up by `keep` columns only.
+//! their children reference. Masked like any page. The keys a consumer sends are masked ones
+//! (every key that crosses the bus is); they are looked up by columns whose rule the key undoes
+//! (`keep`, a bijective pseudonym: [`maskbus_mask::Masker::reveal`]) and nothing else.
 
 use crate::page_cut::PageCut;
 use crate::reply::{PageReply, Reply};
@@ -7,38 +9,70 @@ use crate::source::{Refusal, Source};
 use maskbus_pg::statements;
 use maskbus_protocol::{ErrorCode, MAX_PAGES_PER_REQUEST, MAX_PAGE_ROWS, VERSION};
 
-/// Specific rows whose `columns` equal one of `keys` (parents a consumer's page needs),
-/// masked. Only `keep` columns can be looked up: a lookup by a masked column would let the
-/// asker test guesses of the real values.
+/// Which values a lookup was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeysAre {
+    /// As they crossed the bus (masked): turned back into the source's values first.
+    Masked,
+    /// The source's own (the change stream's, read from the WAL).
+    Source,
+}
+
+/// Specific rows whose `columns` equal one of `keys` (parents a consumer's page needs, as the
+/// consumer holds them: masked), masked. Only columns whose rule can be undone can be looked
+/// up: a lookup by a lossy masked column would let the asker test guesses of the real values,
+/// while a bijective fake tells nothing without the key.
 pub async fn answer(
     source: &Source,
     entity: &str,
     columns: &[String],
     keys: &[Vec<String>],
 ) -> Vec<Reply> {
+    lookup(source, entity, columns, keys, KeysAre::Masked).await
+}
+
+/// [`answer`] for keys given as `are`.
+pub(crate) async fn lookup(
+    source: &Source,
+    entity: &str,
+    columns: &[String],
+    keys: &[Vec<String>],
+    are: KeysAre,
+) -> Vec<Reply> {
     let result = async {
         let shape = source.shape(entity).await?;
         let entity = shape.table.to_string();
         let mut lookup = Vec::with_capacity(columns.len());
         for column in columns {
-            let kept = source
+            let undone = source
                 .policy()
                 .entity(&entity)
                 .and_then(|e| e.rule(column))
-                .is_some_and(|r| *r == maskbus_mask::Rule::Keep);
+                .is_some_and(|r| r.fits_a_key());
             match shape.types.get(column) {
-                Some(ty) if kept => lookup.push((column.clone(), ty.clone())),
+                Some(ty) if undone => lookup.push((column.clone(), ty.clone())),
                 _ => {
                     return Err(Refusal::new(
                         ErrorCode::PolicyRefused,
                         format!(
-                            "{entity} rows can be looked up by its kept columns only, not by {}",
+                            "{entity} rows can be looked up by its kept columns and those with a bijective rule only, not by {}",
                             maskbus_mask::shorten(column)
                         ),
                     ))
                 }
             }
         }
+        let revealed;
+        let keys = match are {
+            KeysAre::Source => keys,
+            KeysAre::Masked => {
+                revealed = keys
+                    .iter()
+                    .map(|k| source.real_key(&shape, columns, k))
+                    .collect::<Result<Vec<_>, _>>()?;
+                &revealed[..]
+            }
+        };
         let sql = statements::rows_by(&shape.table, &shape.key, &shape.columns, &lookup);
         let arrays: Vec<Vec<&str>> = (0..columns.len())
             .map(|i| keys.iter().map(|k| k[i].as_str()).collect())

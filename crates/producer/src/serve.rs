@@ -170,17 +170,18 @@ impl Producer {
                 through,
                 rows,
                 subset,
+                only,
                 ..
             } => {
-                crate::hashes::answer(
-                    &self.source,
-                    &entity,
+                let ask = crate::hashes::HashAsk {
+                    entity: &entity,
                     after,
                     through,
-                    rows,
-                    subset.as_deref(),
-                )
-                .await
+                    per_row: rows,
+                    subset: subset.as_deref(),
+                    only,
+                };
+                crate::hashes::answer(&self.source, ask).await
             }
         }
     }

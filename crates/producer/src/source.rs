@@ -38,6 +38,10 @@ pub(crate) struct Shape {
     pub cells: Vec<maskbus_mask::CellShape>,
     /// Where each key column sits in `columns`.
     pub(crate) key_positions: Vec<usize>,
+    /// Whether a key column's rule is not `keep` (a bijective pseudonym): keys that cross the
+    /// bus are then fakes, turned back into the source's by [`Source::real_key`], and the
+    /// target's key order is not the source's.
+    pub(crate) key_masked: bool,
     page_first: String,
     page_after: String,
 }
@@ -316,7 +320,7 @@ impl Source {
         let key = info
             .key(self.policy.key_columns(&entity))
             .map_err(|e| refused(e.to_string()))?;
-        schema_check::key_is_kept(&self.policy, &entity, &key)
+        schema_check::key_rules_fit(&self.policy, &entity, &key)
             .map_err(|e| refused(e.to_string()))?;
         // The policy must fit the table as it is now (types, widths, NULLs, UNIQUE columns),
         // or the table is refused by name: a page of it would not go into the target.
@@ -367,6 +371,12 @@ impl Source {
             .iter()
             .filter_map(|k| columns.iter().position(|c| *c == k.name))
             .collect();
+        let key_masked = key.columns.iter().any(|k| {
+            self.policy
+                .entity(&entity)
+                .and_then(|r| r.rule(&k.name))
+                .is_some_and(|r| *r != maskbus_mask::Rule::Keep)
+        });
         let window = window_filter();
         let page = |with_cursor| page_sql(&table, &key, &columns, &window, with_cursor);
         let shape = Shape {
@@ -384,9 +394,43 @@ impl Source {
             key,
             columns,
             key_positions,
+            key_masked,
         };
         self.shapes.lock().await.insert(entity, shape.clone());
         Ok(shape)
+    }
+
+    /// The source's values of `masked`, a key the consumer sent over `columns` of `shape`'s
+    /// entity (every key that crosses the bus is masked: a cursor, a bound, a row it asks for):
+    /// each through its column's rule undone ([`maskbus_mask::Masker::reveal`]). Refused by
+    /// name when a value is no fake the key can undo (the consumer never holds such a key).
+    pub(crate) fn real_key(
+        &self,
+        shape: &Shape,
+        columns: &[String],
+        masked: &KeyCursor,
+    ) -> Result<KeyCursor, Refusal> {
+        let entity = shape.table.to_string();
+        if !shape.key_masked {
+            return Ok(masked.clone());
+        }
+        let masker = self.masker(shape)?;
+        columns
+            .iter()
+            .zip(masked.iter())
+            .map(|(column, value)| {
+                masker.reveal(column, value).ok_or_else(|| {
+                    Refusal::new(
+                        ErrorCode::Malformed,
+                        format!(
+                            "a key value of {entity}.{} is no masked value the producer can look up",
+                            maskbus_mask::shorten(column)
+                        ),
+                    )
+                    .on(&entity)
+                })
+            })
+            .collect()
     }
 
     /// The source's current snapshot: it closes a new window.
@@ -505,6 +549,13 @@ impl Source {
             Some(until) => until,
             None => self.snapshot().await?,
         };
+        // The consumer's cursor is the masked key of the last row it got; the rows after it
+        // are those after the source's key it was made from, in the source's key order.
+        let masked_after = after;
+        let after = match &masked_after {
+            Some(cursor) => Some(self.real_key(&shape, &shape.key.names(), cursor)?),
+            None => None,
+        };
         let client = self.client().await?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
@@ -554,7 +605,7 @@ impl Source {
                     key: shape.key.names(),
                     columns: shape.columns.clone(),
                     next_after: if rows.is_empty() {
-                        after.clone()
+                        masked_after.clone()
                     } else {
                         keys.get(part).cloned()
                     },

@@ -116,6 +116,12 @@ fn key_hash<'k>(key: impl IntoIterator<Item = &'k str>) -> u64 {
     hasher.digest()
 }
 
+/// The spread bucket of a masked key: its hash modulo [`crate::SPREAD_BUCKETS`], the same on
+/// both sides of a verify whatever order each reads its rows in.
+pub fn spread_of<'k>(key: impl IntoIterator<Item = &'k str>) -> u32 {
+    (key_hash(key) % u64::from(crate::SPREAD_BUCKETS)) as u32
+}
+
 impl<'b> Bucketing<'b> {
     pub fn new(buckets: &'b [Bucket]) -> Self {
         let mut closing: HashMap<u64, Vec<usize>> = HashMap::with_capacity(buckets.len());

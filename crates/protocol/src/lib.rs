@@ -30,8 +30,8 @@ pub use maskbus_model::KeyCursor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 pub use stream::{
-    Bucket, ChangeOp, HashReply, Lsn, Position, ReceivedChanges, RowHash, BUCKETS_PER_REPLY,
-    BUCKET_ROWS,
+    Bucket, ChangeOp, HashReply, Lsn, Position, ReceivedChanges, RowHash, SpreadBucket,
+    BUCKETS_PER_REPLY, BUCKET_ROWS, SPREAD_BUCKETS,
 };
 
 /// The protocol version this build speaks. Version 2 names entities `schema.table` and carries
@@ -198,6 +198,13 @@ pub enum Request {
         /// Only the rows of this subset.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         subset: Option<String>,
+        /// The entity's rows spread by masked key hash, as the producer's first reply said
+        /// ([`HashReply::spread`]): buckets of [`SPREAD_BUCKETS`], or with `rows`, the rows of
+        /// the buckets in `only`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        spread: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        only: Vec<u32>,
     },
 }
 
@@ -414,6 +421,12 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         {
             let code = after.iter().chain(through).find_map(|k| key_problem(k));
             Err(entity(code.unwrap_or(ErrorCode::Malformed)))
+        }
+        Request::Hashes { only, .. }
+            if only.len() > SPREAD_BUCKETS as usize
+                || only.iter().any(|b| *b >= SPREAD_BUCKETS) =>
+        {
+            Err(entity(ErrorCode::LimitTooLarge))
         }
         Request::Rows { keys, .. } if keys.is_empty() || keys.len() > MAX_PAGE_ROWS as usize => {
             Err(entity(ErrorCode::LimitTooLarge))

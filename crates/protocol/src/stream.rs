@@ -81,6 +81,15 @@ pub struct Bucket {
     pub hash: String,
 }
 
+/// The rows of one bucket of a spread ([`SPREAD_BUCKETS`]): those whose masked key hashes to
+/// `index` ([`crate::digest::spread_of`]), how many, and their combined hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpreadBucket {
+    pub index: u32,
+    pub count: u64,
+    pub hash: String,
+}
+
 /// One row's key and the hash of its masked values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowHash {
@@ -101,6 +110,15 @@ pub struct HashReply {
     pub buckets: Vec<Bucket>,
     #[serde(default)]
     pub rows: Vec<RowHash>,
+    /// The entity's key is masked (a bijective pseudonym), so the target's key order is not
+    /// the source's and rows cannot be bucketed by key range: they are spread over
+    /// [`SPREAD_BUCKETS`] buckets by their masked key's hash instead (`spread_buckets`, the ones
+    /// with rows; `buckets` stays empty), each reply covering the next rows in the source's
+    /// order. Later requests say `spread` and never `through`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spread: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spread_buckets: Vec<SpreadBucket>,
     /// Where the next request starts (the last key covered).
     pub next_after: Option<KeyCursor>,
     /// Whether rows remain after `next_after` (within `through`, when given).
@@ -112,6 +130,10 @@ pub struct HashReply {
 /// Rows per bucket, and buckets per hash request: one request covers up to 100,000 rows.
 pub const BUCKET_ROWS: usize = 1000;
 pub const BUCKETS_PER_REPLY: usize = 100;
+
+/// Buckets a table with a masked key is spread over by key hash: a reply names at most this
+/// many, and a row's bucket is below it.
+pub const SPREAD_BUCKETS: u32 = 4096;
 
 #[cfg(test)]
 mod tests {

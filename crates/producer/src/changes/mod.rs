@@ -10,8 +10,9 @@
 //! - A slot that is gone, or that has moved past what the consumer committed, means changes the
 //!   consumer never got: the answer says so (`stream_lost`) and the consumer starts over.
 //!
-//! Deletes carry the key columns only, masked like the rest (keys are `keep`, checked when the
-//! entity is first read). An update of a key is a delete of the old key and an upsert of the
+//! Deletes carry the key columns only, masked like the rest (a key's rule is `keep` or a
+//! bijective pseudonym, checked when the entity is first read: the consumer deletes the same
+//! masked key it stored). An update of a key is a delete of the old key and an upsert of the
 //! new row. A row whose change left a TOASTed value out is read from the source by its key.
 
 mod txn;
@@ -30,6 +31,7 @@ use txn::{cells_of, has_unchanged, RowChange};
 
 /// How often a long poll looks at the slot again.
 const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 
 /// The prefix of every slot maskbus makes: what `maskbus slot list` looks for.
 pub const SLOT_PREFIX: &str = "maskbus_";
@@ -409,7 +411,7 @@ impl ChangeFeed {
             .ok_or_else(|| Refusal::new(ErrorCode::Unavailable, "an entity's shape went missing"))
     }
 
-    /// A deleted row's key, through the masker (key columns are `keep`). A change that does not
+    /// A deleted row's key, through the masker (its rules for key columns are bijective). A change that does not
     /// carry the whole key (a replica identity other than the key maskbus pages by) is refused.
     fn mask_key(
         &self,
@@ -443,7 +445,8 @@ impl ChangeFeed {
         let Some(values) = values.into_iter().map(|v| v.map(String::from)).collect() else {
             return Ok(None);
         };
-        match crate::rows_by_key::answer(&self.source, entity, key, &[values])
+        let source_keys = crate::rows_by_key::KeysAre::Source;
+        match crate::rows_by_key::lookup(&self.source, entity, key, &[values], source_keys)
             .await
             .into_iter()
             .next()
