@@ -174,6 +174,17 @@ impl ChangeSlot {
         parse_lsn(source, row.get(0))
     }
 
+    /// The WAL insert position: where the next record goes. A transaction committed before it
+    /// is in the WAL, but with `synchronous_commit = off` maybe not flushed yet, and decoding
+    /// reads only up to the flush position.
+    pub async fn inserted(&self, source: &Target, client: &Client) -> Result<Lsn, PgError> {
+        let row = client
+            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+            .await
+            .map_err(|e| source.query_error("reading the WAL insert position", &e))?;
+        parse_lsn(source, row.get(0))
+    }
+
     /// Moves the slot past `lsn`: the changes up to it are applied and the server may drop
     /// their WAL. A position the slot has passed already changes nothing (a consumer that
     /// confirms the same position twice, after a restart of either side).

@@ -32,6 +32,9 @@ use txn::{cells_of, has_unchanged, RowChange};
 /// How often a long poll looks at the slot again.
 const POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// How long an idle answer waits at most for the WAL flush to pass what was written before
+/// the question (three WAL writer delays at the default 200 ms, and room).
+const FLUSH_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// The prefix of every slot maskbus makes: what `maskbus slot list` looks for.
 pub const SLOT_PREFIX: &str = "maskbus_";
@@ -91,13 +94,23 @@ impl ChangeFeed {
                 None => self.start(client).await,
                 Some(after) => {
                     self.confirm(client, after.0).await?;
+                    // Every transaction committed before this request is in the WAL before
+                    // this position; decoding reads only what is flushed, which lags it on a
+                    // source with `synchronous_commit = off` (by up to three WAL writer
+                    // delays). An idle answer is only given once the flush has passed it, so
+                    // "caught up" covers every commit made before the question.
+                    let asked_at = self.slot.inserted(self.target(), client).await?;
                     // A long poll: with nothing to send, look again every 50 ms until `wait` is
                     // up (each look decodes only WAL written since the slot's restart point).
-                    let deadline = tokio::time::Instant::now() + wait;
+                    let started = tokio::time::Instant::now();
+                    let deadline = started + wait;
                     loop {
                         let replies = self.follow(client, after.0, join.as_ref(), limit).await?;
                         let idle = replies.iter().all(|r| r.op == ChangeOp::None);
-                        if !idle || tokio::time::Instant::now() >= deadline {
+                        let flushed_past = replies.last().is_some_and(|r| r.through.0 >= asked_at);
+                        let now = tokio::time::Instant::now();
+                        let flush_awaited = flushed_past || now >= started + FLUSH_GRACE;
+                        if !idle || (now >= deadline && flush_awaited) {
                             break Ok(replies);
                         }
                         tokio::time::sleep(POLL).await;
