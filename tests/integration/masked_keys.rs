@@ -48,7 +48,7 @@ struct Keyed {
     producer: String,
     consumer: String,
     policy: String,
-    _files: ConfigFiles,
+    files: ConfigFiles,
     _running: Background,
 }
 
@@ -75,7 +75,7 @@ impl Keyed {
             producer,
             consumer,
             policy,
-            _files: files,
+            files,
             _running: running,
         }
     }
@@ -154,6 +154,34 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
         &keyed.policy,
     ])
     .success();
+    // policy init proposes the same for a key made of SSNs: a bijective fake, and the same
+    // rule on the foreign key to it; its proposal passes policy check.
+    let proposed = keyed.files.write("proposed.toml", "");
+    maskbus(&[
+        "policy",
+        "init",
+        "--source",
+        &dbs.url("src"),
+        "--output",
+        &proposed,
+    ])
+    .success();
+    let text = std::fs::read_to_string(&proposed).unwrap();
+    let init = maskbus_mask::Policy::from_toml("init", &text).unwrap();
+    for (table, column) in [("customers", "ssn"), ("accounts", "customer_ssn")] {
+        let rule = init.entity(table).and_then(|e| e.rule(column)).unwrap();
+        assert_eq!(rule.name(), "pseudonym ssn", "{table}.{column}:\n{text}");
+    }
+    maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &proposed,
+    ])
+    .success();
+
     keyed.sync();
     keyed.assert_masked().await;
     keyed.verify_equal();

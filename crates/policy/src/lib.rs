@@ -237,6 +237,46 @@ async fn spelled_names(
 /// through the audit's detectors here, on the production side (only counts reach the output).
 /// The proposal is checked like any policy; a column it still gets wrong falls back to the safe
 /// rule with the reason as a comment.
+/// A foreign key column whose parent column got a pseudonym (a key made of a person's number)
+/// gets the same rule, or the link would break in the target.
+fn same_rule_at_both_ends(
+    proposed: &mut [(maskbus_pg::TableRef, Vec<crate::propose::Proposal>)],
+    fks: &[maskbus_pg::ForeignKey],
+) {
+    // Parents first, in rounds, so a chain of links (a child that is another's parent) follows.
+    for _ in 0..proposed.len().max(1) {
+        let mut changed = false;
+        for fk in fks {
+            for (column, parent_column) in fk.columns.iter().zip(&fk.parent_columns) {
+                let parent_rule = proposed
+                    .iter()
+                    .find(|(t, _)| *t == fk.parent)
+                    .and_then(|(_, ps)| ps.iter().find(|p| p.column == *parent_column))
+                    .filter(|p| p.rule.contains("pseudonym"))
+                    .map(|p| p.rule.clone());
+                let Some(rule) = parent_rule else { continue };
+                let child = proposed
+                    .iter_mut()
+                    .find(|(t, _)| *t == fk.table)
+                    .and_then(|(_, ps)| ps.iter_mut().find(|p| p.column == *column));
+                if let Some(child) = child {
+                    if child.rule != rule {
+                        child.rule = rule;
+                        child.why = format!(
+                            "foreign key {} to {}.{parent_column}: the same rule as the key it points at",
+                            fk.name, fk.parent
+                        );
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
 pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError> {
     use crate::propose::{self, ColumnFacts, Proposal};
     use std::collections::HashSet;
@@ -310,10 +350,8 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
                 spells_the_person: spelled.get(&column.name).cloned(),
                 ..ColumnFacts::default()
             };
-            if !facts.key
-                && !facts.foreign_key
-                && crate::schema_check::is_sampled_type(&column.data_type)
-            {
+            // A key is sampled too: made of a person's number, it gets a bijective fake.
+            if !facts.foreign_key && crate::schema_check::is_sampled_type(&column.data_type) {
                 let values: Vec<String> = client
                     .query(
                         &maskbus_pg::statements::sample(&info.table, &column.name),
@@ -342,6 +380,7 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
         }
         proposed.push((info.table.clone(), proposals));
     }
+    same_rule_at_both_ends(&mut proposed, &fks);
     // Check the proposal as policy check would; a column it still gets wrong takes the safe rule.
     let mut text = propose::render(source.dbname(), &proposed, &keys, &skipped);
     if let Ok(policy) = Policy::from_toml("policy init", &text) {

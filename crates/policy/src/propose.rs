@@ -4,7 +4,8 @@
 //! type, its constraints and the sample's evidence counts, and writes the TOML.
 //!
 //! Deny by default still holds: every column gets a line. Keys and foreign keys stay `keep` (the
-//! sync pages and links by them). A column the rules below cannot judge gets the safe rule
+//! sync pages and links by them), but for a key made of a person's number (an SSN, a card, a
+//! phone), which gets a bijective pseudonym, and the foreign keys to it the same. A column the rules below cannot judge gets the safe rule
 //! (`null` where NULL is allowed) and a comment saying why.
 
 use maskbus_mask::PseudonymKind;
@@ -359,6 +360,26 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
         };
         let looks = facts.evidence.is_some()
             || n.has(&["email", "ssn", "phone", "name", "username", "login"]);
+        // A key made of a person's number (an SSN, a card, a phone, an account): a bijective
+        // fake of its digits, which the sync pages and links by as well (a foreign key to it
+        // gets the same rule: `crate::init` sees to it).
+        let evidence = facts.evidence.as_deref().unwrap_or_default();
+        let says = |kind: &str| evidence.contains(&format!("look like {kind}"));
+        let ssn = n.has(&["ssn"]) || says("ssn");
+        let number = ssn
+            || ["card", "phone", "account"].iter().any(|k| says(k))
+            || n.has(&["phone", "card", "iban"]);
+        if facts.key && number && (text || numeric) {
+            let (rule, what) = if ssn {
+                ("{ pseudonym = \"ssn\" }", "an SSN")
+            } else {
+                ("{ pseudonym = \"digits\" }", "a person's number")
+            };
+            return p(
+                rule,
+                &format!("key that looks like {what}: a bijective fake of its digits, so the sync still pages and links by it (foreign keys to it get the same rule)"),
+            );
+        }
         return if looks {
             p(
                 "\"keep\"",
