@@ -48,8 +48,8 @@ pub fn entries() -> Vec<Entry> {
         (PseudonymKind::FirstName, "a first name from a list"),
         (PseudonymKind::LastName, "a surname of a stem and an ending (1,600 of them)"),
         (PseudonymKind::Email, "`first.last.<12 letters>@example.com`; shortens to the column, never below 8 letters"),
-        (PseudonymKind::Ssn, "the nine digits through FF1 (a keyed bijection): an issuable SSN gets an issuable fake, separators kept; the audit tells fakes from real SSNs with the key"),
-        (PseudonymKind::Digits, "every digit through FF1 over the value's digits, other characters and the length kept; a Luhn-valid card gets a Luhn-valid fake"),
+        (PseudonymKind::Ssn, "the nine digits through FF1 (a keyed bijection): an issuable SSN gets an issuable fake, separators kept; the audit tells fakes from real SSNs with the key; fits a key column"),
+        (PseudonymKind::Digits, "every digit through FF1 over the value's digits, other characters and the length kept; a Luhn-valid card gets a Luhn-valid fake, an integer an integer of its type (no leading zero, within smallint, integer or bigint), so it fits integer, numeric and uuid columns and a key column"),
         (PseudonymKind::Token, "a secret (API key, token, password hash): keyed letters as long as it, 20 at the least"),
     ] {
         out.push(Entry {
