@@ -39,6 +39,10 @@ fn worth_detecting(text: &str, hint: Hint) -> bool {
     let Some(digits) = ascii_digits_without_at(bytes) else {
         return true;
     };
+    // An at sign written as an entity, an escape or a word (`&#64;`, `(at)`) is one.
+    if digits < 6 {
+        return maskbus_pii::read::has_encoded_at(text);
+    }
     digits >= 6
         && !is_plain_timestamp(bytes)
         && detect::plain_number_may_be_pii(text, hint) != Some(false)

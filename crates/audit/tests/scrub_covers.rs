@@ -54,8 +54,27 @@ fn joiner() -> impl Strategy<Value = String> {
     prop_oneof![
         proptest::collection::vec(
             prop::sample::select(vec![
-                "-", " ", ".", "/", "\n", "#", "_", ",", ";", ":", "|", "~", "\t", "\u{200B}",
-                "\u{2013}", "(", ")", "\u{00A0}"
+                "-",
+                " ",
+                ".",
+                "/",
+                "\n",
+                "#",
+                "_",
+                ",",
+                ";",
+                ":",
+                "|",
+                "~",
+                "\t",
+                "\u{200B}",
+                "\u{2013}",
+                "(",
+                ")",
+                "\u{00A0}",
+                "<br>",
+                "</td><td>",
+                "\u{3161}"
             ]),
             1..=4
         )
@@ -108,6 +127,9 @@ fn email() -> impl Strategy<Value = String> {
             "@intranet",
             "@mail.example.co.uk",
             "@bücher.de",
+            "(at)yahoo.com",
+            " [at] yahoo.com",
+            " (AT) intranet",
         ]),
     )
         .prop_map(|(local, host)| format!("{local}{host}"))

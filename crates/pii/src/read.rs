@@ -35,7 +35,8 @@ impl Reading {
         let mut origin = Vec::with_capacity(text.len());
         let mut i = 0;
         while i < original.len() {
-            // An at sign written as an entity or escape (`&#64;`, `&commat;`, `%40`) reads as one.
+            // An at sign written as an entity, an escape or a word (`&#64;`, `&commat;`, `%40`,
+            // `(at)`) reads as one.
             if let Some(len) = encoded_at(&original[i..]) {
                 chars.push('@');
                 origin.push(i);
@@ -81,8 +82,10 @@ pub fn read_char(c: char, mut emit: impl FnMut(char)) {
         }
         emit(match crate::decimal_value(folded) {
             Some(d) => char::from(b'0' + d),
-            // A modifier letter drawn as a dash or a bar (`ـ`, `ー`, `ˍ`) reads as a separator.
+            // A modifier letter drawn as a dash or a bar (`ـ`, `ー`, `ˍ`) reads as a separator,
+            // and so does the Hangul vowel drawn as one (`ㅡ`, folded to `ᅳ`).
             None if folded.general_category() == GeneralCategory::ModifierLetter => '-',
+            None if folded == '\u{1173}' => '-',
             None => folded,
         });
     }
@@ -105,30 +108,51 @@ fn unseen(c: char) -> bool {
 }
 
 /// How many characters at the start of `text` spell an at sign: `&#64;`, `&#x40;`, `&commat;`,
-/// `%40`, `\u0040`.
+/// `%40`, `\u0040`, or the word in brackets (`(at)`, `[at]`, `{at}`, any case).
 fn encoded_at(text: &[char]) -> Option<usize> {
     let first = *text.first()?;
-    if !matches!(first, '&' | '%' | '\\') {
+    if !matches!(first, '&' | '%' | '\\' | '(' | '[' | '{') {
         return None;
     }
     let head: String = text.iter().take(9).collect::<String>().to_ascii_lowercase();
     [
-        "&#64;", "&#064;", "&#0064;", "&#x40;", "&#x0040;", "&commat;", "%40", "\\u0040",
+        "&#64;", "&#064;", "&#0064;", "&#x40;", "&#x0040;", "&commat;", "%40", "\\u0040", "(at)",
+        "[at]", "{at}",
     ]
     .iter()
     .find(|form| head.starts_with(*form))
     .map(|form| form.chars().count())
 }
 
-/// The text as read ([`Reading`]); ASCII without an encoded at sign is returned as it is.
-pub fn read(text: &str) -> Cow<'_, str> {
-    // Most text is ASCII with no `&`, `%` or backslash: both told by vectorised scans.
-    let ascii = text.is_ascii();
+/// Whether `text` holds an at sign written otherwise ([`Reading::of`] reads it as one): most
+/// text has no `&`, `%`, backslash or closing bracket, told by vectorised scans.
+pub fn has_encoded_at(text: &str) -> bool {
     let special = memchr::memchr3(b'&', b'%', b'\\', text.as_bytes()).is_some();
-    let encoded = special
+    (special
         && ["&#", "&commat;", "%40", "\\u0040"]
             .iter()
-            .any(|form| text.contains(form));
+            .any(|form| text.contains(form)))
+        || has_at_word(text)
+}
+
+/// Whether `text` holds an at sign written as a word in brackets (`(at)`, `[AT]`): told by a
+/// vectorised scan for the closing brackets.
+fn has_at_word(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr3_iter(b')', b']', b'}', bytes).any(|end| {
+        end >= 3
+            && bytes[end - 2..end].eq_ignore_ascii_case(b"at")
+            && matches!(
+                (bytes[end - 3], bytes[end]),
+                (b'(', b')') | (b'[', b']') | (b'{', b'}')
+            )
+    })
+}
+
+/// The text as read ([`Reading`]); ASCII without an encoded at sign is returned as it is.
+pub fn read(text: &str) -> Cow<'_, str> {
+    let ascii = text.is_ascii();
+    let encoded = has_encoded_at(text);
     if ascii && !encoded {
         return Cow::Borrowed(text);
     }
@@ -298,6 +322,28 @@ fn next_group<C: Copy + Into<char>>(text: &[C], i: usize) -> Option<usize> {
         .count();
     if (1..=14).contains(&(k - i)) && (k - i <= 4 || marks <= 3) && digit_at(k) {
         return Some(k);
+    }
+    // Markup between the groups: up to eight HTML or XML tags (`224<br>30<br>8280`,
+    // `</td><td>`), each with up to four separators before it.
+    let mut k = i;
+    let mut tags = 0;
+    loop {
+        let mut j = k;
+        while j - k < 4 && at(j).is_some_and(|c| is_separator(c) && c != '<') {
+            j += 1;
+        }
+        if tags < 8 && at(j) == Some('<') {
+            let end = (j + 1..(j + 32).min(text.len())).find(|&m| matches!(at(m), Some('<' | '>')));
+            if let Some(end) = end.filter(|&m| at(m) == Some('>')) {
+                k = end + 1;
+                tags += 1;
+                continue;
+            }
+        }
+        if tags > 0 && digit_at(j) {
+            return Some(j);
+        }
+        break;
     }
     // An x, with up to two spaces either side.
     let spaces_from = |from: usize| {
@@ -552,6 +598,16 @@ mod tests {
         assert_eq!(runs("224-30-\n        8280"), ["224308280"]);
         assert_eq!(runs("12 apples and 3 pears"), ["12", "3"]);
         assert_eq!(runs("224 -----  30"), ["224", "30"]);
+        // Markup between the groups, and a Hangul vowel drawn as a dash.
+        for text in [
+            "224<br>30<br>8280",
+            "224</td><td>30</td><td>8280",
+            "224 <span class=\"x\">30</span> 8280",
+            "224ㅡ30ㅡ8280",
+        ] {
+            assert_eq!(runs(&read_all(text)), ["224308280"], "{text:?}");
+        }
+        assert_eq!(runs("12 <b>bold</b> 3"), ["12", "3"]);
         let date = |text: &str| {
             let chars: Vec<char> = text.chars().collect();
             runs_of(&chars)
@@ -608,6 +664,11 @@ mod tests {
         let reading = Reading::of("dave.smith&#64;yahoo.com or ann%40x.org");
         let read: String = reading.chars().iter().collect();
         assert_eq!(read, "dave.smith@yahoo.com or ann@x.org");
+        let reading = Reading::of("dave.smith(at)yahoo.com, ann [AT] x.org, {at} home");
+        let read: String = reading.chars().iter().collect();
+        assert_eq!(read, "dave.smith@yahoo.com, ann @ x.org, @ home");
+        assert_eq!(read_all("dave.smith(at)yahoo.com"), "dave.smith@yahoo.com");
+        assert_eq!(read_all("look (at) this"), "look @ this");
         assert_eq!(read_all("224ـ30ـ8280 ２ㅤ２ 2̂2̂4"), "224-30-8280 22 224");
         assert_eq!(read_all("❹❶❶❶ ⓶⓶⓸ 二二四-三〇 ㈡ ፪"), "4111 224 224-30 2 2");
     }

@@ -241,6 +241,36 @@ pub fn planted() -> Vec<(&'static str, Value, Detector)> {
             Detector::Email,
         ),
         (
+            "email with the at sign as a word",
+            json!({"note": "write to dave.smith (at) yahoo.com"}),
+            Detector::Email,
+        ),
+        (
+            "email with the at sign as an entity",
+            json!({"note": "dave.smith&#64;yahoo.com"}),
+            Detector::Email,
+        ),
+        (
+            "email with the at sign percent-encoded",
+            json!({"note": "mailto:dave.smith%40yahoo.com"}),
+            Detector::Email,
+        ),
+        (
+            "ssn split by markup",
+            json!({"html": "<p>SSN 224<br>30<br>8280</p>"}),
+            Detector::Ssn,
+        ),
+        (
+            "ssn split over table cells",
+            json!({"html": "<tr><td>224</td><td>30</td><td>8280</td></tr>"}),
+            Detector::Ssn,
+        ),
+        (
+            "ssn with a Hangul vowel as dashes",
+            json!({"note": "224ㅡ30ㅡ8280"}),
+            Detector::Ssn,
+        ),
+        (
             "email as a JSON key",
             json!({"dave.smith@yahoo.com": "primary"}),
             Detector::Email,
