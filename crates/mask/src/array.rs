@@ -166,6 +166,29 @@ mod tests {
     }
 
     #[test]
+    fn a_number_split_over_elements_is_scrubbed_joined() {
+        let shape = crate::CellShape::of("ARRAY", None);
+        let scrubbed = |text: &str| {
+            Rule::Scrub
+                .apply_to(Some(text.to_string()), None, shape)
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!(
+            scrubbed("{224,30,8280,NULL}"),
+            "{\"###\",\"##\",\"####\",NULL}"
+        );
+        assert_eq!(
+            scrubbed("{4111,1111,1111,1111}"),
+            "{\"####\",\"####\",\"####\",\"####\"}"
+        );
+        // Short numbers of their own stay.
+        assert_eq!(scrubbed("{12,3,ok}"), r#"{"12","3","ok"}"#);
+        let once = scrubbed(r#"{"x \"224\"",30,"dave@yahoo.com"}"#);
+        assert_eq!(scrubbed(&once), once, "idempotent: {once}");
+    }
+
+    #[test]
     fn what_is_not_an_array_is_refused() {
         for bad in [
             "",

@@ -183,9 +183,17 @@ impl Rule {
         shape: CellShape,
     ) -> Result<Option<String>, RuleError> {
         match value {
-            Some(text) if shape.array && self.masks_elements() => Ok(Some(
-                crate::array::apply_each(self, &text, key, shape.max_chars)?,
-            )),
+            Some(text) if shape.array && self.masks_elements() => {
+                let each = crate::array::apply_each(self, &text, key, shape.max_chars)?;
+                // A number split over elements (`{224,30,8280}`) is read joined, as the audit
+                // reads adjacent cells: the array's text is scrubbed once more as a whole. Scrub
+                // writes `#` for digits and keeps an email's shape, neither of which a quoted
+                // element needs escaped, so the literal stays an array of as many elements.
+                Ok(Some(match self {
+                    Rule::Scrub => scrub(&each),
+                    _ => each,
+                }))
+            }
             value => self.apply_within(value, key, shape.max_chars),
         }
     }
