@@ -39,7 +39,13 @@ pub(crate) enum Class {
 /// may reach `-i16::MIN`). So a masked `smallint`, `integer` or `bigint` key always fits its
 /// column, and a text value's fake keeps its zeros. Each class is a large part of its length's
 /// strings (a fifth at the least), so cycle walking stays a few steps.
+///
+/// A lone `0` is a class of its own (it maps to itself): `-9` may not become `-0`, which is the
+/// integer 0.
 fn number_shape(digits: &[u8], negative: bool) -> u8 {
+    if digits == [0] {
+        return 4;
+    }
     let leading_zero = digits.len() > 1 && digits[0] == 0;
     let bound: Option<u64> = match digits.len() {
         5 => Some(32_767),
@@ -73,6 +79,13 @@ impl Class {
                 maskbus_pii::luhn_valid(&text)
             }
         };
+        // A value that could not be issued as an SSN (area 000, 666, 900 and up) keeps only
+        // that: with its zeros' shape too, area 000 would be a class of a fifth of a percent,
+        // hundreds of FF1 calls a value. (Such a value in an integer column may get a fake with a
+        // leading zero, which verify then reads as another number.)
+        if self == Class::Ssn && digits.len() == 9 && !member {
+            return 0;
+        }
         number_shape(digits, negative) | (u8::from(member) << 7)
     }
 }
@@ -310,6 +323,11 @@ mod tests {
                 c.decrypt(b"digits", &fake, Class::Any, false).unwrap(),
                 real
             );
+        }
+        // Zero is its own class: no negative number becomes -0.
+        assert_eq!(c.encrypt(b"digits", &[0], Class::Any, false).unwrap(), [0]);
+        for d in 1..10u8 {
+            assert_ne!(c.encrypt(b"digits", &[d], Class::Any, true).unwrap(), [0]);
         }
         // The least value of each type: its magnitude is one past the greatest.
         for magnitude in ["32768", "2147483648", "9223372036854775808"] {

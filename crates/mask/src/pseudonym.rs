@@ -352,14 +352,31 @@ impl PseudonymKey {
         let mut fresh = fake.into_iter();
         input
             .chars()
-            .map(
-                |c| match maskbus_pii::decimal_value(c).and_then(|_| fresh.next()) {
-                    Some(d) => char::from(b'0' + d),
+            .map(|c| match maskbus_pii::decimal_value(c) {
+                Some(d) => match fresh.next() {
+                    Some(f) => in_script_of(c, d, f),
                     None => c,
                 },
-            )
+                None => c,
+            })
             .collect()
     }
+}
+
+/// The digit `fake` written as `c` (whose value is `d`) is: in the same script when `c` is one
+/// of a run of ten (Arabic-Indic `٣` gives Arabic-Indic, full-width `３` full-width), so values
+/// that differ only in their digits' script keep distinct fakes; otherwise ASCII (a superscript,
+/// a circled numeral).
+fn in_script_of(c: char, d: u8, fake: u8) -> char {
+    let zero = u32::from(c).checked_sub(u32::from(d));
+    let same = zero
+        .and_then(|z| char::from_u32(z + u32::from(fake)))
+        .filter(|f| maskbus_pii::decimal_value(*f) == Some(fake))
+        .filter(|_| {
+            zero.and_then(char::from_u32)
+                .is_some_and(|z| maskbus_pii::decimal_value(z) == Some(0))
+        });
+    same.unwrap_or(char::from(b'0' + fake))
 }
 
 /// `value` (trimmed) is a stem and an ending of a fake surname, whatever its case.
@@ -580,6 +597,25 @@ mod tests {
             PseudonymKind::Email.apply_within(&key, "a@b.com", None),
             full
         );
+    }
+
+    #[test]
+    fn digits_keep_their_script_so_values_of_other_scripts_stay_apart() {
+        let key = PseudonymKey::new(b"k");
+        let fakes: std::collections::HashSet<String> =
+            ["123", "１２３", "१२३", "12٣", "١٢٣-٤٥-٦٧٨٩"]
+                .iter()
+                .map(|v| PseudonymKind::Digits.apply(&key, v))
+                .collect();
+        assert_eq!(fakes.len(), 5, "{fakes:?}");
+        for v in ["１２３", "१२३", "12٣"] {
+            let fake = PseudonymKind::Digits.apply(&key, v);
+            assert_eq!(
+                PseudonymKind::Digits.reveal(&key, &fake).as_deref(),
+                Some(v),
+                "{fake}"
+            );
+        }
     }
 
     #[test]
