@@ -402,7 +402,9 @@ impl Source {
 
     /// The source's values of `masked`, a key the consumer sent over `columns` of `shape`'s
     /// entity (every key that crosses the bus is masked: a cursor, a bound, a row it asks for):
-    /// each through its column's rule undone ([`maskbus_mask::Masker::reveal`]). Refused by
+    /// each through its column's rule undone ([`maskbus_mask::Masker::reveal`]). A real value
+    /// sent instead finds nothing (it is undone into another), so a lookup cannot confirm a
+    /// guess of one. Refused by
     /// name when a value is no fake the key can undo (the consumer never holds such a key).
     pub(crate) fn real_key(
         &self,
@@ -411,7 +413,13 @@ impl Source {
         masked: &KeyCursor,
     ) -> Result<KeyCursor, Refusal> {
         let entity = shape.table.to_string();
-        if !shape.key_masked {
+        // Each column by its own rule: a lookup may name columns other than the key (what a
+        // foreign key references), masked while the key is kept.
+        let rules = self.policy.entity(&entity);
+        let all_kept = columns
+            .iter()
+            .all(|c| rules.and_then(|r| r.rule(c)) == Some(&maskbus_mask::Rule::Keep));
+        if all_kept {
             return Ok(masked.clone());
         }
         let masker = self.masker(shape)?;
