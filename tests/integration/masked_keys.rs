@@ -23,7 +23,12 @@ const SCHEMA: &str = "
     INSERT INTO customers SELECT ssn_of(i), 'Customer ' || i FROM generate_series(0, 2999) i;
     INSERT INTO accounts SELECT 4000000000 + i * 7, ssn_of(i / 2), i * 1.5 FROM generate_series(0, 5999) i;
     INSERT INTO notes SELECT i, 4000000000 + (i % 6000) * 7, 'about ' || i FROM generate_series(1, 3000) i;
-    INSERT INTO notes VALUES (2147483647, NULL, 'the greatest'), (-2147483648, NULL, 'the least'), (0, NULL, 'zero');";
+    INSERT INTO notes VALUES (2147483647, NULL, 'the greatest'), (-2147483648, NULL, 'the least'), (0, NULL, 'zero'),
+                             (-9, NULL, 'minus nine');
+    CREATE TABLE taxpayers (tin bigint PRIMARY KEY, name text NOT NULL);
+    CREATE TABLE returns (year int, tin bigint REFERENCES taxpayers (tin), PRIMARY KEY (year, tin));
+    INSERT INTO taxpayers SELECT replace(ssn_of(i), '-', '')::bigint, 'Payer ' || i FROM generate_series(0, 499) i;
+    INSERT INTO returns SELECT 2024, tin FROM taxpayers;";
 
 const POLICY: &str = r#"
 [customers]
@@ -39,6 +44,14 @@ balance = "keep"
 id = { pseudonym = "digits" }
 account = { pseudonym = "digits" }
 body = "scrub"
+
+[taxpayers]
+tin = { pseudonym = "ssn" }
+name = { pseudonym = "last_name" }
+
+[returns]
+year = "keep"
+tin = { pseudonym = "ssn" }
 "#;
 
 /// The source, an empty target and a bus, the policy, a running producer (with `producer_extra`)
@@ -104,6 +117,7 @@ impl Keyed {
             ("SELECT ssn FROM customers", 0),
             ("SELECT customer_ssn FROM accounts", 0),
             ("SELECT number::text FROM accounts", 0),
+            ("SELECT tin::text FROM returns", 0),
             // The same note by its text (short numbers are not scrubbed), with its key: a
             // dense range of small integers is permuted among itself, so compare row by row.
             ("SELECT id || ' ' || body FROM notes", 10),
@@ -121,13 +135,13 @@ impl Keyed {
         // range, and every link of the target points at a row (the target has the same keys).
         let ends: i64 = dst
             .query_one(
-                "SELECT count(*) FROM notes WHERE body IN ('the greatest', 'the least', 'zero')",
+                "SELECT count(*) FROM notes WHERE body IN ('the greatest', 'the least', 'zero', 'minus nine')",
                 &[],
             )
             .await
             .unwrap()
             .get(0);
-        assert_eq!(ends, 3);
+        assert_eq!(ends, 4);
         let orphans: i64 = dst
             .query_one(
                 "SELECT count(*) FROM notes n WHERE account IS NOT NULL
@@ -168,9 +182,19 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
     .success();
     let text = std::fs::read_to_string(&proposed).unwrap();
     let init = maskbus_mask::Policy::from_toml("init", &text).unwrap();
-    for (table, column) in [("customers", "ssn"), ("accounts", "customer_ssn")] {
+    for (table, column) in [
+        ("customers", "ssn"),
+        ("accounts", "customer_ssn"),
+        ("taxpayers", "tin"),
+        ("returns", "tin"),
+    ] {
         let rule = init.entity(table).and_then(|e| e.rule(column)).unwrap();
         assert_eq!(rule.name(), "pseudonym ssn", "{table}.{column}:\n{text}");
+    }
+    // An account number is a key here, and a foreign key that holds it says what it is.
+    for (table, column) in [("accounts", "number"), ("notes", "account")] {
+        let rule = init.entity(table).and_then(|e| e.rule(column)).unwrap();
+        assert_eq!(rule.name(), "pseudonym digits", "{table}.{column}:\n{text}");
     }
     maskbus(&[
         "policy",
@@ -258,4 +282,86 @@ async fn masked_keys_stream_updates_key_changes_and_deletes_by_the_masked_key() 
     keyed.sync();
     keyed.assert_masked().await;
     keyed.verify_equal();
+}
+
+/// A foreign key to a masked UNIQUE column of a table whose key is kept: a missing parent is
+/// fetched by the masked value the child holds, and a lookup by a real value (a guess) finds
+/// nothing.
+#[tokio::test]
+async fn a_lookup_by_a_masked_column_finds_the_masked_value_and_never_the_real_one() {
+    let dbs = TestDatabases::create("masked_keys_lookup", &["src", "dst", "bus"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(
+        "CREATE TABLE u (id int PRIMARY KEY, code text UNIQUE NOT NULL);
+         CREATE TABLE uc (id int PRIMARY KEY, code text REFERENCES u (code));
+         INSERT INTO u SELECT i, '203-45-' || lpad(i::text, 4, '0') FROM generate_series(1, 100) i;
+         INSERT INTO uc SELECT i, '203-45-' || lpad(i::text, 4, '0') FROM generate_series(1, 100) i;",
+    )
+    .await
+    .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let files = ConfigFiles::new("masked_keys_lookup");
+    let policy = files.write(
+        "policy.toml",
+        "[u]\nid = \"keep\"\ncode = { pseudonym = \"ssn\" }\n[uc]\nid = \"keep\"\ncode = { pseudonym = \"ssn\" }\n",
+    );
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &crate::zoo::zoo_urls(&dbs),
+        &format!("policy = \"{policy}\"\n"),
+        "",
+    );
+    let _running = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    // The child's row and its parent lost in the target, the child changed in the source: the
+    // next pass brings the child, and its parent by the masked code.
+    let dst = connect(&dbs.url("dst")).await;
+    dst.batch_execute("DELETE FROM uc WHERE id = 50; DELETE FROM u WHERE id = 50;")
+        .await
+        .unwrap();
+    src.batch_execute("UPDATE uc SET code = code WHERE id = 50;")
+        .await
+        .unwrap();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let masked: String = dst
+        .query_one("SELECT code FROM u WHERE id = 50", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_ne!(masked, "203-45-0050");
+
+    // Rows asked by code on the bus: the masked value finds its row, the real one nothing.
+    let bus = connect(&dbs.url("bus")).await;
+    for (n, code) in [(1, masked.as_str()), (2, "203-45-0050")] {
+        let body = format!(
+            r#"{{"type":"rows","v":2,"entity":"public.u","columns":["code"],"keys":[["{code}"]]}}"#
+        );
+        let reply_to = format!("lookup.{n}");
+        maskbus(&[
+            "bus",
+            "send",
+            "--bus",
+            &dbs.url("bus"),
+            "--to",
+            "maskbus.producer",
+            "--kind",
+            "request",
+            "--reply-to",
+            &reply_to,
+            "--body",
+            &body,
+        ])
+        .success();
+        let answer = "SELECT body FROM mq.mail WHERE mailbox = $1";
+        wait_until("the producer's answer", || {
+            let (bus, reply_to) = (&bus, &reply_to);
+            async move { bus.query_opt(answer, &[reply_to]).await.unwrap().is_some() }
+        })
+        .await;
+        let reply: String = bus.query_one(answer, &[&reply_to]).await.unwrap().get(0);
+        let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        let rows = reply["rows"].as_array().map_or(0, Vec::len);
+        assert_eq!(rows, if n == 1 { 1 } else { 0 }, "{code}: {reply}");
+        assert!(!reply.to_string().contains("203-45-0050"), "{reply}");
+    }
 }

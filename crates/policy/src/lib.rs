@@ -243,6 +243,28 @@ fn same_rule_at_both_ends(
     proposed: &mut [(maskbus_pg::TableRef, Vec<crate::propose::Proposal>)],
     fks: &[maskbus_pg::ForeignKey],
 ) {
+    // A kept key whose foreign keys hold a person's number (`notes.account` pointing at
+    // `accounts.number`) is one: it gets a bijective fake, and its foreign keys the same below.
+    for fk in fks {
+        for (column, parent_column) in fk.columns.iter().zip(&fk.parent_columns) {
+            let number = proposed
+                .iter()
+                .find(|(t, _)| *t == fk.table)
+                .and_then(|(_, ps)| ps.iter().find(|p| p.column == *column))
+                .is_some_and(|p| p.number);
+            let parent = proposed
+                .iter_mut()
+                .find(|(t, _)| *t == fk.parent)
+                .and_then(|(_, ps)| ps.iter_mut().find(|p| p.column == *parent_column));
+            if let Some(parent) = parent.filter(|p| number && p.rule == "\"keep\"") {
+                parent.rule = "{ pseudonym = \"digits\" }".to_string();
+                parent.why = format!(
+                    "key whose foreign key {} holds a person's number: a bijective fake of its digits, so the sync still pages and links by it",
+                    fk.name
+                );
+            }
+        }
+    }
     // Parents first, in rounds, so a chain of links (a child that is another's parent) follows.
     for _ in 0..proposed.len().max(1) {
         let mut changed = false;
@@ -350,8 +372,15 @@ pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError
                 spells_the_person: spelled.get(&column.name).cloned(),
                 ..ColumnFacts::default()
             };
-            // A key is sampled too: made of a person's number, it gets a bijective fake.
-            if !facts.foreign_key && crate::schema_check::is_sampled_type(&column.data_type) {
+            // A key is sampled too, whatever its type (an SSN or an account number may be an
+            // integer): made of a person's number, it gets a bijective fake.
+            // So is a foreign key: holding a person's number, the key it points at is one.
+            let integer_key = (facts.key || facts.foreign_key)
+                && matches!(
+                    column.data_type.as_str(),
+                    "smallint" | "integer" | "bigint" | "numeric"
+                );
+            if integer_key || crate::schema_check::is_sampled_type(&column.data_type) {
                 let values: Vec<String> = client
                     .query(
                         &maskbus_pg::statements::sample(&info.table, &column.name),

@@ -18,6 +18,9 @@ pub struct Proposal {
     pub column: String,
     pub rule: String,
     pub why: String,
+    /// A foreign key column whose values are a person's number (an account, an SSN): the key
+    /// it points at should get a bijective fake, and then this column the same (`crate::init`).
+    pub number: bool,
 }
 
 /// What the shell knows of one column beyond the catalog.
@@ -301,6 +304,7 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
         column: column.name.clone(),
         rule: rule.to_string(),
         why: why.to_string(),
+        number: false,
     };
     let safe = |why: &str| {
         if column.nullable {
@@ -365,10 +369,12 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
         // gets the same rule: `crate::init` sees to it).
         let evidence = facts.evidence.as_deref().unwrap_or_default();
         let says = |kind: &str| evidence.contains(&format!("look like {kind}"));
-        let ssn = n.has(&["ssn"]) || says("ssn");
+        // By its values, or by its name unless that names an id (`card_id` is a serial).
+        let an_id = column.name.to_ascii_lowercase().ends_with("id");
+        let ssn = says("ssn") || (!an_id && n.has(&["ssn"]));
         let number = ssn
             || ["card", "phone", "account"].iter().any(|k| says(k))
-            || n.has(&["phone", "card", "iban"]);
+            || (!an_id && n.has(&["phone", "card", "iban"]));
         if facts.key && number && (text || numeric) {
             let (rule, what) = if ssn {
                 ("{ pseudonym = \"ssn\" }", "an SSN")
@@ -380,7 +386,7 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
                 &format!("key that looks like {what}: a bijective fake of its digits, so the sync still pages and links by it (foreign keys to it get the same rule)"),
             );
         }
-        return if looks {
+        let mut kept = if looks {
             p(
                 "\"keep\"",
                 &format!("{what}; it looks like PII: review (a key is passed as it is)"),
@@ -388,6 +394,8 @@ pub fn propose(column: &maskbus_pg::Column, facts: &ColumnFacts) -> Proposal {
         } else {
             p("\"keep\"", what)
         };
+        kept.number = facts.foreign_key && number && (text || numeric);
+        return kept;
     }
     if column.generated {
         // No rule: a generated column is not synced, and the target computes it.
