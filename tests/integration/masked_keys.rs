@@ -25,6 +25,8 @@ const SCHEMA: &str = "
     INSERT INTO notes SELECT i, 4000000000 + (i % 6000) * 7, 'about ' || i FROM generate_series(1, 3000) i;
     INSERT INTO notes VALUES (2147483647, NULL, 'the greatest'), (-2147483648, NULL, 'the least'), (0, NULL, 'zero'),
                              (-9, NULL, 'minus nine');
+    CREATE TABLE emp (id integer PRIMARY KEY, boss integer REFERENCES emp (id));
+    INSERT INTO emp SELECT i, CASE WHEN i > 1 THEN i / 2 END FROM generate_series(1, 1200) i;
     CREATE TABLE taxpayers (tin bigint PRIMARY KEY, name text NOT NULL);
     CREATE TABLE returns (year int, tin bigint REFERENCES taxpayers (tin), PRIMARY KEY (year, tin));
     INSERT INTO taxpayers SELECT replace(ssn_of(i), '-', '')::bigint, 'Payer ' || i FROM generate_series(0, 499) i;
@@ -44,6 +46,10 @@ balance = "keep"
 id = { pseudonym = "digits" }
 account = { pseudonym = "digits" }
 body = "scrub"
+
+[emp]
+id = { pseudonym = "digits" }
+boss = { pseudonym = "digits" }
 
 [taxpayers]
 tin = { pseudonym = "ssn" }
@@ -230,7 +236,8 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
     dst.batch_execute(
         "DELETE FROM notes WHERE id = (SELECT min(id) FROM notes WHERE body LIKE 'about%');
          UPDATE accounts SET balance = -1 WHERE number = (SELECT min(number) FROM accounts);
-         INSERT INTO notes SELECT coalesce(max(id), 0) + 1, NULL, 'extra' FROM notes WHERE id < 2147483647;",
+         INSERT INTO notes SELECT coalesce(max(id), 0) + 1, NULL, 'extra' FROM notes WHERE id < 2147483647;
+         UPDATE emp SET boss = NULL WHERE id IN (SELECT id FROM emp WHERE boss IS NOT NULL ORDER BY id LIMIT 2);",
     )
     .await
     .unwrap();
@@ -250,6 +257,7 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
     assert_eq!(count("public.notes", "extra"), 1, "{}", drift.stdout);
     assert_eq!(count("public.accounts", "different"), 1, "{}", drift.stdout);
     assert_eq!(count("public.customers", "missing"), 0, "{}", drift.stdout);
+    assert_eq!(count("public.emp", "different"), 2, "{}", drift.stdout);
     maskbus(&["verify", "--config", &keyed.consumer, "--repair"]).success();
     keyed.assert_masked().await;
     keyed.verify_equal();

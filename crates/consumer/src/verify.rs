@@ -546,6 +546,11 @@ impl<'a> Verifier<'a> {
                 report.written += parents.apply(plan, &page, None).await?.rows;
             }
         }
+        // Links that close a cycle (a self-reference) were written NULL and staged, as in a
+        // pass: set them now, or a repaired row would keep its link NULL.
+        for plan in plans.iter().filter(|p| !p.deferred.is_empty()) {
+            writer.set_links(plan).await?;
+        }
         let touched: Vec<EntityPlan> = plans.to_vec();
         writer.move_sequences(&touched).await?;
         Ok(())
