@@ -309,6 +309,33 @@ async fn a_lookup_by_a_masked_column_finds_the_masked_value_and_never_the_real_o
     .unwrap();
     maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
     let files = ConfigFiles::new("masked_keys_lookup");
+    // A pseudonym of digits on values without any would pass them as they are: refused.
+    src.batch_execute(
+        "CREATE TABLE logins (login text PRIMARY KEY);
+         INSERT INTO logins SELECT 'user.' || chr(97 + i % 26) || chr(97 + i / 26) || '@yahoo.com'
+           FROM generate_series(0, 99) i;",
+    )
+    .await
+    .unwrap();
+    let digitless = files.write(
+        "digitless.toml",
+        "[logins]\nlogin = { pseudonym = \"digits\" }\n",
+    );
+    let check = maskbus(&[
+        "policy",
+        "check",
+        "--source",
+        &dbs.url("src"),
+        "--policy",
+        &digitless,
+    ]);
+    assert_ne!(check.code, 0, "{}", check.stdout);
+    assert!(
+        check.stdout.contains("changes digits only"),
+        "{}",
+        check.stdout
+    );
+    src.batch_execute("DROP TABLE logins").await.unwrap();
     let policy = files.write(
         "policy.toml",
         "[u]\nid = \"keep\"\ncode = { pseudonym = \"ssn\" }\n[uc]\nid = \"keep\"\ncode = { pseudonym = \"ssn\" }\n",

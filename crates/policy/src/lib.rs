@@ -107,9 +107,16 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
             .flat_map(|fk| fk.columns.iter().map(String::as_str))
             .collect();
         for column in info.synced_columns() {
-            if rules.rule(&column.name) != Some(&maskbus_mask::Rule::Keep)
-                || !crate::schema_check::is_sampled_type(&column.data_type)
-            {
+            // A pseudonym of digits changes the digits only: its values without any pass as
+            // they are, and are judged like kept ones.
+            let digits_only = matches!(
+                rules.rule(&column.name),
+                Some(maskbus_mask::Rule::Pseudonym(
+                    maskbus_mask::PseudonymKind::Digits | maskbus_mask::PseudonymKind::Ssn
+                ))
+            );
+            let kept = rules.rule(&column.name) == Some(&maskbus_mask::Rule::Keep);
+            if !(kept || digits_only) || !crate::schema_check::is_sampled_type(&column.data_type) {
                 continue;
             }
             let sql = maskbus_pg::statements::sample(&info.table, &column.name);
@@ -120,6 +127,26 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
                 .iter()
                 .filter_map(|r| r.try_get(0).ok())
                 .collect();
+            if digits_only {
+                let digitless: Vec<String> = values
+                    .into_iter()
+                    .filter(|v| {
+                        !v.chars()
+                            .any(|c| maskbus_audit::normalize::decimal_value(c).is_some())
+                    })
+                    .collect();
+                let rule = rules
+                    .rule(&column.name)
+                    .map(|r| r.name())
+                    .unwrap_or_default();
+                lines.extend(crate::schema_check::judge_digitless_sample(
+                    &entity,
+                    &column.name,
+                    &rule,
+                    &digitless,
+                ));
+                continue;
+            }
             if let Some(mut line) =
                 crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
             {

@@ -212,6 +212,26 @@ pub fn judge_kept_sample(entity: &str, column: &str, values: &[String]) -> Optio
     })
 }
 
+/// A pseudonym of digits (`rule`) on a column some of whose values have no digit, which it
+/// passes as they are: an error when those values (`digitless`, sampled) look like PII.
+pub fn judge_digitless_sample(
+    entity: &str,
+    column: &str,
+    rule: &str,
+    digitless: &[String],
+) -> Option<Line> {
+    let evidence = sample_evidence(column, digitless)?;
+    Some(Line {
+        entity: entity.to_string(),
+        column: column.to_string(),
+        column_type: "-".into(),
+        rule: rule.to_string(),
+        verdict: Verdict::Error(format!(
+            "{rule} changes digits only, and sampled values without a digit look like PII ({evidence}): they would cross as they are; choose a rule for what the column holds"
+        )),
+    })
+}
+
 /// What a sample of `column`'s values looks like to the audit's detectors, as counts
 /// ("17 of 200 sampled values look like email"), when enough of it does to be a pattern (3
 /// values, or 5%); `None` for a clean sample. Never a value.
