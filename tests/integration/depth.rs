@@ -7,51 +7,6 @@ use std::collections::{HashMap, HashSet};
 
 const ROWS: i64 = 100_000;
 
-/// A source made by `schema`, an empty target, a bus, the policy written, its producer running
-/// and the consumer's config: what each test here starts from.
-struct Synced {
-    dbs: TestDatabases,
-    files: ConfigFiles,
-    policy: String,
-    producer: String,
-    consumer: String,
-    _running: Background,
-}
-
-impl Synced {
-    async fn start(test: &str, schema: &str, policy: &str) -> Self {
-        let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-        connect(&dbs.url("src"))
-            .await
-            .batch_execute(schema)
-            .await
-            .unwrap();
-        maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-        let files = ConfigFiles::new(test);
-        let policy = files.write("policy.toml", policy);
-        let (producer, consumer) = write_agent_configs(
-            &files,
-            &crate::zoo::zoo_urls(&dbs),
-            &format!("policy = \"{policy}\"\n"),
-            "",
-        );
-        let running = Background::spawn(&["run", "--config", &producer]);
-        Synced {
-            dbs,
-            files,
-            policy,
-            producer,
-            consumer,
-            _running: running,
-        }
-    }
-
-    /// The consumer's one pass.
-    fn sync(&self) -> Run {
-        maskbus(&["run", "--config", &self.consumer, "--once"])
-    }
-}
-
 const SCHEMA: &str = "
     CREATE TABLE people (
         id bigint PRIMARY KEY,

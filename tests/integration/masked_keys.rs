@@ -60,49 +60,13 @@ year = "keep"
 tin = { pseudonym = "ssn" }
 "#;
 
-/// The source, an empty target and a bus, the policy, a running producer (with `producer_extra`)
-/// and the consumer's config (with `consumer_extra`).
-struct Keyed {
-    dbs: TestDatabases,
-    producer: String,
-    consumer: String,
-    policy: String,
-    files: ConfigFiles,
-    _running: Background,
+/// What the tests here add to a [`Synced`] source: the checks of a masked target.
+trait Keyed {
+    fn verify_equal(&self);
+    async fn assert_masked(&self);
 }
 
-impl Keyed {
-    async fn start(test: &str, producer_extra: &str, consumer_extra: &str) -> Self {
-        let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
-        connect(&dbs.url("src"))
-            .await
-            .batch_execute(SCHEMA)
-            .await
-            .unwrap();
-        maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
-        let files = ConfigFiles::new(test);
-        let policy = files.write("policy.toml", POLICY);
-        let (producer, consumer) = write_agent_configs(
-            &files,
-            &crate::zoo::zoo_urls(&dbs),
-            &format!("policy = \"{policy}\"\n{producer_extra}\n"),
-            consumer_extra,
-        );
-        let running = Background::spawn(&["run", "--config", &producer]);
-        Keyed {
-            dbs,
-            producer,
-            consumer,
-            policy,
-            files,
-            _running: running,
-        }
-    }
-
-    fn sync(&self) {
-        maskbus(&["run", "--config", &self.consumer, "--once"]).success();
-    }
-
+impl Keyed for Synced {
     fn verify_equal(&self) {
         let run = maskbus(&["verify", "--config", &self.consumer]).success();
         assert!(
@@ -163,7 +127,7 @@ impl Keyed {
 
 #[tokio::test]
 async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key() {
-    let keyed = Keyed::start("masked_keys_watermark", "", "").await;
+    let keyed = Synced::start("masked_keys_watermark", SCHEMA, POLICY).await;
     let dbs = &keyed.dbs;
     maskbus(&[
         "policy",
@@ -212,7 +176,7 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
     ])
     .success();
 
-    keyed.sync();
+    keyed.sync().success();
     keyed.assert_masked().await;
     keyed.verify_equal();
 
@@ -226,7 +190,7 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
     )
     .await
     .unwrap();
-    keyed.sync();
+    keyed.sync().success();
     keyed.assert_masked().await;
     keyed.verify_equal();
 
@@ -267,13 +231,15 @@ async fn masked_keys_sync_follow_deltas_and_verify_and_repair_by_the_masked_key(
 
 #[tokio::test]
 async fn masked_keys_stream_updates_key_changes_and_deletes_by_the_masked_key() {
-    let keyed = Keyed::start(
+    let keyed = Synced::start_with(
         "masked_keys_stream",
+        SCHEMA,
+        POLICY,
         "slot = \"maskbus_masked_keys\"",
         "mode = \"stream\"\nrequest_timeout = \"3s\"",
     )
     .await;
-    keyed.sync();
+    keyed.sync().success();
     keyed.assert_masked().await;
     let src = connect(&keyed.dbs.url("src")).await;
     src.batch_execute(
@@ -287,7 +253,7 @@ async fn masked_keys_stream_updates_key_changes_and_deletes_by_the_masked_key() 
     )
     .await
     .unwrap();
-    keyed.sync();
+    keyed.sync().success();
     keyed.assert_masked().await;
     keyed.verify_equal();
 }

@@ -404,3 +404,65 @@ pub async fn lifted_count(url: &str) -> i64 {
         .unwrap()
         .get(0)
 }
+
+/// A source made by `schema`, an empty target, a bus, the policy written, its producer running
+/// (its config with `producer_extra`) and the consumer's config (with `consumer_extra`): what
+/// the tests of one schema and policy start from.
+pub struct Synced {
+    pub dbs: TestDatabases,
+    pub files: ConfigFiles,
+    pub policy: String,
+    pub producer: String,
+    pub consumer: String,
+    _running: Background,
+}
+
+impl Synced {
+    pub async fn start(test: &str, schema: &str, policy: &str) -> Self {
+        Self::start_with(test, schema, policy, "", "").await
+    }
+
+    pub async fn start_with(
+        test: &str,
+        schema: &str,
+        policy: &str,
+        producer_extra: &str,
+        consumer_extra: &str,
+    ) -> Self {
+        let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
+        connect(&dbs.url("src"))
+            .await
+            .batch_execute(schema)
+            .await
+            .unwrap();
+        maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+        let files = ConfigFiles::new(test);
+        let policy = files.write("policy.toml", policy);
+        let urls = AgentUrls {
+            producer_bus: dbs.url("bus"),
+            consumer_bus: dbs.url("bus"),
+            source: dbs.url("src"),
+            target: dbs.url("dst"),
+        };
+        let (producer, consumer) = write_agent_configs(
+            &files,
+            &urls,
+            &format!("policy = \"{policy}\"\n{producer_extra}\n"),
+            consumer_extra,
+        );
+        let running = Background::spawn(&["run", "--config", &producer]);
+        Synced {
+            dbs,
+            files,
+            policy,
+            producer,
+            consumer,
+            _running: running,
+        }
+    }
+
+    /// The consumer's one pass.
+    pub fn sync(&self) -> Run {
+        maskbus(&["run", "--config", &self.consumer, "--once"])
+    }
+}

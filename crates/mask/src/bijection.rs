@@ -130,12 +130,7 @@ impl DigitCipher {
         class: Class,
         negative: bool,
     ) -> Option<Vec<u8>> {
-        let member = class.signature(digits, negative);
-        let mut out = self.permute(tweak, digits, true)?;
-        while class.signature(&out, negative) != member {
-            out = self.permute(tweak, &out, true)?;
-        }
-        Some(out)
+        self.walk(tweak, digits, class, negative, true)
     }
 
     /// The real digits whose fake is `digits`.
@@ -146,10 +141,23 @@ impl DigitCipher {
         class: Class,
         negative: bool,
     ) -> Option<Vec<u8>> {
+        self.walk(tweak, digits, class, negative, false)
+    }
+
+    /// The permutation (or its inverse), walked until it comes back into `digits`' part of
+    /// `class`: a permutation of that part.
+    fn walk(
+        &self,
+        tweak: &[u8],
+        digits: &[u8],
+        class: Class,
+        negative: bool,
+        forward: bool,
+    ) -> Option<Vec<u8>> {
         let member = class.signature(digits, negative);
-        let mut out = self.permute(tweak, digits, false)?;
+        let mut out = self.permute(tweak, digits, forward)?;
         while class.signature(&out, negative) != member {
-            out = self.permute(tweak, &out, false)?;
+            out = self.permute(tweak, &out, forward)?;
         }
         Some(out)
     }
