@@ -504,7 +504,19 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
         source = source.with_subsets(file);
     }
     let source = Arc::new(source);
-    source.ping().await?;
+    // Fail fast on a source that is wrong or down; wait for one that is restarting (it says
+    // so: shutting down, or not accepting connections yet).
+    let mut restarting = maskbus_pg::Retry::transient();
+    loop {
+        match source.ping().await {
+            Err(maskbus_pg::PgError::Query {
+                sqlstate: Some(code),
+                ..
+            }) if matches!(code.as_str(), "57P01" | "57P02" | "57P03")
+                && restarting.pause().await => {}
+            result => break result?,
+        }
+    }
     let feed = match &config.slot {
         Some(name) => Some(Arc::new(
             crate::changes::ChangeFeed::new(name, Arc::clone(&source)).map_err(StartError::Slot)?,
