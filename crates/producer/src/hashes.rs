@@ -80,10 +80,7 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
         .on(&shape.table.to_string()));
     }
     let names = shape.key.names();
-    let after = match &masked_after {
-        Some(cursor) => Some(source.real_key(&shape, &names, cursor)?),
-        None => None,
-    };
+    let after = source.real_key(&shape, &masked_after)?;
     let client = source.client().await?;
     // The stored forms of masked values are asked on a second connection while the first
     // streams rows.

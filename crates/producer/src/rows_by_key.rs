@@ -66,10 +66,7 @@ pub(crate) async fn lookup(
         let keys = match are {
             KeysAre::Source => keys,
             KeysAre::Masked => {
-                revealed = keys
-                    .iter()
-                    .map(|k| source.real_key(&shape, columns, k))
-                    .collect::<Result<Vec<_>, _>>()?;
+                revealed = source.real_keys(&shape, columns, keys)?;
                 &revealed[..]
             }
         };

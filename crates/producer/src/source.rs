@@ -39,7 +39,7 @@ pub(crate) struct Shape {
     /// Where each key column sits in `columns`.
     pub(crate) key_positions: Vec<usize>,
     /// Whether a key column's rule is not `keep` (a bijective pseudonym): keys that cross the
-    /// bus are then fakes, turned back into the source's by [`Source::real_key`], and the
+    /// bus are then fakes, turned back into the source's by [`Source::real_keys`], and the
     /// target's key order is not the source's.
     pub(crate) key_masked: bool,
     page_first: String,
@@ -400,18 +400,18 @@ impl Source {
         Ok(shape)
     }
 
-    /// The source's values of `masked`, a key the consumer sent over `columns` of `shape`'s
-    /// entity (every key that crosses the bus is masked: a cursor, a bound, a row it asks for):
-    /// each through its column's rule undone ([`maskbus_mask::Masker::reveal`]). A real value
-    /// sent instead finds nothing (it is undone into another), so a lookup cannot confirm a
-    /// guess of one. Refused by
-    /// name when a value is no fake the key can undo (the consumer never holds such a key).
-    pub(crate) fn real_key(
+    /// The source's values of `masked`, keys the consumer sent over `columns` of `shape`'s
+    /// entity (every key that crosses the bus is masked: a cursor, a bound, the rows it asks
+    /// for): each value through its column's rule undone ([`maskbus_mask::Masker::reveal`]),
+    /// with one masker for all of them. A real value sent instead finds nothing (it is undone
+    /// into another), so a lookup cannot confirm a guess of one. Refused by name when a value
+    /// is no fake the key can undo (the consumer never holds such a key).
+    pub(crate) fn real_keys(
         &self,
         shape: &Shape,
         columns: &[String],
-        masked: &KeyCursor,
-    ) -> Result<KeyCursor, Refusal> {
+        masked: &[KeyCursor],
+    ) -> Result<Vec<KeyCursor>, Refusal> {
         let entity = shape.table.to_string();
         // Each column by its own rule: a lookup may name columns other than the key (what a
         // foreign key references), masked while the key is kept.
@@ -420,25 +420,39 @@ impl Source {
             .iter()
             .all(|c| rules.and_then(|r| r.rule(c)) == Some(&maskbus_mask::Rule::Keep));
         if all_kept {
-            return Ok(masked.clone());
+            return Ok(masked.to_vec());
         }
         let masker = self.masker(shape)?;
-        columns
-            .iter()
-            .zip(masked.iter())
-            .map(|(column, value)| {
-                masker.reveal(column, value).ok_or_else(|| {
-                    Refusal::new(
-                        ErrorCode::Malformed,
-                        format!(
-                            "a key value of {entity}.{} is no masked value the producer can look up",
-                            maskbus_mask::shorten(column)
-                        ),
-                    )
-                    .on(&entity)
-                })
+        let undo = |column: &String, value: &String| {
+            masker.reveal(column, value).ok_or_else(|| {
+                Refusal::new(
+                    ErrorCode::Malformed,
+                    format!(
+                        "a key value of {entity}.{} is no masked value the producer can look up",
+                        maskbus_mask::shorten(column)
+                    ),
+                )
+                .on(&entity)
             })
+        };
+        masked
+            .iter()
+            .map(|key| columns.iter().zip(key).map(|(c, v)| undo(c, v)).collect())
             .collect()
+    }
+
+    /// [`Source::real_keys`] of one cursor.
+    pub(crate) fn real_key(
+        &self,
+        shape: &Shape,
+        masked: &Option<KeyCursor>,
+    ) -> Result<Option<KeyCursor>, Refusal> {
+        match masked {
+            Some(cursor) => Ok(self
+                .real_keys(shape, &shape.key.names(), std::slice::from_ref(cursor))?
+                .pop()),
+            None => Ok(None),
+        }
     }
 
     /// The source's current snapshot: it closes a new window.
@@ -560,10 +574,7 @@ impl Source {
         // The consumer's cursor is the masked key of the last row it got; the rows after it
         // are those after the source's key it was made from, in the source's key order.
         let masked_after = after;
-        let after = match &masked_after {
-            Some(cursor) => Some(self.real_key(&shape, &shape.key.names(), cursor)?),
-            None => None,
-        };
+        let after = self.real_key(&shape, &masked_after)?;
         let client = self.client().await?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
