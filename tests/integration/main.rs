@@ -18,6 +18,7 @@ mod masked_keys;
 mod masking;
 mod mcp;
 mod operations;
+mod ranges;
 mod roles;
 mod scale;
 mod schema;

@@ -157,6 +157,11 @@ impl Background {
         let _ = self.child.wait();
     }
 
+    /// Waits for the process to exit by itself: its exit code.
+    pub fn wait(mut self) -> Option<i32> {
+        self.child.wait().ok().and_then(|s| s.code())
+    }
+
     /// SIGTERM, then the exit code.
     pub fn terminate(mut self) -> Option<i32> {
         let _ = Command::new("kill")

@@ -16,6 +16,10 @@ use maskbus_pg::Target;
 use maskbus_producer::reply::Reply;
 use serde::Deserialize;
 use serde_json::{json, Value};
+
+/// The producer's connections to the source: requests are answered side by side (the page
+/// streams of a table read in ranges, several consumers), each with its next answer prepared.
+const SOURCE_CONNECTIONS: usize = 8;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -499,7 +503,8 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
                 .or_insert_with(|| format!("{}: {e}", line.column));
         }
     }
-    let mut source = Source::new(source_target, Arc::new(policy), 4)?.with_unfit(reasons);
+    let mut source =
+        Source::new(source_target, Arc::new(policy), SOURCE_CONNECTIONS)?.with_unfit(reasons);
     if let Some(file) = subsets {
         source = source.with_subsets(file);
     }

@@ -87,6 +87,11 @@ pub struct ConsumerConfig {
     pub page_size: u32,
     /// Consecutive pages asked for in one request (each its own reply), to save round trips.
     pub pages_per_request: u32,
+    /// Key ranges a large table's first pass is read and loaded in side by side (at least 1;
+    /// `0` in the file is resolved to the machine's cores, at most 4).
+    pub streams: u32,
+    /// The fewest rows one range holds.
+    pub range_rows: u32,
     /// Without --once, how long to wait between sync passes.
     pub follow_interval: Duration,
     /// How long to wait for one reply before asking again.
@@ -305,6 +310,12 @@ pub const KEYS: &[Key] = &[
     Key::new("pages_per_request", "MASKBUS_PAGES_PER_REQUEST", ForConsumer, Count(1, maskbus_protocol::MAX_PAGES_PER_REQUEST))
         .default("32")
         .doc("consecutive page replies one request asks for"),
+    Key::new("streams", "MASKBUS_STREAMS", ForConsumer, Count(0, maskbus_protocol::MAX_STREAMS))
+        .default("0")
+        .doc("key ranges a large table's first pass is read and loaded in side by side, each its own page stream and target connection; `0`: one per core of this machine, at most 4"),
+    Key::new("range_rows", "MASKBUS_RANGE_ROWS", ForConsumer, Count(1, 1 << 30))
+        .default("50000")
+        .doc("the fewest rows a range holds: a table with fewer than twice this many is read in one"),
     Key::new("follow_interval", "MASKBUS_FOLLOW_INTERVAL", ForConsumer, Dur)
         .default("10s")
         .doc("without `--once`, the pause between passes (stream: the longest an idle round waits at the producer)"),
@@ -654,6 +665,11 @@ pub fn resolve(
                 .text("producer_mailbox").unwrap_or_default(),
             page_size: raw.count("page_size").unwrap_or_default(),
             pages_per_request: raw.count("pages_per_request").unwrap_or_default(),
+            streams: match raw.count("streams").unwrap_or_default() {
+                0 => default_streams(),
+                n => n,
+            },
+            range_rows: raw.count("range_rows").unwrap_or_default(),
             follow_interval: raw
                 .duration("follow_interval").unwrap_or_default(),
             request_timeout: raw
@@ -670,6 +686,14 @@ pub fn resolve(
             init_target: false,
         }),
     })
+}
+
+/// `streams = 0`: one range per core of this machine, at most 4 (each range costs a source
+/// connection on the producer and a target connection here).
+fn default_streams() -> u32 {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u32)
+        .clamp(1, 4)
 }
 
 /// Reads the file at `path` and resolves it against the process environment.

@@ -162,7 +162,14 @@ impl Consumer {
     pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
-        let db = TargetDb::open(target, config.init_target, config.disable_triggers).await?;
+        let connections = config.streams as usize + 2;
+        let db = TargetDb::open(
+            target,
+            config.init_target,
+            config.disable_triggers,
+            connections,
+        )
+        .await?;
         held_subset::hold(&db, config.subset.as_deref()).await?;
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         Ok(Self {

@@ -291,9 +291,100 @@ pub fn next_state(state: SyncState, page: &ReceivedPage, until: &str) -> SyncSta
     }
 }
 
+/// Where one key range of an entity's pass stands (`maskbus.sync_ranges`): the rows after
+/// `after_key` up to `through` (either end open when absent) remain, unless it is `done`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeState {
+    pub entity: String,
+    pub range_no: i32,
+    /// The snapshot closing the pass, the same for every range of it.
+    pub until: String,
+    pub after_key: Option<KeyCursor>,
+    pub through: Option<KeyCursor>,
+    pub done: bool,
+    pub rows_synced: i64,
+}
+
+impl RangeState {
+    /// The ranges `bounds` cut an entity's key order into, none read yet: the first from the
+    /// start up to the first bound, each next after one bound up to the next, the last to the end.
+    pub fn split(entity: &str, until: &str, bounds: &[KeyCursor]) -> Vec<RangeState> {
+        let lower = std::iter::once(None).chain(bounds.iter().cloned().map(Some));
+        let upper = bounds
+            .iter()
+            .cloned()
+            .map(Some)
+            .chain(std::iter::once(None));
+        lower
+            .zip(upper)
+            .enumerate()
+            .map(|(i, (after_key, through))| RangeState {
+                entity: entity.to_string(),
+                range_no: i as i32,
+                until: until.to_string(),
+                after_key,
+                through,
+                done: false,
+                rows_synced: 0,
+            })
+            .collect()
+    }
+}
+
+/// What a page's transaction records beside its rows: the entity's watermark, or where one
+/// of its ranges stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Progress {
+    Entity(SyncState),
+    Range(RangeState),
+}
+
+impl Progress {
+    /// The progress once `page` (of a window closed by `until`) is in.
+    pub fn after(self, page: &ReceivedPage, until: &str) -> Progress {
+        match self {
+            Progress::Entity(state) => Progress::Entity(next_state(state, page, until)),
+            Progress::Range(range) => Progress::Range(RangeState {
+                after_key: page.next_after.clone().or(range.after_key.clone()),
+                done: !page.more,
+                rows_synced: range.rows_synced + page.rows.len() as i64,
+                ..range
+            }),
+        }
+    }
+}
+
 /// The request for the pages after `page`, if more remain.
 pub fn next_request(request: &Request, page: &ReceivedPage) -> Option<Request> {
     request.continuation(page.more, page.until.clone(), page.next_after.clone())
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    fn k(v: &str) -> KeyCursor {
+        vec![v.to_string()]
+    }
+
+    #[test]
+    fn bounds_cut_the_key_order_into_ranges_that_meet_and_cover_it() {
+        let ranges = RangeState::split("s.t", "5:9:", &[k("10"), k("20")]);
+        let ends: Vec<_> = ranges
+            .iter()
+            .map(|r| (r.range_no, r.after_key.clone(), r.through.clone()))
+            .collect();
+        assert_eq!(
+            ends,
+            vec![
+                (0, None, Some(k("10"))),
+                (1, Some(k("10")), Some(k("20"))),
+                (2, Some(k("20")), None)
+            ]
+        );
+        assert!(ranges.iter().all(|r| !r.done && r.until == "5:9:"));
+        assert_eq!(RangeState::split("s.t", "5:9:", &[]).len(), 1);
+    }
 }
 
 /// A plan for unit tests: table `s.{name}` keyed by an integer `id`, with a nullable link
@@ -484,6 +575,7 @@ mod tests {
             since: None,
             until: None,
             after: None,
+            through: None,
             limit: 200,
             pages: Some(8),
             subset: None,

@@ -5,7 +5,7 @@
 //! a repair.
 
 use super::client::Asker;
-use super::pages::{EntityPlan, SyncState};
+use super::pages::{EntityPlan, Progress};
 use super::writer::{ApplyError, PageWriter};
 use super::ConsumerError;
 use maskbus_protocol::{ReceivedPage, ReceivedReply, Request, VERSION};
@@ -160,7 +160,7 @@ impl<'a> Parents<'a> {
         &self,
         plan: &EntityPlan,
         page: &ReceivedPage,
-        state: Option<&SyncState>,
+        state: Option<&Progress>,
     ) -> Result<Applied, ConsumerError> {
         let mut applied = Applied::default();
         applied.rows = self.apply_at(plan, page, state, &mut applied, 0).await?;
@@ -171,7 +171,7 @@ impl<'a> Parents<'a> {
         &self,
         plan: &EntityPlan,
         page: &ReceivedPage,
-        state: Option<&SyncState>,
+        state: Option<&Progress>,
         applied: &mut Applied,
         depth: usize,
     ) -> Result<u64, ConsumerError> {

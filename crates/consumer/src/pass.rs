@@ -6,7 +6,7 @@
 
 use super::client::Asker;
 use super::load::BulkLoad;
-use super::pages::{self, EntityPlan, Skipped, SyncState};
+use super::pages::{self, EntityPlan, Progress, RangeState, Skipped, SyncState};
 use super::parents::Parents;
 use super::target_db::TargetDb;
 use super::writer::PageWriter;
@@ -22,6 +22,14 @@ struct OpenGroup {
     group: usize,
     first: usize,
     last: usize,
+}
+
+/// What one range moved in this run.
+#[derive(Default)]
+struct RangeMoved {
+    rows: u64,
+    pages: u64,
+    parents: u64,
 }
 
 /// One pass of one worker over the tables the producer serves and the target can take.
@@ -77,15 +85,15 @@ impl<'a> Pass<'a> {
     }
 
     /// Asks for one request's pages (unless they were prefetched) and applies them with the
-    /// watermark they lead to. While the target writes them, the next request is already on its
-    /// way to the producer; its replies are returned for the next call.
+    /// progress they lead to. While the target writes them, the next request is already on its
+    /// way to the producer; its replies are returned for the next call, with the parents fetched.
     async fn fetch_and_apply(
-        &mut self,
+        &self,
         plan: &EntityPlan,
         request: &Request,
         prefetched: Option<Vec<ReceivedReply>>,
-        state: SyncState,
-    ) -> Result<(ReceivedPage, SyncState, Option<Vec<ReceivedReply>>), ConsumerError> {
+        progress: Progress,
+    ) -> Result<(ReceivedPage, Progress, Option<Vec<ReceivedReply>>, u64), ConsumerError> {
         let what = format!("a page of {}", plan.entity);
         let replies = match prefetched {
             Some(replies) => replies,
@@ -98,7 +106,7 @@ impl<'a> Pass<'a> {
                 reason: "a page reply without the snapshot that closes its window".into(),
             });
         };
-        let next = pages::next_state(state, &page, &until.0);
+        let next = progress.after(&page, &until.0);
         let next_request = pages::next_request(request, &page);
         let prefetch = async {
             match &next_request {
@@ -109,17 +117,54 @@ impl<'a> Pass<'a> {
         let parents = self.parents();
         let (applied, next_replies) =
             tokio::join!(parents.apply(plan, &page, Some(&next)), prefetch);
-        self.report.parents_fetched += applied?.parents_fetched;
-        Ok((page, next, next_replies))
+        let parents_fetched = applied?.parents_fetched;
+        Ok((page, next, next_replies, parents_fetched))
     }
 
-    /// Syncs one entity up to the pass's snapshot. Returns the rows moved.
+    /// [`Pass::fetch_and_apply`], asked again after a transient failure. The page and its
+    /// progress commit together; on a transient failure (a database restarting) the same
+    /// request is asked again, so nothing is skipped or doubled. Returns the page, the progress
+    /// it led to and the parents fetched; `prefetched` holds the next request's replies.
+    async fn next_page(
+        &self,
+        plan: &EntityPlan,
+        request: &Request,
+        prefetched: &mut Option<Vec<ReceivedReply>>,
+        progress: &Progress,
+    ) -> Result<(ReceivedPage, Progress, u64), ConsumerError> {
+        let mut retry = maskbus_pg::Retry::transient();
+        loop {
+            match self
+                .fetch_and_apply(plan, request, prefetched.take(), progress.clone())
+                .await
+            {
+                Ok((page, next, next_replies, parents)) => {
+                    *prefetched = next_replies;
+                    return Ok((page, next, parents));
+                }
+                Err(e) if e.is_transient() && !self.writer.in_group().await => {
+                    tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {:?}", retry.next_pause());
+                    if !retry.pause().await {
+                        return Err(e);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Syncs one entity up to the pass's snapshot: in key ranges side by side when it is large
+    /// and never synced, else in one. Returns the rows moved.
     async fn sync_entity(
         &mut self,
         plan: &EntityPlan,
-        mut state: SyncState,
+        state: SyncState,
     ) -> Result<u64, ConsumerError> {
+        if let Some(moved) = self.sync_in_ranges(plan, &state).await? {
+            return Ok(moved);
+        }
         let mut after = state.pass_until.as_ref().and(state.after_key.clone());
+        let mut progress = Progress::Entity(state.clone());
         let mut moved = 0u64;
         // The replies to the next request, asked for while this page was being written.
         let mut prefetched: Option<Vec<ReceivedReply>> = None;
@@ -133,41 +178,190 @@ impl<'a> Pass<'a> {
                 since: state.synced_until.clone().map(Snapshot),
                 until: self.until.clone(),
                 after: after.clone(),
+                through: None,
                 limit: self.config.page_size,
                 pages: Some(self.config.pages_per_request),
                 subset: self.config.subset.clone(),
             };
-            // The page and its watermark commit together; on a transient failure (a database
-            // restarting) the same request is asked again, so nothing is skipped or doubled.
-            let mut retry = maskbus_pg::Retry::transient();
-            let (page, next_state) = loop {
-                match self
-                    .fetch_and_apply(plan, &request, prefetched.take(), state.clone())
-                    .await
-                {
-                    Ok((page, next_state, next_replies)) => {
-                        prefetched = next_replies;
-                        break (page, next_state);
-                    }
-                    Err(e) if e.is_transient() && !self.writer.in_group().await => {
-                        tracing::warn!(entity = %plan.entity, error = %e, "transient failure; retrying the page in {:?}", retry.next_pause());
-                        if !retry.pause().await {
-                            return Err(e);
-                        }
-                    }
-                    Err(e) => return Err(e),
+            let (page, next, parents) = self
+                .next_page(plan, &request, &mut prefetched, &progress)
+                .await?;
+            self.report.parents_fetched += parents;
+            self.until = page.until.clone();
+            progress = next;
+            moved += page.rows.len() as u64;
+            self.count_pages(plan, &page, moved);
+            if !page.more {
+                return Ok(moved);
+            }
+            after = page.next_after;
+        }
+    }
+
+    /// A merged page holds the replies of one request: parts 0..=part.
+    fn count_pages(&mut self, plan: &EntityPlan, page: &ReceivedPage, moved: u64) {
+        let before = self.report.pages;
+        self.report.pages += u64::from(page.part) + 1;
+        if before / 100 != self.report.pages / 100 {
+            tracing::info!(entity = %plan.entity, rows = moved, pages = self.report.pages, "syncing");
+        }
+    }
+
+    /// The first pass of a large entity, in key ranges read and written side by side
+    /// (`streams`), each page with where its range stands; the ranges of a pass cut short go on
+    /// from there. `None` when the entity is read in one range: it was synced before (a delta
+    /// is small), it is a subset's or filled with other tables in one transaction, a pass in
+    /// one range is under way, or the producer does not split it (too small, or an older
+    /// producer).
+    async fn sync_in_ranges(
+        &mut self,
+        plan: &EntityPlan,
+        state: &SyncState,
+    ) -> Result<Option<u64>, ConsumerError> {
+        if self.config.streams < 2
+            || state.synced_until.is_some()
+            || self.config.subset.is_some()
+            || plan.together.is_some()
+            || self.writer.in_group().await
+        {
+            return Ok(None);
+        }
+        let mut ranges = self.db.ranges(&plan.entity).await?;
+        let window = self.until.as_ref().map(|u| u.0.as_str());
+        if ranges
+            .first()
+            .is_some_and(|r| Some(r.until.as_str()) != window)
+        {
+            // Recorded for another window than the pass's (which cannot be): read in one.
+            return Ok(None);
+        }
+        if ranges.is_empty() {
+            if state.pass_until.is_some() && state.after_key.is_some() {
+                return Ok(None);
+            }
+            let request = Request::Ranges {
+                v: VERSION,
+                entity: plan.entity.clone(),
+                until: self.until.clone(),
+                streams: self.config.streams,
+                min_rows: self.config.range_rows,
+            };
+            let what = format!("the ranges of {}", plan.entity);
+            let reply = match self.asker.ask_patiently(&request, &what).await {
+                Ok(replies) => replies.into_iter().next(),
+                Err(e) if e.is_transient() => return Err(e),
+                Err(e) => {
+                    tracing::debug!(entity = %plan.entity, error = %e, "not split into ranges; read in one");
+                    return Ok(None);
                 }
             };
-            self.until = page.until.clone();
-            state = next_state;
-            moved += page.rows.len() as u64;
-            // A merged page holds the replies of one request: parts 0..=part.
-            let before = self.report.pages;
-            self.report.pages += u64::from(page.part) + 1;
-            if before / 100 != self.report.pages / 100 {
-                tracing::info!(entity = %plan.entity, rows = moved, pages = self.report.pages, "syncing");
+            let Some(ReceivedReply::Ranges(reply)) = reply else {
+                return Ok(None);
+            };
+            let width = plan.key.columns.len();
+            if reply.entity != plan.entity
+                || reply.bounds.len() >= maskbus_protocol::MAX_STREAMS as usize
+                || reply.bounds.iter().any(|b| b.len() != width)
+            {
+                return Err(ConsumerError::BadReply {
+                    entity: plan.entity.clone(),
+                    reason: "the ranges reply does not fit the entity's key".into(),
+                });
+            }
+            if reply.bounds.is_empty() {
+                return Ok(None);
+            }
+            ranges = pages::RangeState::split(&plan.entity, &reply.until.0, &reply.bounds);
+            self.db.begin_ranges(&ranges).await?;
+            tracing::info!(entity = %plan.entity, ranges = ranges.len(), rows = reply.rows, "reading in ranges side by side");
+        }
+        let Some(until) = ranges.first().map(|r| Snapshot(r.until.clone())) else {
+            return Ok(None);
+        };
+        self.until = Some(until.clone());
+        let this = &*self;
+        let outcomes = futures_util::future::join_all(
+            ranges
+                .iter()
+                .filter(|r| !r.done)
+                .map(|r| this.sync_range(plan, r.clone(), &until)),
+        )
+        .await;
+        let mut moved = 0;
+        let mut first_error = None;
+        for outcome in outcomes {
+            match outcome {
+                Ok(range) => {
+                    moved += range.rows;
+                    self.report.pages += range.pages;
+                    self.report.parents_fetched += range.parents;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        // Every range is in: the rows of earlier runs too, as each range recorded them.
+        let rows_synced = self
+            .db
+            .ranges(&plan.entity)
+            .await?
+            .iter()
+            .map(|r| r.rows_synced)
+            .sum();
+        let synced = SyncState {
+            synced_until: Some(until.0),
+            pass_until: None,
+            after_key: None,
+            rows_synced,
+        };
+        self.db.finish_ranges(&plan.entity, &synced).await?;
+        Ok(Some(moved))
+    }
+
+    /// One range of an entity's first pass, page by page from where it stands to its end.
+    async fn sync_range(
+        &self,
+        plan: &EntityPlan,
+        range: RangeState,
+        until: &Snapshot,
+    ) -> Result<RangeMoved, ConsumerError> {
+        let mut moved = RangeMoved::default();
+        let mut after = range.after_key.clone();
+        let through = range.through.clone();
+        let range_no = range.range_no;
+        let mut progress = Progress::Range(range);
+        let mut prefetched: Option<Vec<ReceivedReply>> = None;
+        loop {
+            if *self.stop.borrow() {
+                return Err(ConsumerError::Stopped);
+            }
+            let request = Request::Page {
+                v: VERSION,
+                entity: plan.entity.clone(),
+                since: None,
+                until: Some(until.clone()),
+                after: after.clone(),
+                through: through.clone(),
+                limit: self.config.page_size,
+                pages: Some(self.config.pages_per_request),
+                subset: None,
+            };
+            let (page, next, parents) = self
+                .next_page(plan, &request, &mut prefetched, &progress)
+                .await?;
+            progress = next;
+            moved.rows += page.rows.len() as u64;
+            moved.pages += u64::from(page.part) + 1;
+            moved.parents += parents;
+            if moved.pages / 100 != (moved.pages - u64::from(page.part) - 1) / 100 {
+                tracing::info!(entity = %plan.entity, range = range_no, rows = moved.rows, "syncing");
             }
             if !page.more {
+                tracing::debug!(entity = %plan.entity, range = range_no, rows = moved.rows, "range done");
                 return Ok(moved);
             }
             after = page.next_after;

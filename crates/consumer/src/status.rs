@@ -271,6 +271,7 @@ pub async fn status(
                     since: Some(Snapshot(watermark.clone())),
                     until: None,
                     after: None,
+                    through: None,
                     limit: 1,
                     pages: None,
                     subset: config.subset.clone(),

@@ -7,7 +7,7 @@
 //! [`crate::changes::ChangeApplier`]'s.
 
 use super::load::ParentProgress;
-use super::pages::{self, EntityPlan, Skipped, SyncState};
+use super::pages::{self, EntityPlan, RangeState, Skipped, SyncState};
 use super::rebuild::Rebuilder;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
@@ -45,6 +45,11 @@ pub const MIGRATIONS: &[Migration] = &[
         component: "sync",
         name: "0006_schema_state.sql",
         sql: include_str!("../sql/0006_schema_state.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0007_ranges.sql",
+        sql: include_str!("../sql/0007_ranges.sql"),
     },
 ];
 
@@ -99,10 +104,12 @@ impl TargetDb {
     /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
     /// rows in any table, or `adopt` must say that this database really is the test database:
     /// maskbus never writes into a database that is not its target (production, by a typo).
+    /// `connections`: the writer's pool (one per range written side by side, and the rebuilds).
     pub async fn open(
         mut target: Target,
         adopt: bool,
         disable_triggers: bool,
+        connections: usize,
     ) -> Result<Self, ConsumerError> {
         if disable_triggers {
             // Every connection of the writer, pooled or not, writes as a replica would.
@@ -129,7 +136,7 @@ impl TargetDb {
             }
         }
         maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
-        let pool = PgPool::new(target.clone(), 3)?;
+        let pool = PgPool::new(target.clone(), connections.max(3))?;
         Ok(Self { target, pool })
     }
 
@@ -186,6 +193,94 @@ impl TargetDb {
                 )
             })
             .collect())
+    }
+
+    /// The ranges of `entity`'s pass in progress, in key order (none when it is read in one).
+    pub async fn ranges(&self, entity: &str) -> Result<Vec<RangeState>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT range_no, until, after_key, through, done, rows_synced
+                   FROM maskbus.sync_ranges WHERE entity = $1 ORDER BY range_no",
+                &[&entity],
+            )
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.sync_ranges", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| RangeState {
+                entity: entity.to_string(),
+                range_no: r.get(0),
+                until: r.get(1),
+                after_key: r.get(2),
+                through: r.get(3),
+                done: r.get(4),
+                rows_synced: r.get(5),
+            })
+            .collect())
+    }
+
+    /// Records that `ranges` (of one entity, none read yet) make its pass closing at their
+    /// `until`, in one transaction with the entity's watermark.
+    pub async fn begin_ranges(&self, ranges: &[RangeState]) -> Result<(), PgError> {
+        let Some(first) = ranges.first() else {
+            return Ok(());
+        };
+        let mut client = self.client().await?;
+        let q = |action: &'static str| {
+            move |e: tokio_postgres::Error| self.target.query_error(action, &e)
+        };
+        let tx = client.transaction().await.map_err(q("BEGIN"))?;
+        tx.execute(
+            "INSERT INTO maskbus.sync_state (entity, pass_until, after_key, rows_synced, updated_at)
+             VALUES ($1, $2, NULL, 0, now())
+             ON CONFLICT (entity) DO UPDATE
+                SET pass_until = EXCLUDED.pass_until, after_key = NULL, updated_at = now()",
+            &[&first.entity, &first.until],
+        )
+        .await
+        .map_err(q("recording the watermark"))?;
+        tx.execute(
+            "DELETE FROM maskbus.sync_ranges WHERE entity = $1",
+            &[&first.entity],
+        )
+        .await
+        .map_err(q("recording the ranges"))?;
+        for range in ranges {
+            tx.execute(
+                "INSERT INTO maskbus.sync_ranges (entity, range_no, until, after_key, through, done, rows_synced)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[&range.entity, &range.range_no, &range.until, &range.after_key, &range.through, &range.done, &range.rows_synced],
+            )
+            .await
+            .map_err(q("recording the ranges"))?;
+        }
+        tx.commit().await.map_err(q("COMMIT of the ranges"))
+    }
+
+    /// Every range of `entity` is done: its watermark becomes `state` (the window synced) and
+    /// its ranges are forgotten, in one transaction.
+    pub async fn finish_ranges(&self, entity: &str, state: &SyncState) -> Result<(), PgError> {
+        let mut client = self.client().await?;
+        let q = |action: &'static str| {
+            move |e: tokio_postgres::Error| self.target.query_error(action, &e)
+        };
+        let tx = client.transaction().await.map_err(q("BEGIN"))?;
+        tx.execute(
+            "UPDATE maskbus.sync_state
+                SET synced_until = $2, pass_until = $3, after_key = $4, rows_synced = $5, updated_at = now()
+              WHERE entity = $1",
+            &[&entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
+        )
+        .await
+        .map_err(q("recording the watermark"))?;
+        tx.execute(
+            "DELETE FROM maskbus.sync_ranges WHERE entity = $1",
+            &[&entity],
+        )
+        .await
+        .map_err(q("forgetting the ranges"))?;
+        tx.commit().await.map_err(q("COMMIT of the watermark"))
     }
 
     /// How `offered` (the producer's entities, with the keys it names) lands in the target,

@@ -2,7 +2,7 @@
 //! their watermark and their staged links in one transaction, links set once a cycle is in,
 //! rows deleted by key (a repair), sequences moved past the synced values.
 
-use super::pages::{self, EntityPlan, SyncState};
+use super::pages::{self, EntityPlan, Progress};
 use super::target_db::TargetDb;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
@@ -127,7 +127,7 @@ impl<'db> PageWriter<'db> {
         &self,
         plan: &EntityPlan,
         page: &ReceivedPage,
-        state: Option<&SyncState>,
+        state: Option<&Progress>,
     ) -> Result<u64, ApplyError> {
         let load = Load::for_page(plan, page);
         match self.apply_as(plan, page, state, load).await? {
@@ -145,7 +145,7 @@ impl<'db> PageWriter<'db> {
         &self,
         plan: &EntityPlan,
         page: &ReceivedPage,
-        state: Option<&SyncState>,
+        state: Option<&Progress>,
         load: Load,
     ) -> Result<Option<u64>, ApplyError> {
         let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
@@ -198,7 +198,7 @@ impl<'db> PageWriter<'db> {
         plan: &EntityPlan,
         page: &ReceivedPage,
         columns: &[(String, String)],
-        state: Option<&SyncState>,
+        state: Option<&Progress>,
         load: Load,
     ) -> Result<Option<u64>, ApplyError> {
         let links = pages::staged_links(plan, page);
@@ -256,17 +256,45 @@ impl<'db> PageWriter<'db> {
             .await
             .map_err(q(format!("staging the links of {}", plan.entity)))?;
         }
-        if let Some(state) = state {
-            tx.execute(
-                "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, now())
-                 ON CONFLICT (entity) DO UPDATE
-                    SET synced_until = EXCLUDED.synced_until, pass_until = EXCLUDED.pass_until,
-                        after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced, updated_at = now()",
-                &[&plan.entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
-            )
-            .await
-            .map_err(q("recording the watermark".into()))?;
+        match state {
+            Some(Progress::Entity(state)) => {
+                tx.execute(
+                    "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, updated_at)
+                     VALUES ($1, $2, $3, $4, $5, now())
+                     ON CONFLICT (entity) DO UPDATE
+                        SET synced_until = EXCLUDED.synced_until, pass_until = EXCLUDED.pass_until,
+                            after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced, updated_at = now()",
+                    &[&plan.entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
+                )
+                .await
+                .map_err(q("recording the watermark".into()))?;
+            }
+            Some(Progress::Range(range)) => {
+                let recorded = tx
+                    .execute(
+                        "UPDATE maskbus.sync_ranges SET after_key = $3, done = $4, rows_synced = $5
+                          WHERE entity = $1 AND range_no = $2 AND until = $6",
+                        &[
+                            &range.entity,
+                            &range.range_no,
+                            &range.after_key,
+                            &range.done,
+                            &range.rows_synced,
+                            &range.until,
+                        ],
+                    )
+                    .await
+                    .map_err(q("recording where a range stands".into()))?;
+                if recorded != 1 {
+                    // The range was forgotten meanwhile (its watermark reset): nothing of the
+                    // page is kept.
+                    return Err(ApplyError::Consumer(ConsumerError::BadReply {
+                        entity: plan.entity.clone(),
+                        reason: format!("range {} of this pass is no longer recorded; the next pass reads the table again", range.range_no),
+                    }));
+                }
+            }
+            None => {}
         }
         Ok(Some(written))
     }

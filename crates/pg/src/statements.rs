@@ -49,6 +49,28 @@ pub fn after_cursor(key: &KeyDef, param: usize, with_cursor: bool) -> String {
     }
 }
 
+/// `(t.a, t.b) <= (cursor $param)`: rows up to a range's last key.
+pub fn through_cursor(key: &KeyDef, param: usize) -> String {
+    format!("({}) <= ({})", key_row(key, "t"), cursor_values(key, param))
+}
+
+/// About `$1` percent of `table`'s pages (`TABLESAMPLE SYSTEM`), every row of them with
+/// `columns` as text, in key order: where a large table is split into ranges.
+pub fn sampled_in_key_order(table: &TableRef, key: &KeyDef, columns: &[String]) -> String {
+    format!(
+        "SELECT {} FROM {} t TABLESAMPLE SYSTEM ($1::float8) ORDER BY {}",
+        select_text(columns),
+        table.sql(),
+        key_row(key, "t"),
+    )
+}
+
+/// The planner's estimate of the rows of the table in schema `$1` named `$2`: `reltuples`, -1
+/// before the first VACUUM or ANALYZE.
+pub const ESTIMATED_ROWS: &str = "SELECT c.reltuples::float8 FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+   WHERE n.nspname = $1 AND c.relname = $2";
+
 /// A page in key order: `SELECT columns FROM table t [extra FROM] WHERE (key) > cursor AND
 /// (filter) ORDER BY key LIMIT $limit`. The cursor is parameter `$1`; `filter` may use `$2` on.
 pub fn page(
@@ -111,6 +133,32 @@ pub fn rows_by(
         unnest_text(lookup.len(), 1, "k"),
         match_columns(lookup, "t", "k"),
         key_row(key, "t"),
+    )
+}
+
+/// The rows of `table` whose key is one of the keys in `$1` (a text array holding each key's
+/// values one key after another), `columns` as text, that pass `filter` (which may use
+/// `$2` on, and what `extra_from` joins). In no particular order.
+pub fn rows_of_keys(
+    table: &TableRef,
+    key: &KeyDef,
+    columns: &[String],
+    extra_from: &str,
+    filter: &str,
+) -> String {
+    let width = key.columns.len();
+    let typed: Vec<String> = key
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("($1::text[])[g * {width} + {}]::{}", i + 1, c.sql_type))
+        .collect();
+    format!(
+        "SELECT {} FROM {} t{extra_from} WHERE ({filter}) AND ({}) IN (SELECT {} FROM generate_series(0, cardinality($1::text[]) / {width} - 1) g)",
+        select_text(columns),
+        table.sql(),
+        key_row(key, "t"),
+        typed.join(", "),
     )
 }
 

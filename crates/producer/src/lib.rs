@@ -9,6 +9,7 @@
 //! - [`reply`]: the outgoing replies, built from `MaskedRow`s and the closed error type only.
 //! - [`changes`]: the change stream: a logical slot read, its transactions masked.
 //! - [`subset`]: named subsets: the file, the closure planned over the schema, its filters.
+//! - `ranges`: where a large table splits into key ranges read side by side.
 //! - `hashes`, `rows_by_key`: verify's hashes of masked rows; parents a page needs, by key.
 //! - `schema`: the schema of the policy's tables, read from the catalog and let through the
 //!   masking boundary (`maskbus_mask::schema`).
@@ -16,6 +17,7 @@
 pub mod changes;
 mod hashes;
 pub mod page_cut;
+mod ranges;
 pub mod reply;
 mod rows_by_key;
 mod schema;

@@ -26,6 +26,14 @@ fn json_len(text: &str) -> usize {
 }
 
 /// The length of a row as the page writes it: `[cell,cell,...]`.
+/// The masked key of `row`: its values at `key_positions`, what a consumer sends back.
+pub fn cursor_of(row: &MaskedRow, key_positions: &[usize]) -> KeyCursor {
+    key_positions
+        .iter()
+        .map(|&i| row.values().get(i).cloned().flatten().unwrap_or_default())
+        .collect()
+}
+
 pub fn row_json_len(row: &MaskedRow) -> usize {
     2 + row
         .values()
@@ -72,10 +80,7 @@ impl PageCut {
     }
 
     fn cursor(&self, row: &MaskedRow) -> KeyCursor {
-        self.key_positions
-            .iter()
-            .map(|&i| row.values().get(i).cloned().flatten().unwrap_or_default())
-            .collect()
+        cursor_of(row, &self.key_positions)
     }
 
     fn close(&mut self) {

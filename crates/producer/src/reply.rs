@@ -13,7 +13,9 @@
 
 use maskbus_mask::schema::ServedSchema;
 use maskbus_mask::MaskedRow;
-use maskbus_protocol::{ChangeOp, ErrorReply, HashReply, KeyCursor, Position, Snapshot, VERSION};
+use maskbus_protocol::{
+    ChangeOp, ErrorReply, HashReply, KeyCursor, Position, RangesReply, Snapshot, VERSION,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -32,6 +34,8 @@ pub enum Reply {
         rules: BTreeMap<String, String>,
     },
     Page(PageReply),
+    /// Where an entity splits into ranges: bounds cut from masked rows (`crate::ranges`).
+    Ranges(RangesReply),
     Changes(ChangeReply),
     Hashes(HashReply),
     /// The schema of the policy's tables, only as the mask crate lets it through.
@@ -78,6 +82,7 @@ impl Reply {
         match self {
             Reply::Entities { .. } => "entities",
             Reply::Page(_) => "page",
+            Reply::Ranges(_) => "ranges",
             Reply::Changes(_) => "changes",
             Reply::Hashes(_) => "hashes",
             Reply::Schema { .. } => "schema",

@@ -19,9 +19,42 @@ pub struct Producer {
     pub feed: Option<Arc<crate::changes::ChangeFeed>>,
     pub mailbox: Arc<Mailbox>,
     pub inbox: String,
-    /// The answer to the page request a consumer will send next, read and masked while the
-    /// current answer travels (see [`Producer::answer_page`]).
-    next: tokio::sync::Mutex<Option<Prefetch>>,
+    /// The answers to the page requests consumers will send next, read and masked while the
+    /// current answers travel (see [`Producer::answer_page`]): one per page stream (an entity
+    /// read in several ranges has several), at most [`MAX_PREFETCHED`].
+    next: tokio::sync::Mutex<Vec<Prefetch>>,
+    /// Replies being prepared for each requester, not on the bus yet: requests are answered
+    /// side by side, so the quota counts these too. Held while a quota is checked.
+    reserved: tokio::sync::Mutex<std::collections::HashMap<String, i64>>,
+}
+
+/// The most answers prepared ahead at once: a consumer's streams of every table in flight.
+const MAX_PREFETCHED: usize = 32;
+
+/// Requests of one page stream differ only in where they continue (`after`): a prepared answer
+/// for the same stream at another place is stale.
+fn same_stream(a: &Request, b: &Request) -> bool {
+    match (a, b) {
+        (
+            Request::Page {
+                entity: e1,
+                since: s1,
+                until: u1,
+                through: t1,
+                subset: b1,
+                ..
+            },
+            Request::Page {
+                entity: e2,
+                since: s2,
+                until: u2,
+                through: t2,
+                subset: b2,
+                ..
+            },
+        ) => e1 == e2 && s1 == s2 && u1 == u2 && t1 == t2 && b1 == b2,
+        _ => false,
+    }
 }
 
 /// A page request's answer, being prepared before the request arrives.
@@ -38,6 +71,7 @@ async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
             since,
             until,
             after,
+            through,
             limit,
             pages,
             subset,
@@ -49,6 +83,7 @@ async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
                     since: since.clone(),
                     until: until.clone(),
                     after: after.clone(),
+                    through: through.clone(),
                     limit: *limit,
                     pages: pages.unwrap_or(1),
                     subset: subset.as_deref(),
@@ -73,7 +108,8 @@ impl Producer {
             feed: None,
             mailbox,
             inbox,
-            next: tokio::sync::Mutex::new(None),
+            next: tokio::sync::Mutex::new(Vec::new()),
+            reserved: tokio::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -82,13 +118,20 @@ impl Producer {
     /// safe: an answer is a function of the request and of the source, read a moment earlier,
     /// and a row changed in between is in a later window anyway.
     async fn answer_page(&self, request: Request) -> Vec<Reply> {
-        let prepared = match self.next.lock().await.take() {
-            Some(p) if p.request == request => Some(p.answer),
-            Some(stale) => {
-                stale.answer.abort();
-                None
-            }
-            None => None,
+        let prepared = {
+            let mut next = self.next.lock().await;
+            let prepared = next
+                .iter()
+                .position(|p| p.request == request)
+                .map(|i| next.remove(i).answer);
+            next.retain(|p| {
+                let stale = same_stream(&p.request, &request);
+                if stale {
+                    p.answer.abort();
+                }
+                !stale
+            });
+            prepared
         };
         let replies = match prepared {
             Some(answer) => match answer.await {
@@ -107,7 +150,11 @@ impl Producer {
             let source = Arc::clone(&self.source);
             let ahead = next.clone();
             let answer = tokio::spawn(async move { page_answer(&source, &ahead).await });
-            *self.next.lock().await = Some(Prefetch {
+            let mut prepared = self.next.lock().await;
+            if prepared.len() >= MAX_PREFETCHED {
+                prepared.remove(0).answer.abort();
+            }
+            prepared.push(Prefetch {
                 request: next,
                 answer,
             });
@@ -145,6 +192,21 @@ impl Producer {
             }
             Request::Schema { .. } => crate::schema::answer(&self.source).await,
             page @ Request::Page { .. } => page_answer(&self.source, &page).await,
+            Request::Ranges {
+                entity,
+                until,
+                streams,
+                min_rows,
+                ..
+            } => {
+                let ask = crate::ranges::RangeAsk {
+                    entity: &entity,
+                    until,
+                    streams,
+                    min_rows,
+                };
+                crate::ranges::answer(&self.source, ask).await
+            }
             Request::Rows {
                 entity,
                 columns,
@@ -239,7 +301,15 @@ impl Producer {
             }
             _ => 1,
         };
-        let pending = self.mailbox.pending_to(&reply_to).await?;
+        let pending = {
+            let mut reserved = self.reserved.lock().await;
+            let pending = self.mailbox.pending_to(&reply_to).await?
+                + reserved.get(&reply_to).copied().unwrap_or(0);
+            if pending + asked <= MAX_PENDING_REPLIES {
+                *reserved.entry(reply_to.clone()).or_default() += asked;
+            }
+            pending
+        };
         if pending + asked > MAX_PENDING_REPLIES {
             tracing::warn!(
                 request = message.id,
@@ -257,6 +327,27 @@ impl Producer {
                 .await?;
             return Ok(Handled::DeadLettered);
         }
+        let outcome = self
+            .answer_and_reply(message, &reply_to, parsed, started)
+            .await;
+        let mut reserved = self.reserved.lock().await;
+        if let Some(held) = reserved.get_mut(&reply_to) {
+            *held -= asked;
+            if *held <= 0 {
+                reserved.remove(&reply_to);
+            }
+        }
+        outcome
+    }
+
+    /// Answers a request within its requester's quota, replies, acks, and logs it.
+    async fn answer_and_reply(
+        &self,
+        message: &Message,
+        reply_to: &str,
+        parsed: Result<Request, ErrorReply>,
+        started: Instant,
+    ) -> Result<Handled, MailboxError> {
         // Parsed once, above; a page request may have been prepared already.
         let replies = match parsed {
             Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
@@ -280,6 +371,9 @@ impl Producer {
                 page.entity.clone(),
             ),
             Some(Reply::Entities { entities, .. }) => ("entities", entities.len(), String::new()),
+            Some(Reply::Ranges(ranges)) => {
+                ("ranges", ranges.bounds.len() + 1, ranges.entity.clone())
+            }
             Some(Reply::Schema { served, .. }) => {
                 ("schema", served.schema().tables.len(), String::new())
             }
@@ -317,7 +411,7 @@ impl Producer {
             .iter()
             .filter(|r| matches!(r, Reply::Page(_)))
             .count() as u64;
-        self.reply(&reply_to, message.correlation_id.clone(), replies)
+        self.reply(reply_to, message.correlation_id.clone(), replies)
             .await?;
         self.mailbox.ack(message.lease).await?;
         let metrics = maskbus_telemetry::metrics();
@@ -364,9 +458,12 @@ impl Producer {
                     }
                 }
             };
-            // Requests already claimed are finished even if a signal arrives meanwhile.
-            for message in &messages {
-                match self.handle(message).await {
+            // Requests already claimed are finished even if a signal arrives meanwhile. They are
+            // answered side by side: the page streams of one table's ranges, several consumers.
+            let handled =
+                futures_util::future::join_all(messages.iter().map(|m| self.handle(m))).await;
+            for (message, outcome) in messages.iter().zip(handled) {
+                match outcome {
                     Ok(_) => served += 1,
                     Err(e) => {
                         tracing::warn!(request = message.id, error = %e, "could not answer; the request comes back after its lease")

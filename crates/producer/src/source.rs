@@ -55,6 +55,8 @@ pub struct PageAsk<'a> {
     pub since: Option<Snapshot>,
     pub until: Option<Snapshot>,
     pub after: Option<KeyCursor>,
+    /// The last key of the range read (inclusive), or to the end.
+    pub through: Option<KeyCursor>,
     pub limit: u32,
     pub pages: u32,
     pub subset: Option<&'a str>,
@@ -183,6 +185,34 @@ fn page_sql(
     with_cursor: bool,
 ) -> String {
     statements::page(table, key, columns, WINDOW_HORIZON, filter, 4, with_cursor)
+}
+
+/// Keys of a subset read in one statement (a page's worth and more).
+const KEYS_PER_READ: usize = 2_000;
+
+/// Masks one row and takes it into `cut`: `false` when the answer is full.
+fn take(
+    masker: &maskbus_mask::Masker<'_>,
+    cut: &mut PageCut,
+    values: Vec<Option<String>>,
+    entity: &str,
+) -> Result<bool, Refusal> {
+    let masked = masker
+        .mask(values)
+        .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(entity))?;
+    match cut.push(masked) {
+        Ok(taken) => Ok(taken),
+        Err(Unsendable::RowTooLarge { bytes }) => Err(Refusal::new(
+            ErrorCode::RowTooLarge,
+            format!("a row of {entity} is {bytes} bytes as JSON, over the {MAX_ROW_BYTES} a reply may carry"),
+        )
+        .on(entity)),
+        Err(Unsendable::KeyTooLong { bytes }) => Err(Refusal::new(
+            ErrorCode::KeyTooLong,
+            format!("a key value of {entity} is {bytes} bytes, over the {MAX_KEY_VALUE_BYTES} a cursor may carry"),
+        )
+        .on(entity)),
+    }
 }
 
 fn shape_page(shape: &Shape, filter: &str, with_cursor: bool) -> String {
@@ -456,7 +486,7 @@ impl Source {
     }
 
     /// The source's current snapshot: it closes a new window.
-    async fn snapshot(&self) -> Result<Snapshot, PgError> {
+    pub(crate) async fn snapshot(&self) -> Result<Snapshot, PgError> {
         let client = self.client().await?;
         let row = client
             .query_one("SELECT pg_current_snapshot()::text", &[])
@@ -506,30 +536,73 @@ impl Source {
             read += 1;
             let values: Vec<Option<String>> =
                 (0..shape.columns.len()).map(|i| row.get(i)).collect();
-            let masked = masker
-                .mask(values)
-                .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&entity))?;
-            match cut.push(masked) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(Unsendable::RowTooLarge { bytes }) => {
-                    return Err(Refusal::new(
-                        ErrorCode::RowTooLarge,
-                        format!("a row of {entity} is {bytes} bytes as JSON, over the {MAX_ROW_BYTES} a reply may carry"),
-                    )
-                    .on(&entity))
-                }
-                Err(Unsendable::KeyTooLong { bytes }) => {
-                    return Err(Refusal::new(
-                        ErrorCode::KeyTooLong,
-                        format!("a key value of {entity} is {bytes} bytes, over the {MAX_KEY_VALUE_BYTES} a cursor may carry"),
-                    )
-                    .on(&entity))
-                }
+            if !take(&masker, &mut cut, values, &entity)? {
+                break;
             }
         }
         let (chunks, keys, left) = cut.finish();
         Ok((chunks, keys, left, read))
+    }
+
+    /// The pages of a subset's kept rows after `after` (a source key), read by key in the order
+    /// of `kept` (sorted bytewise), `window` being the `since` and `until` of the page: keys
+    /// whose row is not in the window are passed over. Returns the pages, each page's cursor,
+    /// and whether more remain.
+    async fn pages_of_keys(
+        &self,
+        shape: &Shape,
+        client: &tokio_postgres::Client,
+        kept: &[KeyCursor],
+        after: Option<&KeyCursor>,
+        window: [&(dyn tokio_postgres::types::ToSql + Sync); 2],
+        mut cut: PageCut,
+    ) -> Result<(Vec<Vec<MaskedRow>>, Vec<KeyCursor>, bool), Refusal> {
+        let entity = shape.table.to_string();
+        let masker = self.masker(shape)?;
+        let sql = statements::rows_of_keys(
+            &shape.table,
+            &shape.key,
+            &shape.columns,
+            WINDOW_HORIZON,
+            &window_filter(),
+        );
+        let mut at = after.map_or(0, |a| kept.partition_point(|k| k <= a));
+        let mut full = false;
+        while at < kept.len() && !full {
+            let end = (at + KEYS_PER_READ).min(kept.len());
+            let flat: Vec<&str> = kept[at..end].iter().flatten().map(String::as_str).collect();
+            let [since, until] = window;
+            let mut rows: Vec<Vec<Option<String>>> = client
+                .query(&sql, &[&flat, since, until])
+                .await
+                .map_err(|e| {
+                    Refusal::from(
+                        self.target
+                            .query_error(format!("reading a page of {entity}"), &e),
+                    )
+                    .on(&entity)
+                })?
+                .iter()
+                .map(|row| (0..shape.columns.len()).map(|i| row.get(i)).collect())
+                .collect();
+            let key_of = |values: &Vec<Option<String>>| -> Vec<Option<String>> {
+                shape
+                    .key_positions
+                    .iter()
+                    .map(|&i| values.get(i).cloned().flatten())
+                    .collect()
+            };
+            rows.sort_unstable_by_key(key_of);
+            for values in rows {
+                if !take(&masker, &mut cut, values, &entity)? {
+                    full = true;
+                    break;
+                }
+            }
+            at = end;
+        }
+        let (chunks, keys, left) = cut.finish();
+        Ok((chunks, keys, full || left || at < kept.len()))
     }
 
     /// `ask.pages` consecutive pages of masked rows (each its own reply of at most `ask.limit`
@@ -547,6 +620,7 @@ impl Source {
             since,
             until,
             after,
+            through,
             limit,
             pages,
             subset,
@@ -554,8 +628,9 @@ impl Source {
         let pages = pages.max(1);
         let shape = self.shape(entity).await?;
         if after
-            .as_ref()
-            .is_some_and(|a| a.len() != shape.key.columns.len())
+            .iter()
+            .chain(&through)
+            .any(|a| a.len() != shape.key.columns.len())
         {
             return Err(Refusal::new(
                 ErrorCode::Malformed,
@@ -563,6 +638,16 @@ impl Source {
                     "the cursor has a value per key column: {} has {}",
                     shape.table,
                     shape.key.columns.len()
+                ),
+            )
+            .on(&shape.table.to_string()));
+        }
+        if through.is_some() && subset.is_some() {
+            return Err(Refusal::new(
+                ErrorCode::Malformed,
+                format!(
+                    "a subset of {} is read in one range, without `through`",
+                    shape.table
                 ),
             )
             .on(&shape.table.to_string()));
@@ -575,43 +660,87 @@ impl Source {
         // are those after the source's key it was made from, in the source's key order.
         let masked_after = after;
         let after = self.real_key(&shape, &masked_after)?;
+        let through = self.real_key(&shape, &through)?;
         let client = self.client().await?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
-        let plain = if after.is_some() {
-            &shape.page_after
-        } else {
-            &shape.page_first
+        // A range's pages end at its last key ($5).
+        let ranged = through.as_ref().map(|_| {
+            shape_page(
+                &shape,
+                &format!(
+                    "{} AND {}",
+                    window_filter(),
+                    statements::through_cursor(&shape.key, 5)
+                ),
+                after.is_some(),
+            )
+        });
+        let plain = match &ranged {
+            Some(sql) => sql,
+            None if after.is_some() => &shape.page_after,
+            None => &shape.page_first,
         };
-        let in_subset = match subset {
+        let since_text = since.as_ref().map(|s| s.0.as_str());
+        let cut = PageCut::new(limit as usize, pages as usize, shape.key_positions.clone());
+        let kept = match subset {
             Some(name) => {
                 self.subsets(name)?
-                    .in_subset(self, name, &shape.table, |member| {
-                        shape_page(
-                            &shape,
-                            &format!("({}) AND {member}", window_filter()),
-                            after.is_some(),
-                        )
-                    })
+                    .kept_keys(self, name, &until.0, &shape.table)
                     .await?
             }
             None => None,
         };
-        let sql = in_subset.as_ref().unwrap_or(plain);
-        let since_text = since.as_ref().map(|s| s.0.as_str());
-        let asked = wanted as i64 + 1;
-        let (chunks, keys, left, read) = self
-            .masked_pages(
-                &shape,
-                &client,
-                sql,
-                &[&after, &since_text, &until.0, &asked],
-                PageCut::new(limit as usize, pages as usize, shape.key_positions.clone()),
-                &format!("reading a page of {}", shape.table),
-            )
-            .await?;
-        // One row more than asked was read to tell whether more remain; a cut answer has more.
-        let more_after_all = read > wanted || left;
+        let (chunks, keys, more_after_all) = match kept {
+            // A subset's rows read by key: its closure was computed once for the pass.
+            Some(kept) => {
+                self.pages_of_keys(
+                    &shape,
+                    &client,
+                    &kept,
+                    after.as_ref(),
+                    [&since_text, &until.0],
+                    cut,
+                )
+                .await?
+            }
+            None => {
+                let in_subset = match subset {
+                    Some(name) => {
+                        self.subsets(name)?
+                            .in_subset(self, name, &shape.table, |member| {
+                                shape_page(
+                                    &shape,
+                                    &format!("({}) AND {member}", window_filter()),
+                                    after.is_some(),
+                                )
+                            })
+                            .await?
+                    }
+                    None => None,
+                };
+                let sql = in_subset.as_ref().unwrap_or(plain);
+                let asked = wanted as i64 + 1;
+                let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                    vec![&after, &since_text, &until.0, &asked];
+                if through.is_some() {
+                    params.push(&through);
+                }
+                let (chunks, keys, left, read) = self
+                    .masked_pages(
+                        &shape,
+                        &client,
+                        sql,
+                        &params,
+                        cut,
+                        &format!("reading a page of {}", shape.table),
+                    )
+                    .await?;
+                // One row more than asked was read to tell whether more remain; a cut answer
+                // has more.
+                (chunks, keys, read > wanted || left)
+            }
+        };
         let parts = chunks.len() as u32;
         Ok(chunks
             .into_iter()

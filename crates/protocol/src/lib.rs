@@ -73,6 +73,10 @@ pub const MAX_PENDING_REPLIES: i64 = 2048;
 /// rows each; a transaction is never cut, so one larger than this still comes whole).
 pub const MAX_CHANGE_ROWS: u32 = MAX_PAGE_ROWS * MAX_PAGES_PER_REQUEST;
 
+/// The most key ranges one entity is split into ([`Request::Ranges`]): each is read by its own
+/// page stream, a source connection on the producer and a target connection on the consumer.
+pub const MAX_STREAMS: u32 = 16;
+
 /// The longest a change request may ask the producer to wait for a change.
 pub const MAX_CHANGE_WAIT_MS: u32 = 10_000;
 
@@ -151,6 +155,10 @@ pub enum Request {
         /// The key of the last row received (text values in key column order).
         #[serde(default)]
         after: Option<KeyCursor>,
+        /// The last key of the range this page stream reads ([`Request::Ranges`]): rows with
+        /// key up to it, inclusive. Without it, every row after `after`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        through: Option<KeyCursor>,
         limit: u32,
         /// How many consecutive pages to send, each its own reply (default 1).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,6 +166,18 @@ pub enum Request {
         /// Only the rows of this subset, defined on the producer (by name: no SQL travels).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         subset: Option<String>,
+    },
+    /// Where to split an entity into at most `streams` key ranges of at least `min_rows` rows
+    /// each, read side by side in one window: the producer answers with the keys between them
+    /// ([`RangesReply`], masked as every key is), sampled from the table. Without `until`, the
+    /// producer takes its current snapshot and returns it, as for a page.
+    Ranges {
+        v: u32,
+        entity: String,
+        #[serde(default)]
+        until: Option<Snapshot>,
+        streams: u32,
+        min_rows: u32,
     },
     /// Specific rows, whatever transaction wrote them (parents a child page needs): those whose
     /// `columns` (the key, or the columns a foreign key references) equal one of `keys`.
@@ -224,6 +244,7 @@ impl Request {
                 v,
                 entity,
                 since,
+                through,
                 limit,
                 pages,
                 subset,
@@ -234,6 +255,7 @@ impl Request {
                 since: since.clone(),
                 until,
                 after: next_after,
+                through: through.clone(),
                 limit: *limit,
                 pages: *pages,
                 subset: subset.clone(),
@@ -262,6 +284,7 @@ pub enum ReceivedReply {
         rules: BTreeMap<String, String>,
     },
     Page(ReceivedPage),
+    Ranges(RangesReply),
     Changes(ReceivedChanges),
     Hashes(HashReply),
     Schema {
@@ -274,6 +297,21 @@ pub enum ReceivedReply {
         v: u32,
         error: ErrorReply,
     },
+}
+
+/// Where an entity splits into key ranges read side by side ([`Request::Ranges`]): range `i`
+/// holds the rows with key after `bounds[i-1]` (the first, from the start) and up to
+/// `bounds[i]` (the last, to the end), in the source's key order. No bounds: one range, the
+/// table is too small to split. The bounds are masked keys, as every key that crosses; the
+/// producer undoes them when they come back as `after` and `through`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RangesReply {
+    pub v: u32,
+    pub entity: String,
+    pub until: Snapshot,
+    pub bounds: Vec<KeyCursor>,
+    /// The producer's estimate of the entity's rows (from the catalog), for progress.
+    pub rows: u64,
 }
 
 /// A table whose schema the producer did not serve, and why.
@@ -372,6 +410,7 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         Request::Entities { v } | Request::Schema { v } => (*v, None),
         Request::Changes { v, .. } => (*v, None),
         Request::Page { v, entity, .. }
+        | Request::Ranges { v, entity, .. }
         | Request::Rows { v, entity, .. }
         | Request::Hashes { v, entity, .. } => (*v, Some(entity)),
     };
@@ -401,10 +440,17 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         Request::Page { limit, .. } if *limit == 0 || *limit > MAX_PAGE_ROWS => {
             Err(entity(ErrorCode::LimitTooLarge))
         }
-        Request::Page {
-            after: Some(after), ..
-        } if key_problem(after).is_some() => {
-            Err(entity(key_problem(after).unwrap_or(ErrorCode::Malformed)))
+        Request::Page { after, through, .. }
+            if after
+                .iter()
+                .chain(through)
+                .any(|k| key_problem(k).is_some()) =>
+        {
+            let code = after.iter().chain(through).find_map(|k| key_problem(k));
+            Err(entity(code.unwrap_or(ErrorCode::Malformed)))
+        }
+        Request::Ranges { streams, .. } if *streams < 2 || *streams > MAX_STREAMS => {
+            Err(entity(ErrorCode::LimitTooLarge))
         }
         Request::Changes { limit, .. } if *limit == 0 || *limit > MAX_CHANGE_ROWS => {
             Err(fail(ErrorCode::LimitTooLarge))

@@ -21,6 +21,7 @@ fn a_page_request_round_trips() {
         since: Some(Snapshot("10:14:10,12".into())),
         until: None,
         after: Some(vec!["41".into(), "2024-01-01".into()]),
+        through: Some(vec!["90".into(), "2025-01-01".into()]),
         limit: 200,
         pages: None,
         subset: Some("texas".into()),
@@ -28,6 +29,14 @@ fn a_page_request_round_trips() {
     let body = serde_json::to_value(&request).unwrap();
     assert_eq!(body["since"], json!("10:14:10,12"));
     assert_eq!(body["after"], json!(["41", "2024-01-01"]));
+    assert_eq!(body["through"], json!(["90", "2025-01-01"]));
+    let next = request
+        .continuation(true, None, Some(vec!["50".into(), "2024-06-01".into()]))
+        .unwrap();
+    assert!(
+        matches!(&next, Request::Page { through: Some(t), .. } if t[0] == "90"),
+        "a range's next request keeps its end"
+    );
     assert_eq!(body["subset"], json!("texas"));
     assert_eq!(parse_request(&body), Ok(request));
     // A subset is asked for by name; anything else (SQL, say) is refused before a lookup.
@@ -165,4 +174,22 @@ fn a_snapshot_reads_its_bounds_and_running_transactions() {
     assert_eq!(s.running().collect::<Vec<_>>(), [10, 12]);
     assert_eq!(Snapshot("7:7:".into()).running().count(), 0);
     assert_eq!(Snapshot("nonsense".into()).bounds(), None);
+}
+
+#[test]
+fn a_ranges_request_asks_for_two_to_the_most_streams() {
+    let ask = |streams: u32| json!({"type": "ranges", "v": 2, "entity": "transactions", "streams": streams, "min_rows": 1000});
+    assert!(parse_request(&ask(2)).is_ok());
+    assert!(parse_request(&ask(MAX_STREAMS)).is_ok());
+    for bad in [0, 1, MAX_STREAMS + 1] {
+        assert_eq!(
+            parse_request(&ask(bad)).unwrap_err().code(),
+            ErrorCode::LimitTooLarge
+        );
+    }
+    let long = json!({"type": "page", "v": 2, "entity": "t", "limit": 10, "through": ["x".repeat(MAX_KEY_VALUE_BYTES + 1)]});
+    assert_eq!(
+        parse_request(&long).unwrap_err().code(),
+        ErrorCode::KeyTooLong
+    );
 }

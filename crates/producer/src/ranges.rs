@@ -1,0 +1,165 @@
+//! Where a large table splits into key ranges that the consumer reads side by side, each range
+//! its own stream of page requests (`through` its last key) within one window.
+//!
+//! The bounds are keys of rows sampled from the table (`TABLESAMPLE SYSTEM`, whole pages, a
+//! hundred or so rows per range), in the source's key order, each masked with the rest of its
+//! row: a bound is a masked key like every cursor, and comes back to be undone by
+//! `Source::real_key`. A masked key's order is not the source's, so the ranges are in the
+//! source's order and only the producer can tell where a row falls; the consumer never needs to.
+//! The split needs no snapshot of its own: every range is read in the same window (`until`),
+//! which decides which rows belong to the pass, and a bound is only a place in the key order.
+
+use crate::page_cut::cursor_of;
+use crate::reply::Reply;
+use crate::source::{Refusal, Source};
+use maskbus_pg::statements;
+use maskbus_protocol::{
+    ErrorCode, KeyCursor, RangesReply, Snapshot, MAX_KEY_VALUE_BYTES, MAX_STREAMS, VERSION,
+};
+
+/// Rows sampled per range: enough that ranges come out within a few percent of equal.
+const SAMPLED_PER_RANGE: f64 = 100.0;
+
+/// What a consumer asks: `entity` in at most `streams` ranges of at least `min_rows` rows.
+pub(crate) struct RangeAsk<'a> {
+    pub entity: &'a str,
+    pub until: Option<Snapshot>,
+    pub streams: u32,
+    pub min_rows: u32,
+}
+
+/// The ranges reply, or one error reply.
+pub(crate) async fn answer(source: &Source, ask: RangeAsk<'_>) -> Vec<Reply> {
+    match try_answer(source, ask).await {
+        Ok(reply) => vec![Reply::Ranges(reply)],
+        Err(refusal) => vec![refusal.into_reply()],
+    }
+}
+
+/// How many ranges `rows` (an estimate) make, at most `streams`, each of at least `min_rows`.
+fn ranges_for(rows: f64, streams: u32, min_rows: u32) -> u32 {
+    let fit = (rows / f64::from(min_rows.max(1))).floor();
+    if fit.is_finite() && fit >= 1.0 {
+        (fit.min(f64::from(streams.min(MAX_STREAMS)))) as u32
+    } else {
+        1
+    }
+}
+
+/// The `ranges - 1` bounds among `sampled` keys (in key order): the keys at equal steps,
+/// each once.
+fn pick_bounds(sampled: Vec<KeyCursor>, ranges: u32) -> Vec<KeyCursor> {
+    let ranges = ranges as usize;
+    if ranges < 2 || sampled.len() < ranges {
+        return Vec::new();
+    }
+    let mut bounds: Vec<KeyCursor> = (1..ranges)
+        .map(|i| sampled[i * sampled.len() / ranges].clone())
+        .collect();
+    bounds.dedup();
+    bounds
+}
+
+async fn try_answer(source: &Source, ask: RangeAsk<'_>) -> Result<RangesReply, Refusal> {
+    let shape = source.shape(ask.entity).await?;
+    let entity = shape.table.to_string();
+    let until = match ask.until {
+        Some(until) => until,
+        None => source.snapshot().await?,
+    };
+    let client = source.client().await?;
+    let failed = |e: tokio_postgres::Error| {
+        Refusal::from(
+            source
+                .target()
+                .query_error(format!("splitting {entity} into ranges"), &e),
+        )
+        .on(&entity)
+    };
+    let estimate: f64 = client
+        .query_one(
+            statements::ESTIMATED_ROWS,
+            &[&shape.table.schema, &shape.table.name],
+        )
+        .await
+        .map_err(failed)?
+        .get(0);
+    // Never vacuumed nor analyzed: the planner does not know yet; count once.
+    let rows = if estimate >= 0.0 {
+        estimate
+    } else {
+        client
+            .query_one(&statements::count_rows(&shape.table), &[])
+            .await
+            .map_err(failed)?
+            .get::<_, i64>(0) as f64
+    };
+    let ranges = ranges_for(rows, ask.streams, ask.min_rows);
+    let mut bounds = Vec::new();
+    if ranges > 1 {
+        let percent = (100.0 * SAMPLED_PER_RANGE * f64::from(ranges) / rows).clamp(0.0001, 100.0);
+        let sql = statements::sampled_in_key_order(&shape.table, &shape.key, &shape.columns);
+        let sampled = client.query(&sql, &[&percent]).await.map_err(failed)?;
+        let masker = source.masker(&shape)?;
+        let mut keys = Vec::with_capacity(sampled.len());
+        for row in sampled {
+            let values: Vec<Option<String>> =
+                (0..shape.columns.len()).map(|i| row.get(i)).collect();
+            let masked = masker
+                .mask(values)
+                .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&entity))?;
+            keys.push(cursor_of(&masked, &shape.key_positions));
+        }
+        bounds = pick_bounds(keys, ranges);
+        // A bound too long to travel as a cursor: the table is read in one range.
+        if bounds
+            .iter()
+            .any(|b| b.iter().map(String::len).sum::<usize>() > MAX_KEY_VALUE_BYTES)
+        {
+            bounds.clear();
+        }
+    }
+    Ok(RangesReply {
+        v: VERSION,
+        entity,
+        until,
+        bounds,
+        rows: rows.max(0.0) as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_splits_into_ranges_of_at_least_min_rows_and_at_most_streams() {
+        assert_eq!(ranges_for(1_000_000.0, 4, 50_000), 4);
+        assert_eq!(ranges_for(120_000.0, 4, 50_000), 2);
+        assert_eq!(ranges_for(49_999.0, 4, 50_000), 1);
+        assert_eq!(ranges_for(-1.0, 4, 50_000), 1);
+        assert_eq!(ranges_for(f64::NAN, 4, 50_000), 1);
+        assert_eq!(ranges_for(1e12, 1000, 1), MAX_STREAMS);
+        assert_eq!(ranges_for(10.0, 4, 0), 4);
+    }
+
+    #[test]
+    fn bounds_are_at_equal_steps_of_the_sample_each_once() {
+        let keys = |n: usize| (0..n).map(|i| vec![format!("{i:03}")]).collect::<Vec<_>>();
+        assert_eq!(
+            pick_bounds(keys(100), 4),
+            vec![
+                vec!["025".to_string()],
+                vec!["050".into()],
+                vec!["075".into()]
+            ]
+        );
+        assert!(
+            pick_bounds(keys(3), 4).is_empty(),
+            "too few sampled rows: one range"
+        );
+        assert!(pick_bounds(keys(100), 1).is_empty());
+        let same = vec![vec!["a".to_string()]; 10];
+        assert_eq!(pick_bounds(same, 4).len(), 1);
+    }
+}
