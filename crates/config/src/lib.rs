@@ -88,7 +88,7 @@ pub struct ConsumerConfig {
     /// Consecutive pages asked for in one request (each its own reply), to save round trips.
     pub pages_per_request: u32,
     /// Key ranges a large table's first pass is read and loaded in side by side (at least 1;
-    /// `0` in the file is resolved to the machine's cores, at most 4).
+    /// `0` in the file is resolved from the machine's cores: one per two, 1 to 4).
     pub streams: u32,
     /// The fewest rows one range holds.
     pub range_rows: u32,
@@ -312,7 +312,7 @@ pub const KEYS: &[Key] = &[
         .doc("consecutive page replies one request asks for"),
     Key::new("streams", "MASKBUS_STREAMS", ForConsumer, Count(0, maskbus_protocol::MAX_STREAMS))
         .default("0")
-        .doc("key ranges a large table's first pass is read and loaded in side by side, each its own page stream and target connection; `0`: one per core of this machine, at most 4"),
+        .doc("key ranges a large table's first pass is read and loaded in side by side, each its own page stream and target connection; `0`: one per two cores of this machine, 1 to 4"),
     Key::new("range_rows", "MASKBUS_RANGE_ROWS", ForConsumer, Count(1, 1 << 30))
         .default("50000")
         .doc("the fewest rows a range holds: a table with fewer than twice this many is read in one"),
@@ -688,12 +688,13 @@ pub fn resolve(
     })
 }
 
-/// `streams = 0`: one range per core of this machine, at most 4 (each range costs a source
-/// connection on the producer and a target connection here).
+/// `streams = 0`: one range per two cores of this machine, at least 1 and at most 4. A range's
+/// rows cost CPU on both sides of the bus (the target's writes, the consumer's parsing) besides
+/// the producer's, so a range per core only adds contention: on 2 cores, 2 ranges synced the
+/// large bank no faster than 1 (BENCHMARKS.md). Each range costs a source connection on the
+/// producer and a target connection here.
 fn default_streams() -> u32 {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get() as u32)
-        .clamp(1, 4)
+    (std::thread::available_parallelism().map_or(1, |n| n.get() as u32) / 2).clamp(1, 4)
 }
 
 /// Reads the file at `path` and resolves it against the process environment.

@@ -136,32 +136,6 @@ pub fn rows_by(
     )
 }
 
-/// The rows of `table` whose key is one of the keys in `$1` (a text array holding each key's
-/// values one key after another), `columns` as text, that pass `filter` (which may use
-/// `$2` on, and what `extra_from` joins). In no particular order.
-pub fn rows_of_keys(
-    table: &TableRef,
-    key: &KeyDef,
-    columns: &[String],
-    extra_from: &str,
-    filter: &str,
-) -> String {
-    let width = key.columns.len();
-    let typed: Vec<String> = key
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| format!("($1::text[])[g * {width} + {}]::{}", i + 1, c.sql_type))
-        .collect();
-    format!(
-        "SELECT {} FROM {} t{extra_from} WHERE ({filter}) AND ({}) IN (SELECT {} FROM generate_series(0, cardinality($1::text[]) / {width} - 1) g)",
-        select_text(columns),
-        table.sql(),
-        key_row(key, "t"),
-        typed.join(", "),
-    )
-}
-
 /// The distinct tuples among `$1..$n` (parallel text arrays of `lookup` values) that no row of
 /// `table` matches, as text. Tuples with a NULL are left out: they reference nothing.
 pub fn missing(table: &TableRef, lookup: &[(String, String)]) -> String {

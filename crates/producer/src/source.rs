@@ -187,9 +187,6 @@ fn page_sql(
     statements::page(table, key, columns, WINDOW_HORIZON, filter, 4, with_cursor)
 }
 
-/// Keys of a subset read in one statement (a page's worth and more).
-const KEYS_PER_READ: usize = 2_000;
-
 /// Masks one row and takes it into `cut`: `false` when the answer is full.
 fn take(
     masker: &maskbus_mask::Masker<'_>,
@@ -544,67 +541,6 @@ impl Source {
         Ok((chunks, keys, left, read))
     }
 
-    /// The pages of a subset's kept rows after `after` (a source key), read by key in the order
-    /// of `kept` (sorted bytewise), `window` being the `since` and `until` of the page: keys
-    /// whose row is not in the window are passed over. Returns the pages, each page's cursor,
-    /// and whether more remain.
-    async fn pages_of_keys(
-        &self,
-        shape: &Shape,
-        client: &tokio_postgres::Client,
-        kept: &[KeyCursor],
-        after: Option<&KeyCursor>,
-        window: [&(dyn tokio_postgres::types::ToSql + Sync); 2],
-        mut cut: PageCut,
-    ) -> Result<(Vec<Vec<MaskedRow>>, Vec<KeyCursor>, bool), Refusal> {
-        let entity = shape.table.to_string();
-        let masker = self.masker(shape)?;
-        let sql = statements::rows_of_keys(
-            &shape.table,
-            &shape.key,
-            &shape.columns,
-            WINDOW_HORIZON,
-            &window_filter(),
-        );
-        let mut at = after.map_or(0, |a| kept.partition_point(|k| k <= a));
-        let mut full = false;
-        while at < kept.len() && !full {
-            let end = (at + KEYS_PER_READ).min(kept.len());
-            let flat: Vec<&str> = kept[at..end].iter().flatten().map(String::as_str).collect();
-            let [since, until] = window;
-            let mut rows: Vec<Vec<Option<String>>> = client
-                .query(&sql, &[&flat, since, until])
-                .await
-                .map_err(|e| {
-                    Refusal::from(
-                        self.target
-                            .query_error(format!("reading a page of {entity}"), &e),
-                    )
-                    .on(&entity)
-                })?
-                .iter()
-                .map(|row| (0..shape.columns.len()).map(|i| row.get(i)).collect())
-                .collect();
-            let key_of = |values: &Vec<Option<String>>| -> Vec<Option<String>> {
-                shape
-                    .key_positions
-                    .iter()
-                    .map(|&i| values.get(i).cloned().flatten())
-                    .collect()
-            };
-            rows.sort_unstable_by_key(key_of);
-            for values in rows {
-                if !take(&masker, &mut cut, values, &entity)? {
-                    full = true;
-                    break;
-                }
-            }
-            at = end;
-        }
-        let (chunks, keys, left) = cut.finish();
-        Ok((chunks, keys, full || left || at < kept.len()))
-    }
-
     /// `ask.pages` consecutive pages of masked rows (each its own reply of at most `ask.limit`
     /// rows), or one error reply.
     pub async fn page(&self, ask: PageAsk<'_>) -> Vec<Reply> {
@@ -683,63 +619,41 @@ impl Source {
         };
         let since_text = since.as_ref().map(|s| s.0.as_str());
         let cut = PageCut::new(limit as usize, pages as usize, shape.key_positions.clone());
-        let kept = match subset {
-            Some(name) => {
-                self.subsets(name)?
-                    .kept_keys(self, name, &until.0, &shape.table)
-                    .await?
+        let (chunks, keys, more_after_all) = {
+            let in_subset = match subset {
+                Some(name) => {
+                    self.subsets(name)?
+                        .in_subset(self, name, &shape.table, |member| {
+                            shape_page(
+                                &shape,
+                                &format!("({}) AND {member}", window_filter()),
+                                after.is_some(),
+                            )
+                        })
+                        .await?
+                }
+                None => None,
+            };
+            let sql = in_subset.as_ref().unwrap_or(plain);
+            let asked = wanted as i64 + 1;
+            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                vec![&after, &since_text, &until.0, &asked];
+            if through.is_some() {
+                params.push(&through);
             }
-            None => None,
-        };
-        let (chunks, keys, more_after_all) = match kept {
-            // A subset's rows read by key: its closure was computed once for the pass.
-            Some(kept) => {
-                self.pages_of_keys(
+            let (chunks, keys, left, read) = self
+                .masked_pages(
                     &shape,
                     &client,
-                    &kept,
-                    after.as_ref(),
-                    [&since_text, &until.0],
+                    sql,
+                    &params,
                     cut,
+                    &format!("reading a page of {}", shape.table),
                 )
-                .await?
-            }
-            None => {
-                let in_subset = match subset {
-                    Some(name) => {
-                        self.subsets(name)?
-                            .in_subset(self, name, &shape.table, |member| {
-                                shape_page(
-                                    &shape,
-                                    &format!("({}) AND {member}", window_filter()),
-                                    after.is_some(),
-                                )
-                            })
-                            .await?
-                    }
-                    None => None,
-                };
-                let sql = in_subset.as_ref().unwrap_or(plain);
-                let asked = wanted as i64 + 1;
-                let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                    vec![&after, &since_text, &until.0, &asked];
-                if through.is_some() {
-                    params.push(&through);
-                }
-                let (chunks, keys, left, read) = self
-                    .masked_pages(
-                        &shape,
-                        &client,
-                        sql,
-                        &params,
-                        cut,
-                        &format!("reading a page of {}", shape.table),
-                    )
-                    .await?;
-                // One row more than asked was read to tell whether more remain; a cut answer
-                // has more.
-                (chunks, keys, read > wanted || left)
-            }
+                .await?;
+            // One row more than asked was read to tell whether more remain; a cut answer
+            // has more.
+            (chunks, keys, read > wanted || left)
         };
         let parts = chunks.len() as u32;
         Ok(chunks

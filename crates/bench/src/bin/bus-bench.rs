@@ -29,6 +29,83 @@ struct Args {
     /// Print one JSON object per result line as well.
     #[arg(long)]
     json: bool,
+    /// Concurrent writer/reader pairs to measure the bus's throughput at, with page-sized
+    /// bodies (each pair its own mailbox and connection).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    pairs: Vec<usize>,
+    /// Page-sized messages each pair moves.
+    #[arg(long, default_value_t = 400)]
+    pages: usize,
+}
+
+/// A page reply's body as a consumer receives one in a full sync: 200 transaction rows,
+/// about 40 KB of JSON.
+fn page_body() -> Value {
+    let rows: Vec<Value> = (0..200)
+        .map(|i| {
+            json!([
+                format!("{}", 1_000_000 + i),
+                "184467",
+                "93112",
+                "-42.17",
+                "2024-03-05 12:34:56+00",
+                "Springfield Grocery Co-op",
+                "card purchase at Springfield Grocery Co-op, aisle 7"
+            ])
+        })
+        .collect();
+    json!({ "type": "page", "v": 2, "entity": "public.transactions", "key": ["id"],
+            "columns": ["id", "account_id", "card_id", "amount", "posted_at", "merchant", "description"],
+            "rows": rows, "next_after": ["1000199"], "more": true, "since": null, "until": "1:2:",
+            "part": 0, "parts": 8 })
+}
+
+/// `pairs` writer/reader pairs at once, each on its own connection and mailbox: sends `pages`
+/// page bodies in batches of 8 (a request's answer) and claims and acks them. Returns the time
+/// and the bytes moved.
+async fn run_pairs(
+    bus: &maskbus_pg::Target,
+    pairs: usize,
+    pages: usize,
+) -> Result<(Duration, usize)> {
+    let body = maskbus_mailbox::body_of(&page_body())?;
+    let bytes = body.get().len();
+    let mut boxes = Vec::new();
+    for _ in 0..pairs {
+        boxes.push(
+            Mailbox::connect(
+                bus.clone(),
+                Settings {
+                    pool_size: 1,
+                    ..Settings::default()
+                },
+            )
+            .await?,
+        );
+    }
+    let started = Instant::now();
+    let runs = boxes.iter().enumerate().map(|(n, mailbox)| {
+        let body = body.clone();
+        async move {
+            let name = format!("bench.pair{n}");
+            let mut done = 0;
+            while done < pages {
+                let batch = 8.min(pages - done);
+                let bodies = (0..batch).map(|_| (None, body.clone())).collect();
+                mailbox.send_batch(&name, "page", None, bodies).await?;
+                let claimed = mailbox.claim(&name, batch as u32).await?;
+                let leases: Vec<_> = claimed.iter().map(|m| m.lease).collect();
+                let acked = mailbox.ack_batch(&leases).await?;
+                anyhow::ensure!(acked.len() == batch, "acked {} of {batch}", acked.len());
+                done += batch;
+            }
+            anyhow::Ok(())
+        }
+    });
+    for outcome in futures_util::future::join_all(runs).await {
+        outcome?;
+    }
+    Ok((started.elapsed(), bytes * pages * pairs))
 }
 
 fn body(n: usize) -> Value {
@@ -175,5 +252,28 @@ async fn main() -> Result<()> {
             );
         }
     }
+    // The bus alone at 1, 2, 4 pairs: what page traffic it carries as writers are added.
+    let scaling_bus = fresh_database(&args.url, "maskbus_bench_pairs").await?;
+    maskbus_mailbox::install(&scaling_bus).await?;
+    println!("{:<8} {:>16}", "pairs", "bus MB/s");
+    for &pairs in &args.pairs {
+        run_pairs(&scaling_bus, pairs, 16).await?;
+        let mut runs = Vec::new();
+        let mut moved = 0;
+        for _ in 0..3 {
+            let (took, bytes) = run_pairs(&scaling_bus, pairs, args.pages).await?;
+            runs.push(took);
+            moved = bytes;
+        }
+        let mb_s = moved as f64 / 1e6 / maskbus_bench::median(runs).as_secs_f64();
+        println!("{pairs:<8} {mb_s:>16.1}");
+        if args.json {
+            println!(
+                "{}",
+                json!({ "bench": "bus_pairs", "pairs": pairs, "mb_per_s": mb_s })
+            );
+        }
+    }
+    maskbus_bench::drop_database(&args.url, "maskbus_bench_pairs").await?;
     Ok(())
 }

@@ -157,6 +157,93 @@ async fn arrival(target: &Target, first_id: i64, n: usize) -> Result<()> {
     }
 }
 
+/// Rows of one update, how much it adds to `amount` (the bank policy keeps it), and the least
+/// amount an updated row then has (amounts are far smaller, of either sign).
+const BIG_UPDATE: i64 = 10_000;
+const BUMP: &str = "100000000";
+const BUMPED: &str = "50000000";
+
+/// Updates transactions `first..first + BIG_UPDATE` in one source transaction (committed
+/// synchronously), then waits until `applied` (a database holding transactions) shows every
+/// one of them: the time from the write to the last row applied.
+async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Duration> {
+    let writer = source.connect().await?;
+    writer.batch_execute("SET synchronous_commit = on").await?;
+    let reader = applied.connect().await?;
+    let last = first + BIG_UPDATE;
+    let started = Instant::now();
+    writer
+        .execute(
+            &format!("UPDATE transactions SET amount = amount + {BUMP} WHERE id >= $1 AND id < $2"),
+            &[&first, &last],
+        )
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let done: i64 = reader
+            .query_one(
+                &format!("SELECT count(*) FROM transactions WHERE id >= $1 AND id < $2 AND amount >= {BUMPED}"),
+                &[&first, &last],
+            )
+            .await?
+            .get(0);
+        if done == BIG_UPDATE {
+            return Ok(started.elapsed());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "{done} of {BIG_UPDATE} updated rows applied in two minutes"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Postgres' own logical replication of the same kind of update, unmasked: a subscriber
+/// database holding a copy of `transactions` (no foreign keys) subscribed through pgoutput
+/// on the same server. The slot is made first: a subscription cannot make its slot on its
+/// own server in the same command.
+async fn pgoutput_update(url: &str, source: &Target, first: i64) -> Result<Duration> {
+    let subscriber = fresh_database(url, "mbb_stream_sub").await?;
+    let sub = subscriber.connect().await?;
+    sub.batch_execute(
+        "CREATE TABLE transactions (id bigint PRIMARY KEY, account_id bigint NOT NULL, card_id bigint,
+           amount numeric(12,2) NOT NULL, posted_at timestamptz NOT NULL, merchant varchar(120) NOT NULL,
+           description text NOT NULL)",
+    )
+    .await?;
+    let src = source.connect().await?;
+    let out = src.copy_out("COPY transactions TO STDOUT").await?;
+    let sink = sub.copy_in("COPY transactions FROM STDIN").await?;
+    futures_util::pin_mut!(out, sink);
+    while let Some(chunk) = out.next().await {
+        futures_util::SinkExt::send(&mut sink, chunk?).await?;
+    }
+    sink.finish().await?;
+    // Two statements: a slot cannot be made in a transaction that wrote.
+    src.batch_execute("CREATE PUBLICATION mbb_pub FOR TABLE transactions")
+        .await?;
+    src.batch_execute("SELECT pg_create_logical_replication_slot('mbb_sub', 'pgoutput')")
+        .await?;
+    let connection = url_for(url, "mbb_stream_source");
+    sub.batch_execute(&format!(
+        "CREATE SUBSCRIPTION mbb_sub CONNECTION '{}' PUBLICATION mbb_pub
+           WITH (create_slot = false, slot_name = 'mbb_sub', copy_data = false)",
+        connection.replace('\'', "''")
+    ))
+    .await?;
+    let took = big_update(source, &subscriber, first).await;
+    sub.batch_execute(
+        "ALTER SUBSCRIPTION mbb_sub DISABLE; ALTER SUBSCRIPTION mbb_sub SET (slot_name = NONE); DROP SUBSCRIPTION mbb_sub",
+    )
+    .await?;
+    src.batch_execute("SELECT pg_drop_replication_slot('mbb_sub')")
+        .await?;
+    src.batch_execute("DROP PUBLICATION mbb_pub").await?;
+    drop(sub);
+    maskbus_bench::drop_database(url, "mbb_stream_sub").await?;
+    took
+}
+
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
@@ -228,20 +315,25 @@ async fn main() -> Result<()> {
                 arrival(&target, first_id, n).await?;
                 changes.push((started.elapsed(), committed));
             }
-            anyhow::Ok(changes)
+            // One transaction updating 10,000 rows, masked through the bus.
+            let update = big_update(&source, &target, 1).await?;
+            anyhow::Ok((changes, update))
         }
         .await;
         maskbus_bench::stop_agent(follower)?;
-        let changes = followed?;
+        let (changes, update) = followed?;
         let verify = timed(&args.maskbus, &["verify", "--config", &stream])?;
         let read_source = read_all(&source).await?;
         let read_target = read_all(&target).await?;
         let read_masked = masked_read(&url_for(&args.url, "mbb_stream_source")).await?;
+        // The same update, unmasked, by Postgres' own apply (after verify: the target does
+        // not follow it).
+        let pgoutput = pgoutput_update(&args.url, &source, 1 + BIG_UPDATE).await?;
         anyhow::Ok((
             copy,
             idle,
             no_change,
-            changes,
+            (changes, update, pgoutput),
             verify,
             read_source,
             read_target,
@@ -254,7 +346,16 @@ async fn main() -> Result<()> {
         &args.maskbus,
         &["slot", "drop", SLOT, "--config", &producer],
     );
-    let (copy, idle, no_change, changes, verify, read_source, read_target, read_masked) = outcome?;
+    let (
+        copy,
+        idle,
+        no_change,
+        (changes, update, pgoutput),
+        verify,
+        read_source,
+        read_target,
+        read_masked,
+    ) = outcome?;
     dropped?;
     println!(
         "{}",
@@ -268,6 +369,9 @@ async fn main() -> Result<()> {
             "source_3_customers_seconds": changes[1].1.as_secs_f64(),
             "stream_300_customers_seconds": changes[2].0.as_secs_f64(),
             "source_300_customers_seconds": changes[2].1.as_secs_f64(),
+            "update_rows": BIG_UPDATE,
+            "stream_update_seconds": update.as_secs_f64(),
+            "pgoutput_update_seconds": pgoutput.as_secs_f64(),
             "verify_seconds": verify.as_secs_f64(),
             "read_source_seconds": read_source.as_secs_f64(),
             "read_target_seconds": read_target.as_secs_f64(),

@@ -163,17 +163,21 @@ async fn main() -> Result<()> {
         let producer_config = agent_config("producer.toml", format!(
             "role = \"producer\"\nbus_url = \"{}\"\nsource_url = \"{}\"\npolicy = \"{BANK_POLICY}\"\npseudonym_key = \"{BENCH_KEY}\"\n",
             url_for(&args.url, &bus_name), url_for(&args.url, "mbb_source")))?;
-        let consumer_config = |target: &str, workers: u32, worker: u32| {
+        let consumer_config_with = |target: &str, workers: u32, worker: u32, extra: &str| {
             agent_config(
                 &format!("consumer-{target}-{worker}.toml"),
                 format!(
-                    "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nworkers = {workers}\nworker = {worker}\n",
+                    "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nworkers = {workers}\nworker = {worker}\n{extra}",
                     url_for(&args.url, &bus_name),
                     url_for(&args.url, target)
                 ),
             )
         };
-        let one = consumer_config("mbb_target", 1, 1)?;
+        let consumer_config = |target: &str, workers: u32, worker: u32| {
+            consumer_config_with(target, workers, worker, "")
+        };
+        // One range per table: what the sync did before it read a table in ranges.
+        let one = consumer_config_with("mbb_target", 1, 1, "streams = 1\n")?;
         // In turn: what users compare a full copy with (pg_dump | pg_restore into an empty
         // database), then the sync into an empty target through an empty bus.
         let (mut dumps, mut syncs) = (Vec::new(), Vec::new());
@@ -237,6 +241,17 @@ async fn main() -> Result<()> {
         );
         maskbus_bench::drop_database(&args.url, "mbb_target2").await?;
 
+        // Each large table in two key ranges side by side, one producer and one consumer.
+        let ranged = fresh_database(&args.url, "mbb_target3").await?;
+        apply_migrations(&ranged, maskbus_bank::MIGRATIONS).await?;
+        let two_streams = consumer_config_with("mbb_target3", 1, 1, "streams = 2\n")?;
+        let (ranged_time, _, _) = run_agents(
+            &args.maskbus,
+            std::slice::from_ref(&producer_config),
+            &[two_streams],
+        )?;
+        maskbus_bench::drop_database(&args.url, "mbb_target3").await?;
+
         println!(
             "{}",
             json!({
@@ -247,6 +262,7 @@ async fn main() -> Result<()> {
                 "dump_restore_rows_per_s": rows as f64 / dump_time.as_secs_f64(),
                 "delta_seconds": delta_time.as_secs_f64(),
                 "two_workers_seconds": scaled_time.as_secs_f64(),
+                "two_streams_seconds": ranged_time.as_secs_f64(),
                 "copy_rows_per_s": rows as f64 / copy_time.as_secs_f64(),
                 "sync_rows_per_s": rows as f64 / sync_time.as_secs_f64(),
                 "sync_us_per_row": sync_time.as_secs_f64() * 1e6 / rows as f64,

@@ -5,7 +5,7 @@ use super::{plan, Outside, Planned, SubsetFile};
 use crate::source::{Refusal, Source};
 use maskbus_pg::closure::check_condition;
 use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
-use maskbus_protocol::{ErrorCode, KeyCursor};
+use maskbus_protocol::ErrorCode;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::Mutex;
@@ -100,27 +100,11 @@ pub async fn check(
     Ok(problems)
 }
 
-/// The most keys a producer holds for the subsets being synced (about 70 bytes each): past it,
-/// a subset's pages filter the table by the closure instead, one statement per request.
-pub const KEPT_KEYS_BUDGET: usize = 500_000;
-
-/// How many subset windows' keys are held at once (one pass of a few consumers).
-const KEPT_WINDOWS: usize = 2;
-
-/// The keys a subset keeps in one window, per table of its closure, each table's sorted
-/// bytewise (the order its pages come in); `None` when they were over the budget.
-type KeptKeys = Option<HashMap<usize, Arc<Vec<KeyCursor>>>>;
-
-/// A window of one subset: its name and the snapshot closing the window.
-type Window = (String, String);
-
 /// The subsets a producer defines, each planned against the source at first use and kept so
 /// (a subset's closure does not change under a running producer).
 pub struct Subsets {
     file: SubsetFile,
     planned: Mutex<HashMap<String, Arc<Planned>>>,
-    /// The closure's keys of the latest windows: (subset, window's snapshot) and the keys.
-    kept: Mutex<Vec<(Window, Arc<KeptKeys>)>>,
 }
 
 impl Subsets {
@@ -128,98 +112,7 @@ impl Subsets {
         Self {
             file,
             planned: Mutex::new(HashMap::new()),
-            kept: Mutex::new(Vec::new()),
         }
-    }
-
-    /// The keys subset `name` keeps of `table` in the window closed by `until`, sorted
-    /// bytewise: the closure is computed once per window (a pass), on the first page of any
-    /// of its tables, and the pages then read their rows by key. `None` when the table is
-    /// outside the closure, or the closure holds more than [`KEPT_KEYS_BUDGET`] keys (the
-    /// pages then filter by the closure, as [`Subsets::in_subset`] writes it).
-    pub(crate) async fn kept_keys(
-        &self,
-        source: &Source,
-        name: &str,
-        until: &str,
-        table: &TableRef,
-    ) -> Result<Option<Arc<Vec<KeyCursor>>>, Refusal> {
-        let planned = self.planned(source, name).await?;
-        let Some(at) = planned
-            .index(table)
-            .filter(|_| !planned.outside.contains(table))
-        else {
-            return Ok(None);
-        };
-        let window = (name.to_string(), until.to_string());
-        let mut kept = self.kept.lock().await;
-        let keys = match kept.iter().find(|(w, _)| *w == window) {
-            Some((_, keys)) => Arc::clone(keys),
-            None => {
-                let keys = Arc::new(self.compute_kept(source, name, &planned).await?);
-                if kept.len() >= KEPT_WINDOWS {
-                    kept.remove(0);
-                }
-                kept.push((window, Arc::clone(&keys)));
-                keys
-            }
-        };
-        Ok(keys
-            .as_ref()
-            .as_ref()
-            .map(|tables| tables.get(&at).cloned().unwrap_or_default()))
-    }
-
-    async fn compute_kept(
-        &self,
-        source: &Source,
-        name: &str,
-        planned: &Planned,
-    ) -> Result<KeptKeys, Refusal> {
-        let client = source.client().await?;
-        let started = std::time::Instant::now();
-        let rows = client
-            .query(
-                &planned.closure.kept_rows(),
-                &[&(KEPT_KEYS_BUDGET as i64 + 1)],
-            )
-            .await
-            .map_err(|e| {
-                Refusal::from(
-                    source
-                        .target()
-                        .query_error(format!("computing subset {name}"), &e),
-                )
-                .subset(name)
-            })?;
-        if rows.len() > KEPT_KEYS_BUDGET {
-            tracing::info!(subset = name, budget = KEPT_KEYS_BUDGET, "the subset keeps more keys than the producer holds; its pages filter by the closure");
-            return Ok(None);
-        }
-        let mut tables: HashMap<usize, Vec<KeyCursor>> = HashMap::new();
-        for row in &rows {
-            let at: i32 = row.get(0);
-            let key: Vec<Option<String>> = row.get(1);
-            // A key of NULLs names no row (keys are NOT NULL): nothing to read by it.
-            if let Some(key) = key.into_iter().collect::<Option<KeyCursor>>() {
-                tables.entry(at as usize).or_default().push(key);
-            }
-        }
-        let tables = tables
-            .into_iter()
-            .map(|(at, mut keys)| {
-                keys.sort_unstable();
-                keys.dedup();
-                (at, Arc::new(keys))
-            })
-            .collect();
-        tracing::info!(
-            subset = name,
-            keys = rows.len(),
-            ms = started.elapsed().as_millis() as u64,
-            "subset closure computed for this pass"
-        );
-        Ok(Some(tables))
     }
 
     /// Subset `name` planned against `source`, fixed at first use.
