@@ -13,5 +13,6 @@ CREATE TABLE maskbus.sync_ranges (
     through     text[],
     done        boolean NOT NULL DEFAULT false,
     rows_synced bigint  NOT NULL DEFAULT 0,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (entity, range_no)
 );

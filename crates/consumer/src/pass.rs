@@ -24,12 +24,13 @@ struct OpenGroup {
     last: usize,
 }
 
-/// What one range moved in this run.
+/// What one page stream moved in this run, and the window its pages named.
 #[derive(Default)]
-struct RangeMoved {
+struct Moved {
     rows: u64,
     pages: u64,
     parents: u64,
+    until: Option<Snapshot>,
 }
 
 /// One pass of one worker over the tables the producer serves and the target can take.
@@ -163,47 +164,66 @@ impl<'a> Pass<'a> {
         if let Some(moved) = self.sync_in_ranges(plan, &state).await? {
             return Ok(moved);
         }
-        let mut after = state.pass_until.as_ref().and(state.after_key.clone());
-        let mut progress = Progress::Entity(state.clone());
-        let mut moved = 0u64;
+        let request = Request::Page {
+            v: VERSION,
+            entity: plan.entity.clone(),
+            since: state.synced_until.clone().map(Snapshot),
+            until: self.until.clone(),
+            after: state.pass_until.as_ref().and(state.after_key.clone()),
+            through: None,
+            limit: self.config.page_size,
+            pages: Some(self.config.pages_per_request),
+            subset: self.config.subset.clone(),
+        };
+        let mut moved = Moved::default();
+        let outcome = self
+            .read_stream(plan, request, Progress::Entity(state), None, &mut moved)
+            .await;
+        // The window a first page named closes the pass, for every entity, even when a later
+        // page of this one failed.
+        if moved.until.is_some() {
+            self.until = moved.until.clone();
+        }
+        self.report.pages += moved.pages;
+        self.report.parents_fetched += moved.parents;
+        outcome.map(|()| moved.rows)
+    }
+
+    /// Reads one page stream (an entity, or one range of it) from `request` on, request by
+    /// request until the producer says no more, each page written with the progress it leads
+    /// to. `moved` counts what went in, and holds the window the pages named, also when a page
+    /// fails.
+    async fn read_stream(
+        &self,
+        plan: &EntityPlan,
+        mut request: Request,
+        mut progress: Progress,
+        range: Option<i32>,
+        moved: &mut Moved,
+    ) -> Result<(), ConsumerError> {
         // The replies to the next request, asked for while this page was being written.
         let mut prefetched: Option<Vec<ReceivedReply>> = None;
         loop {
             if *self.stop.borrow() {
                 return Err(ConsumerError::Stopped);
             }
-            let request = Request::Page {
-                v: VERSION,
-                entity: plan.entity.clone(),
-                since: state.synced_until.clone().map(Snapshot),
-                until: self.until.clone(),
-                after: after.clone(),
-                through: None,
-                limit: self.config.page_size,
-                pages: Some(self.config.pages_per_request),
-                subset: self.config.subset.clone(),
-            };
             let (page, next, parents) = self
                 .next_page(plan, &request, &mut prefetched, &progress)
                 .await?;
-            self.report.parents_fetched += parents;
-            self.until = page.until.clone();
             progress = next;
-            moved += page.rows.len() as u64;
-            self.count_pages(plan, &page, moved);
-            if !page.more {
-                return Ok(moved);
+            // A merged page holds the replies of one request: parts 0..=part.
+            let before = moved.pages;
+            moved.rows += page.rows.len() as u64;
+            moved.pages += u64::from(page.part) + 1;
+            moved.parents += parents;
+            moved.until = page.until.clone();
+            if before / 100 != moved.pages / 100 {
+                tracing::info!(entity = %plan.entity, range, rows = moved.rows, pages = moved.pages, "syncing");
             }
-            after = page.next_after;
-        }
-    }
-
-    /// A merged page holds the replies of one request: parts 0..=part.
-    fn count_pages(&mut self, plan: &EntityPlan, page: &ReceivedPage, moved: u64) {
-        let before = self.report.pages;
-        self.report.pages += u64::from(page.part) + 1;
-        if before / 100 != self.report.pages / 100 {
-            tracing::info!(entity = %plan.entity, rows = moved, pages = self.report.pages, "syncing");
+            match pages::next_request(&request, &page) {
+                Some(next) => request = next,
+                None => return Ok(()),
+            }
         }
     }
 
@@ -328,44 +348,30 @@ impl<'a> Pass<'a> {
         plan: &EntityPlan,
         range: RangeState,
         until: &Snapshot,
-    ) -> Result<RangeMoved, ConsumerError> {
-        let mut moved = RangeMoved::default();
-        let mut after = range.after_key.clone();
-        let through = range.through.clone();
+    ) -> Result<Moved, ConsumerError> {
+        let request = Request::Page {
+            v: VERSION,
+            entity: plan.entity.clone(),
+            since: None,
+            until: Some(until.clone()),
+            after: range.after_key.clone(),
+            through: range.through.clone(),
+            limit: self.config.page_size,
+            pages: Some(self.config.pages_per_request),
+            subset: None,
+        };
         let range_no = range.range_no;
-        let mut progress = Progress::Range(range);
-        let mut prefetched: Option<Vec<ReceivedReply>> = None;
-        loop {
-            if *self.stop.borrow() {
-                return Err(ConsumerError::Stopped);
-            }
-            let request = Request::Page {
-                v: VERSION,
-                entity: plan.entity.clone(),
-                since: None,
-                until: Some(until.clone()),
-                after: after.clone(),
-                through: through.clone(),
-                limit: self.config.page_size,
-                pages: Some(self.config.pages_per_request),
-                subset: None,
-            };
-            let (page, next, parents) = self
-                .next_page(plan, &request, &mut prefetched, &progress)
-                .await?;
-            progress = next;
-            moved.rows += page.rows.len() as u64;
-            moved.pages += u64::from(page.part) + 1;
-            moved.parents += parents;
-            if moved.pages / 100 != (moved.pages - u64::from(page.part) - 1) / 100 {
-                tracing::info!(entity = %plan.entity, range = range_no, rows = moved.rows, "syncing");
-            }
-            if !page.more {
-                tracing::debug!(entity = %plan.entity, range = range_no, rows = moved.rows, "range done");
-                return Ok(moved);
-            }
-            after = page.next_after;
-        }
+        let mut moved = Moved::default();
+        self.read_stream(
+            plan,
+            request,
+            Progress::Range(range),
+            Some(range_no),
+            &mut moved,
+        )
+        .await?;
+        tracing::debug!(entity = %plan.entity, range = range_no, rows = moved.rows, "range done");
+        Ok(moved)
     }
 
     /// Children first (see `load::children_first`), the tables that reference `failed` are in

@@ -557,8 +557,11 @@ impl TargetDb {
         let client = self.client().await?;
         let row = client
             .query_opt(
-                "SELECT synced_until IS NOT NULL, extract(epoch FROM now() - updated_at)::float8
-                   FROM maskbus.sync_state WHERE entity = $1",
+                // A table read in ranges moves its ranges, not its watermark, until it is in.
+                "SELECT s.synced_until IS NOT NULL,
+                        extract(epoch FROM now() - greatest(s.updated_at,
+                            (SELECT max(r.updated_at) FROM maskbus.sync_ranges r WHERE r.entity = s.entity)))::float8
+                   FROM maskbus.sync_state s WHERE s.entity = $1",
                 &[&entity],
             )
             .await

@@ -272,7 +272,7 @@ impl<'db> PageWriter<'db> {
             Some(Progress::Range(range)) => {
                 let recorded = tx
                     .execute(
-                        "UPDATE maskbus.sync_ranges SET after_key = $3, done = $4, rows_synced = $5
+                        "UPDATE maskbus.sync_ranges SET after_key = $3, done = $4, rows_synced = $5, updated_at = now()
                           WHERE entity = $1 AND range_no = $2 AND until = $6",
                         &[
                             &range.entity,

@@ -54,22 +54,26 @@ pub fn through_cursor(key: &KeyDef, param: usize) -> String {
     format!("({}) <= ({})", key_row(key, "t"), cursor_values(key, param))
 }
 
-/// About `$1` percent of `table`'s pages (`TABLESAMPLE SYSTEM`), every row of them with
-/// `columns` as text, in key order: where a large table is split into ranges.
+/// About `$1` percent of `table`'s pages (`TABLESAMPLE SYSTEM`), the rows of them with
+/// `columns` as text, in key order, at most `$2`: where a large table is split into ranges.
 pub fn sampled_in_key_order(table: &TableRef, key: &KeyDef, columns: &[String]) -> String {
     format!(
-        "SELECT {} FROM {} t TABLESAMPLE SYSTEM ($1::float8) ORDER BY {}",
+        "SELECT {} FROM {} t TABLESAMPLE SYSTEM ($1::float8) ORDER BY {} LIMIT $2",
         select_text(columns),
         table.sql(),
         key_row(key, "t"),
     )
 }
 
-/// The planner's estimate of the rows of the table in schema `$1` named `$2`: `reltuples`, -1
-/// before the first VACUUM or ANALYZE.
-pub const ESTIMATED_ROWS: &str = "SELECT c.reltuples::float8 FROM pg_catalog.pg_class c
-    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-   WHERE n.nspname = $1 AND c.relname = $2";
+/// The planner's estimate of the rows of the table in schema `$1` named `$2`, its partitions'
+/// together: the sum of their `reltuples`, NULL when none was ever vacuumed or analyzed.
+pub const ESTIMATED_ROWS: &str = "SELECT (CASE WHEN t.relkind = 'p' THEN
+        (SELECT sum(c.reltuples) FROM pg_catalog.pg_partition_tree(t.oid) p
+           JOIN pg_catalog.pg_class c ON c.oid = p.relid
+          WHERE p.isleaf AND c.reltuples >= 0)
+      ELSE nullif(t.reltuples, -1) END)::float8
+    FROM pg_catalog.pg_class t JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+   WHERE n.nspname = $1 AND t.relname = $2";
 
 /// A page in key order: `SELECT columns FROM table t [extra FROM] WHERE (key) > cursor AND
 /// (filter) ORDER BY key LIMIT $limit`. The cursor is parameter `$1`; `filter` may use `$2` on.

@@ -28,8 +28,9 @@ pub struct Producer {
     reserved: tokio::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
 
-/// The most answers prepared ahead at once: a consumer's streams of every table in flight.
-const MAX_PREFETCHED: usize = 32;
+/// The most answers prepared ahead at once (each up to `MAX_ANSWER_BYTES`): the page streams
+/// of a few consumers reading their tables in ranges.
+const MAX_PREFETCHED: usize = 8;
 
 /// Requests of one page stream differ only in where they continue (`after`): a prepared answer
 /// for the same stream at another place is stale.

@@ -440,7 +440,7 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
         Request::Page { limit, .. } if *limit == 0 || *limit > MAX_PAGE_ROWS => {
             Err(entity(ErrorCode::LimitTooLarge))
         }
-        Request::Page { after, through, .. }
+        Request::Page { after, through, .. } | Request::Hashes { after, through, .. }
             if after
                 .iter()
                 .chain(through)
@@ -459,15 +459,6 @@ pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
             wait_ms: Some(wait),
             ..
         } if *wait > MAX_CHANGE_WAIT_MS => Err(fail(ErrorCode::LimitTooLarge)),
-        Request::Hashes { after, through, .. }
-            if after
-                .iter()
-                .chain(through)
-                .any(|k| key_problem(k).is_some()) =>
-        {
-            let code = after.iter().chain(through).find_map(|k| key_problem(k));
-            Err(entity(code.unwrap_or(ErrorCode::Malformed)))
-        }
         Request::Hashes { only, .. }
             if only.len() > SPREAD_BUCKETS as usize
                 || only.iter().any(|b| *b >= SPREAD_BUCKETS) =>
