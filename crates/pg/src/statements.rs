@@ -54,11 +54,12 @@ pub fn through_cursor(key: &KeyDef, param: usize) -> String {
     format!("({}) <= ({})", key_row(key, "t"), cursor_values(key, param))
 }
 
-/// About `$1` percent of `table`'s pages (`TABLESAMPLE SYSTEM`), the rows of them with
-/// `columns` as text, in key order, at most `$2`: where a large table is split into ranges.
+/// About `$1` percent of `table`'s pages (`TABLESAMPLE SYSTEM`), at most `$2` of their rows
+/// (taken before they are ordered, so the cap keeps the sample spread over the table), with
+/// `columns` as text, in key order: where a large table is split into ranges.
 pub fn sampled_in_key_order(table: &TableRef, key: &KeyDef, columns: &[String]) -> String {
     format!(
-        "SELECT {} FROM {} t TABLESAMPLE SYSTEM ($1::float8) ORDER BY {} LIMIT $2",
+        "SELECT {} FROM (SELECT * FROM {} TABLESAMPLE SYSTEM ($1::float8) LIMIT $2) t ORDER BY {}",
         select_text(columns),
         table.sql(),
         key_row(key, "t"),
