@@ -73,7 +73,12 @@ impl Asker {
                 self.run_id,
                 self.requests.fetch_add(1, Ordering::Relaxed)
             );
-            self.mailbox
+            // Waiting before the request leaves: a reply that another task waiting on the same
+            // mailbox claims at once is handed over, not dropped as a late answer.
+            self.lock_in_flight()
+                .insert(correlation.clone(), Vec::new());
+            let sent = self
+                .mailbox
                 .send(Outgoing {
                     to: self.producer_mailbox.clone(),
                     kind: "request".into(),
@@ -81,11 +86,13 @@ impl Asker {
                     reply_to: Some(self.mailbox_name.clone()),
                     body: body.clone(),
                 })
-                .await?;
+                .await;
+            if let Err(e) = sent {
+                self.lock_in_flight().remove(&correlation);
+                return Err(e.into());
+            }
             let deadline = tokio::time::Instant::now() + self.request_timeout;
             let mut answers: Vec<ReceivedReply> = Vec::new();
-            self.lock_in_flight()
-                .insert(correlation.clone(), Vec::new());
             let outcome = loop {
                 // A request answered twice (its lease ran out while the producer worked) sends
                 // each part twice: keep one reply per part, so no row is applied twice.

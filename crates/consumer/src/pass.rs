@@ -271,7 +271,7 @@ impl<'a> Pass<'a> {
                 Ok(replies) => replies.into_iter().next(),
                 Err(e) if e.is_transient() => return Err(e),
                 Err(e) => {
-                    tracing::debug!(entity = %plan.entity, error = %e, "not split into ranges; read in one");
+                    tracing::info!(entity = %plan.entity, error = %e, "the producer did not split it into ranges; read in one");
                     return Ok(None);
                 }
             };

@@ -66,13 +66,18 @@ pub fn sampled_in_key_order(table: &TableRef, key: &KeyDef, columns: &[String]) 
     )
 }
 
-/// The planner's estimate of the rows of the table in schema `$1` named `$2`, its partitions'
-/// together: the sum of their `reltuples`, NULL when none was ever vacuumed or analyzed.
-pub const ESTIMATED_ROWS: &str = "SELECT (CASE WHEN t.relkind = 'p' THEN
+/// The planner's estimates of the rows and the pages of the table in schema `$1` named `$2`,
+/// a partitioned table's leaves summed: `reltuples` (NULL when none was ever vacuumed or
+/// analyzed) and `relpages`.
+pub const ESTIMATED_SIZE: &str = "SELECT (CASE WHEN t.relkind = 'p' THEN
         (SELECT sum(c.reltuples) FROM pg_catalog.pg_partition_tree(t.oid) p
            JOIN pg_catalog.pg_class c ON c.oid = p.relid
           WHERE p.isleaf AND c.reltuples >= 0)
-      ELSE nullif(t.reltuples, -1) END)::float8
+      ELSE nullif(t.reltuples, -1) END)::float8,
+      (CASE WHEN t.relkind = 'p' THEN
+        (SELECT sum(c.relpages) FROM pg_catalog.pg_partition_tree(t.oid) p
+           JOIN pg_catalog.pg_class c ON c.oid = p.relid WHERE p.isleaf)
+      ELSE t.relpages END)::float8
     FROM pg_catalog.pg_class t JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
    WHERE n.nspname = $1 AND t.relname = $2";
 

@@ -36,6 +36,21 @@ pub(crate) async fn answer(source: &Source, ask: RangeAsk<'_>) -> Vec<Reply> {
     }
 }
 
+/// The fewest pages sampled: `TABLESAMPLE SYSTEM` takes whole pages, so a sample of a few
+/// pages is a few runs of neighbouring keys (or, on a small table, none at all).
+const MIN_SAMPLED_PAGES: f64 = 64.0;
+
+/// The most rows sampled, whatever the estimates say.
+const MOST_SAMPLED: i64 = 20_000;
+
+/// The percent of the table's pages to sample for `ranges` ranges: about
+/// [`SAMPLED_PER_RANGE`] rows a range, and at least [`MIN_SAMPLED_PAGES`] pages.
+fn sample_percent(rows: f64, pages: f64, ranges: u32) -> f64 {
+    let for_rows = 100.0 * SAMPLED_PER_RANGE * f64::from(ranges) / rows.max(1.0);
+    let for_pages = 100.0 * MIN_SAMPLED_PAGES / pages.max(1.0);
+    for_rows.max(for_pages).clamp(0.0001, 100.0)
+}
+
 /// How many ranges `rows` (an estimate) make, at most `streams`, each of at least `min_rows`.
 fn ranges_for(rows: f64, streams: u32, min_rows: u32) -> u32 {
     let fit = (rows / f64::from(min_rows.max(1))).floor();
@@ -78,22 +93,22 @@ async fn try_answer(source: &Source, ask: RangeAsk<'_>) -> Result<RangesReply, R
     };
     // Never vacuumed nor analyzed: the planner does not know yet, and a count would read the
     // whole table on production; the table is read in one range.
-    let rows: f64 = client
+    let size = client
         .query_one(
-            statements::ESTIMATED_ROWS,
+            statements::ESTIMATED_SIZE,
             &[&shape.table.schema, &shape.table.name],
         )
         .await
-        .map_err(failed)?
-        .get::<_, Option<f64>>(0)
-        .unwrap_or(-1.0);
+        .map_err(failed)?;
+    let rows: f64 = size.get::<_, Option<f64>>(0).unwrap_or(-1.0);
+    let pages: f64 = size.get::<_, Option<f64>>(1).unwrap_or(0.0);
     let ranges = ranges_for(rows, ask.streams, ask.min_rows);
     let mut bounds = Vec::new();
     if ranges > 1 {
-        let percent = (100.0 * SAMPLED_PER_RANGE * f64::from(ranges) / rows).clamp(0.0001, 100.0);
+        let percent = sample_percent(rows, pages, ranges);
         let sql = statements::sampled_in_key_order(&shape.table, &shape.key, &shape.columns);
         // An estimate far too small (a table grown since it was analyzed) must not read it.
-        let most = (10.0 * SAMPLED_PER_RANGE * f64::from(ranges)) as i64;
+        let most = MOST_SAMPLED;
         let sampled = client
             .query(&sql, &[&percent, &most])
             .await
@@ -139,6 +154,17 @@ mod tests {
         assert_eq!(ranges_for(f64::NAN, 4, 50_000), 1);
         assert_eq!(ranges_for(1e12, 1000, 1), MAX_STREAMS);
         assert_eq!(ranges_for(10.0, 4, 0), 4);
+    }
+
+    #[test]
+    fn a_sample_takes_enough_rows_and_enough_pages() {
+        // A small table is sampled whole; a large one by rows, or by pages if its rows are few
+        // to a page.
+        assert_eq!(sample_percent(1_200.0, 8.0, 4), 100.0);
+        assert!((sample_percent(1_000_000.0, 10_000.0, 4) - 0.64).abs() < 1e-9);
+        assert!((sample_percent(1_000_000.0, 100.0, 4) - 64.0).abs() < 1e-9);
+        assert!((sample_percent(100_000_000.0, 1_000_000.0, 4) - 0.0064).abs() < 1e-9);
+        assert_eq!(sample_percent(0.0, 0.0, 2), 100.0);
     }
 
     #[test]
