@@ -9,19 +9,23 @@
 use crate::config::{AgentConfig, ProducerConfig, Role};
 use crate::consumer::{Consumer, ConsumerError};
 use crate::producer::Producer;
-use crate::protocol::{Snapshot, MAX_PAGE_ROWS};
+use crate::protocol::Snapshot;
 use crate::source::Source;
 use maskbus_mailbox::{Mailbox, Outgoing, Settings};
 use maskbus_pg::Target;
 use maskbus_producer::reply::Reply;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The producer's connections to the source: requests are answered side by side (the page
 /// streams of a table read in ranges, several consumers), each with its next answer prepared.
 const SOURCE_CONNECTIONS: usize = 8;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+
+/// The most rows one tool call reads or writes: what an LLM reads in one answer stays small.
+/// The model-free consumer's pages are larger (`protocol::MAX_TOOL_ROWS`).
+pub const MAX_TOOL_ROWS: u32 = 200;
 
 /// What an entity argument looks like: `table` or `schema.table` (JSON Schema for tool hosts;
 /// the agents check it again with `protocol::is_entity_name`).
@@ -76,7 +80,7 @@ fn spec(name: &'static str) -> ToolSpec {
             json!({"type": "object", "additionalProperties": false, "required": ["entity"], "properties": {
                 "entity": {"type": "string", "pattern": ENTITY_PATTERN},
                 "after": {"type": "array", "items": {"type": "string"}},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_TOOL_ROWS},
                 "since": {"type": "string", "pattern": "^[0-9]+:[0-9]+:[0-9,]*$"},
                 "until": {"type": "string", "pattern": "^[0-9]+:[0-9]+:[0-9,]*$"}}}),
         ),
@@ -88,7 +92,7 @@ fn spec(name: &'static str) -> ToolSpec {
             json!({"type": "object", "additionalProperties": false, "required": ["entity", "columns", "rows"], "properties": {
                 "entity": {"type": "string", "pattern": ENTITY_PATTERN},
                 "columns": {"type": "array", "items": {"type": "string"}},
-                "rows": {"type": "array", "maxItems": MAX_PAGE_ROWS, "items": {"type": "array", "items": {"type": ["string", "null"]}}}}}),
+                "rows": {"type": "array", "maxItems": MAX_TOOL_ROWS, "items": {"type": "array", "items": {"type": ["string", "null"]}}}}}),
         ),
         "query_local" => (
             "Read rows of a table of the test database (read-only), in primary-key order after `after`, at most \
@@ -96,7 +100,7 @@ fn spec(name: &'static str) -> ToolSpec {
             json!({"type": "object", "additionalProperties": false, "required": ["entity"], "properties": {
                 "entity": {"type": "string", "pattern": ENTITY_PATTERN},
                 "after": {"type": "array", "items": {"type": "string"}},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_ROWS}}}),
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_TOOL_ROWS}}}),
         ),
         "watermark" => (
             "Show how far the test database is synced, per table: the source horizon it is complete up to, a pass \
@@ -269,8 +273,8 @@ impl Agent {
             ("query_masked", Agent::Producer(producer)) => {
                 let args: QueryArgs = parse(arguments).map_err(bad)?;
                 let limit = args.limit.unwrap_or(50);
-                if limit == 0 || limit > MAX_PAGE_ROWS {
-                    return Err(bad(format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}: a reply carries at most {MAX_PAGE_ROWS} rows")));
+                if limit == 0 || limit > MAX_TOOL_ROWS {
+                    return Err(bad(format!("limit {limit} is outside 1..={MAX_TOOL_ROWS}: a reply carries at most {MAX_TOOL_ROWS} rows")));
                 }
                 let parse_horizon = |h: Option<String>| -> Result<Option<Snapshot>, ToolError> {
                     h.map(|t| {
@@ -296,9 +300,9 @@ impl Agent {
             }
             ("insert_rows", Agent::Consumer(consumer)) => {
                 let args: InsertArgs = parse(arguments).map_err(bad)?;
-                if args.rows.len() > MAX_PAGE_ROWS as usize {
+                if args.rows.len() > MAX_TOOL_ROWS as usize {
                     return Err(bad(format!(
-                        "{} rows; insert at most {MAX_PAGE_ROWS} at a time",
+                        "{} rows; insert at most {MAX_TOOL_ROWS} at a time",
                         args.rows.len()
                     )));
                 }
@@ -312,8 +316,8 @@ impl Agent {
             ("query_local", Agent::Consumer(consumer)) => {
                 let args: LocalArgs = parse(arguments).map_err(bad)?;
                 let limit = args.limit.unwrap_or(50);
-                if limit == 0 || limit > MAX_PAGE_ROWS {
-                    return Err(bad(format!("limit {limit} is outside 1..={MAX_PAGE_ROWS}")));
+                if limit == 0 || limit > MAX_TOOL_ROWS {
+                    return Err(bad(format!("limit {limit} is outside 1..={MAX_TOOL_ROWS}")));
                 }
                 let (columns, rows) = consumer
                     .local()

@@ -305,11 +305,11 @@ pub const KEYS: &[Key] = &[
         .default("maskbus.producer")
         .doc("the producer's mailbox, where requests go"),
     Key::new("page_size", "MASKBUS_PAGE_SIZE", ForConsumer, Count(1, maskbus_protocol::MAX_PAGE_ROWS))
-        .default("200")
-        .doc("rows a page reply carries at most (and 8 MiB)"),
+        .default("1000")
+        .doc("rows a page reply carries at most (and 8 MiB); each page is one bus message, so larger pages cost the bus less per row"),
     Key::new("pages_per_request", "MASKBUS_PAGES_PER_REQUEST", ForConsumer, Count(1, maskbus_protocol::MAX_PAGES_PER_REQUEST))
-        .default("32")
-        .doc("consecutive page replies one request asks for"),
+        .default("16")
+        .doc("consecutive page replies one request asks for: with `page_size`, how many rows each agent holds in memory for one answer"),
     Key::new("streams", "MASKBUS_STREAMS", ForConsumer, Count(0, maskbus_protocol::MAX_STREAMS))
         .default("0")
         .doc("key ranges a large table's first pass is read and loaded in side by side, each its own page stream and target connection; `0`: one per two cores of this machine, 1 to 4"),

@@ -247,7 +247,7 @@ fn every_default_is_a_value_of_its_kind_and_is_used() {
             c.request_timeout,
             c.bulk_load
         ),
-        (200, 32, Duration::from_secs(30), true)
+        (1000, 16, Duration::from_secs(30), true)
     );
     assert_eq!(c.producer_mailbox, DEFAULT_PRODUCER_MAILBOX);
 }

@@ -25,7 +25,6 @@ fn json_len(text: &str) -> usize {
         .sum::<usize>()
 }
 
-/// The length of a row as the page writes it: `[cell,cell,...]`.
 /// The masked key of `row`: its values at `key_positions`, what a consumer sends back.
 pub fn cursor_of(row: &MaskedRow, key_positions: &[usize]) -> KeyCursor {
     key_positions
@@ -34,6 +33,7 @@ pub fn cursor_of(row: &MaskedRow, key_positions: &[usize]) -> KeyCursor {
         .collect()
 }
 
+/// The length of a row as the page writes it: `[cell,cell,...]`.
 pub fn row_json_len(row: &MaskedRow) -> usize {
     2 + row
         .values()

@@ -19,12 +19,15 @@ mod txn;
 
 pub use txn::{visible_in, Transaction};
 
+use crate::page_cut::row_json_len;
 use crate::reply::{ChangeReply, Reply};
 use crate::source::{Refusal, Shape, Source};
 use maskbus_mask::MaskedRow;
 use maskbus_pg::slot::{self, ChangeSlot};
 use maskbus_pg::{PgError, TableRef, Target};
-use maskbus_protocol::{ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_ROWS, VERSION};
+use maskbus_protocol::{
+    ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_BYTES, MAX_PAGE_ROWS, VERSION,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 use txn::{cells_of, has_unchanged, RowChange};
@@ -581,7 +584,7 @@ fn add(sets: &mut Vec<ChangeSet>, shape: &Shape, op: ChangeOp, row: MaskedRow) {
 }
 
 /// The replies of one change request: each set cut into replies of at most [`MAX_PAGE_ROWS`]
-/// rows, the last reply of each transaction marked `commit`; one reply with no change when
+/// rows and [`MAX_PAGE_BYTES`] of row text (at least one row), the last reply of each transaction marked `commit`; one reply with no change when
 /// there is none.
 fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -> Vec<ChangeReply> {
     let mut out: Vec<ChangeReply> = Vec::new();
@@ -590,7 +593,16 @@ fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -
         for set in sets {
             let mut rows = set.rows.into_iter().peekable();
             loop {
-                let chunk: Vec<MaskedRow> = rows.by_ref().take(MAX_PAGE_ROWS as usize).collect();
+                let mut chunk: Vec<MaskedRow> = Vec::new();
+                let mut bytes = 0;
+                while let Some(row) = rows.next_if(|row| {
+                    chunk.is_empty()
+                        || (chunk.len() < MAX_PAGE_ROWS as usize
+                            && bytes + row_json_len(row) <= MAX_PAGE_BYTES)
+                }) {
+                    bytes += row_json_len(&row);
+                    chunk.push(row);
+                }
                 out.push(ChangeReply {
                     v: VERSION,
                     entity: set.entity.clone(),
@@ -628,4 +640,52 @@ fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -
         reply.parts = parts;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maskbus_mask::Policy;
+
+    fn set(sizes: &[usize]) -> ChangeSet {
+        let policy = Policy::from_toml("t", "[t]\nid = \"keep\"\nbody = \"keep\"\n").unwrap();
+        let columns = vec!["id".to_string(), "body".to_string()];
+        let masker = policy.masker("t", &columns).unwrap();
+        let rows = sizes
+            .iter()
+            .enumerate()
+            .map(|(n, &size)| {
+                masker
+                    .mask(vec![Some(n.to_string()), Some("x".repeat(size))])
+                    .unwrap()
+            })
+            .collect();
+        ChangeSet {
+            entity: "public.t".to_string(),
+            op: ChangeOp::Upsert,
+            key: vec!["id".to_string()],
+            columns,
+            rows,
+        }
+    }
+
+    #[test]
+    fn a_transaction_is_cut_into_replies_by_rows_and_by_bytes_its_last_marked_commit() {
+        let many = replies(vec![(Lsn(7), vec![set(&[10; 4500])])], Lsn(7), false);
+        let sizes: Vec<usize> = many.iter().map(|r| r.rows.len()).collect();
+        assert_eq!(sizes, vec![2000, 2000, 500]);
+        assert_eq!(
+            many.iter().map(|r| r.commit).collect::<Vec<_>>(),
+            vec![false, false, true]
+        );
+        // 3 MiB rows: two fit in a reply's 8 MiB, and a row larger than that still travels.
+        let large = replies(
+            vec![(Lsn(9), vec![set(&[3 << 20, 3 << 20, 3 << 20, 9 << 20])])],
+            Lsn(9),
+            false,
+        );
+        let sizes: Vec<usize> = large.iter().map(|r| r.rows.len()).collect();
+        assert_eq!(sizes, vec![2, 1, 1]);
+        assert!(large.iter().all(|r| r.parts == 3) && large[2].commit && !large[1].commit);
+    }
 }
