@@ -76,7 +76,8 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
         &files,
         &dbs,
         &format!("subsets = \"{subsets}\""),
-        "subset = \"one_state\"",
+        // Small pages: the kept keys are read a slice at a time, the cursor found among them.
+        "subset = \"one_state\"\npage_size = 7\npages_per_request = 2",
     );
     // The plan, before anything moves: counts per table, never a value.
     let plan = maskbus(&["subset", "plan", "--config", &producer]).success();
@@ -424,7 +425,7 @@ fraction = { \"zoo.animals\" = 0.2 }
                 "/../../tests/fixtures/zoo/policy.toml"
             )
         ),
-        "all_or_nothing = true\nsubset = \"animals\"",
+        "all_or_nothing = true\nsubset = \"animals\"\npage_size = 3\npages_per_request = 2",
     );
     let _producer = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();

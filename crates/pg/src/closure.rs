@@ -220,6 +220,12 @@ impl Closure {
         )
     }
 
+    /// Every kept row as `(t, k)`, at most `$1` of them: the whole closure in one statement,
+    /// which a producer runs once per pass and then reads the kept rows by key.
+    pub fn kept_rows(&self) -> String {
+        format!("{} SELECT t, k FROM kept LIMIT $1", self.with_clause())
+    }
+
     /// How many rows of each table the subset holds: rows `(t, count)`.
     pub fn counts(&self) -> String {
         format!(

@@ -101,6 +101,37 @@ pub fn page(
     )
 }
 
+/// `(t.a, t.b) IN (...)`: the row's key is one of the keys in the parallel text arrays
+/// `$param`, `$param + 1`, ... (one per key column; `unnest` reads each once, where
+/// subscripting a long text array would walk it for every element).
+pub fn key_in_list(key: &KeyDef, param: usize) -> String {
+    let typed: Vec<String> = key
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("k.c{i}::{}", c.sql_type))
+        .collect();
+    format!(
+        "({}) IN (SELECT {} FROM {})",
+        key_row(key, "t"),
+        typed.join(", "),
+        unnest_text(key.columns.len(), param, "k"),
+    )
+}
+
+/// The keys of `table` that are among the keys in `$1`, `$2`, ... (as [`key_in_list`] reads
+/// them), as text, in the order pages read the table (`ORDER BY` its key, the key's collations
+/// included): the order a producer holds a subset's keys in.
+pub fn keys_in_key_order(table: &TableRef, key: &KeyDef) -> String {
+    format!(
+        "SELECT {} FROM {} t WHERE {} ORDER BY {}",
+        select_text(&key.names()),
+        table.sql(),
+        key_in_list(key, 1),
+        key_row(key, "t"),
+    )
+}
+
 /// `unnest($1::text[], $2::text[]) AS k("c0", "c1")`: parallel text arrays as rows.
 fn unnest_text(count: usize, first_param: usize, alias: &str) -> String {
     let arrays: Vec<String> = (0..count)
@@ -525,6 +556,21 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn kept_keys_are_matched_from_parallel_arrays_and_sorted_by_the_table() {
+        let k = key(&[("a", "integer"), ("b", "text")], KeySource::PrimaryKey);
+        let t = TableRef::new("zoo", "link");
+        assert_eq!(
+            key_in_list(&k, 5),
+            "(t.\"a\", t.\"b\") IN (SELECT k.c0::integer, k.c1::text FROM unnest($5::text[], $6::text[]) AS k(c0, c1))"
+        );
+        assert_eq!(
+            keys_in_key_order(&t, &k),
+            "SELECT t.\"a\"::text, t.\"b\"::text FROM \"zoo\".\"link\" t WHERE (t.\"a\", t.\"b\") IN \
+             (SELECT k.c0::integer, k.c1::text FROM unnest($1::text[], $2::text[]) AS k(c0, c1)) ORDER BY t.\"a\", t.\"b\""
+        );
     }
 
     #[test]

@@ -81,10 +81,6 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
     }
     let names = shape.key.names();
     let after = source.real_key(&shape, &masked_after)?;
-    let client = source.client().await?;
-    // The stored forms of masked values are asked on a second connection while the first
-    // streams rows.
-    let printer = source.client().await?;
     let masker = source.masker(&shape)?;
     let range = |filter: &str| {
         statements::key_range(
@@ -106,6 +102,9 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
         None => None,
     }
     .unwrap_or_else(|| range("true"));
+    // Taken after the subset's statement, which may take a connection of its own. The stored
+    // forms of masked values are asked on the second connection while the first streams rows.
+    let (client, printer) = source.two_clients().await?;
     let failed = |e: tokio_postgres::Error| {
         Refusal::from(
             source

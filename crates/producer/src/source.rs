@@ -13,7 +13,7 @@
 
 use crate::page_cut::{PageCut, Unsendable};
 use crate::reply::{PageReply, Reply};
-use crate::subset::{SubsetFile, Subsets};
+use crate::subset::{Members, SubsetFile, Subsets};
 use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
@@ -75,6 +75,9 @@ pub struct Source {
     /// Entities the start's policy check found unfit (a sampled kept column that looks like
     /// PII, say), each with the first reason: refused by name, never served.
     unfit: HashMap<String, String>,
+    /// Taken while two connections are taken for one request, so that two such requests never
+    /// each hold one of the pool's last connections waiting for another.
+    pairing: Mutex<()>,
 }
 
 /// A failure that becomes an error reply: the closed [`ErrorReply`] that crosses the bus, and
@@ -237,6 +240,7 @@ impl Source {
             subsets: None,
             schema_seen: Mutex::new(None),
             unfit: HashMap::new(),
+            pairing: Mutex::new(()),
         })
     }
 
@@ -292,6 +296,16 @@ impl Source {
 
     pub(crate) async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
         self.pool.get().await
+    }
+
+    /// Two connections for one request, taken one after the other while no other request
+    /// takes a pair: every other request holds at most one and waits for none, so the pool
+    /// always frees one.
+    pub(crate) async fn two_clients(
+        &self,
+    ) -> Result<(deadpool_postgres::Object, deadpool_postgres::Object), PgError> {
+        let _pairing = self.pairing.lock().await;
+        Ok((self.pool.get().await?, self.pool.get().await?))
     }
 
     /// Checks that the source can be reached (used at start-up to fail fast).
@@ -597,9 +611,25 @@ impl Source {
         let masked_after = after;
         let after = self.real_key(&shape, &masked_after)?;
         let through = self.real_key(&shape, &through)?;
-        let client = self.client().await?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
+        // A subset's members are settled before the page takes its connection: the first page
+        // of a pass computes the closure on a connection of its own.
+        let members = match subset {
+            Some(name) => Some(
+                self.subsets(name)?
+                    .members(self, name, &until.0, &shape.table, |member| {
+                        shape_page(
+                            &shape,
+                            &format!("({}) AND {member}", window_filter()),
+                            after.is_some(),
+                        )
+                    })
+                    .await?,
+            ),
+            None => None,
+        };
+        let client = self.client().await?;
         // A range's pages end at its last key ($5).
         let ranged = through.as_ref().map(|_| {
             shape_page(
@@ -618,42 +648,70 @@ impl Source {
             None => &shape.page_first,
         };
         let since_text = since.as_ref().map(|s| s.0.as_str());
-        let cut = PageCut::new(limit as usize, pages as usize, shape.key_positions.clone());
-        let (chunks, keys, more_after_all) = {
-            let in_subset = match subset {
-                Some(name) => {
-                    self.subsets(name)?
-                        .in_subset(self, name, &shape.table, |member| {
-                            shape_page(
-                                &shape,
-                                &format!("({}) AND {member}", window_filter()),
-                                after.is_some(),
-                            )
-                        })
-                        .await?
-                }
-                None => None,
-            };
-            let sql = in_subset.as_ref().unwrap_or(plain);
-            let asked = wanted as i64 + 1;
-            let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-                vec![&after, &since_text, &until.0, &asked];
-            if through.is_some() {
-                params.push(&through);
-            }
-            let (chunks, keys, left, read) = self
-                .masked_pages(
+        let asked = wanted as i64 + 1;
+        let cut = || PageCut::new(limit as usize, pages as usize, shape.key_positions.clone());
+        let action = format!("reading a page of {}", shape.table);
+        let (sql, kept) = match &members {
+            Some(Members::Kept { keys, otherwise }) => match keys.start_after(after.as_ref()) {
+                Some(start) => (plain, Some((keys, start))),
+                None => (otherwise, None),
+            },
+            Some(Members::Filtered(sql)) => (sql, None),
+            Some(Members::Whole) | None => (plain, None),
+        };
+        let (chunks, keys, more_after_all) = match kept {
+            // The kept keys after the cursor, a slice of one key per row asked at a time: the
+            // same page statement (cursor, window, order, limit) with the slice as its filter.
+            Some((kept, mut start)) => {
+                let by_key = shape_page(
                     &shape,
-                    &client,
-                    sql,
-                    &params,
-                    cut,
-                    &format!("reading a page of {}", shape.table),
-                )
-                .await?;
-            // One row more than asked was read to tell whether more remain; a cut answer
-            // has more.
-            (chunks, keys, read > wanted || left)
+                    &format!(
+                        "({}) AND {}",
+                        window_filter(),
+                        statements::key_in_list(&shape.key, 5)
+                    ),
+                    after.is_some(),
+                );
+                loop {
+                    let slice = kept.columns(start, wanted + 1);
+                    let taken = slice.first().map_or(0, Vec::len);
+                    let rest = start + taken < kept.len();
+                    let (chunks, keys, left, read) = if taken == 0 {
+                        let (chunks, keys, left) = cut().finish();
+                        (chunks, keys, left, 0)
+                    } else {
+                        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                            vec![&after, &since_text, &until.0, &asked];
+                        params.extend(
+                            slice
+                                .iter()
+                                .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync)),
+                        );
+                        self.masked_pages(&shape, &client, &by_key, &params, cut(), &action)
+                            .await?
+                    };
+                    // A slice whose rows are all outside the window says nothing: the next
+                    // one is read, so a page never comes back empty while keys remain.
+                    if read == 0 && rest {
+                        start += taken;
+                        continue;
+                    }
+                    break (chunks, keys, read > wanted || left || rest);
+                }
+            }
+            None => {
+                let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                    vec![&after, &since_text, &until.0, &asked];
+                if through.is_some() {
+                    params.push(&through);
+                }
+                let (chunks, keys, left, read) = self
+                    .masked_pages(&shape, &client, sql, &params, cut(), &action)
+                    .await?;
+                // One row more than asked was read to tell whether more remain; a cut answer
+                // has more.
+                (chunks, keys, read > wanted || left)
+            }
         };
         let parts = chunks.len() as u32;
         Ok(chunks

@@ -32,6 +32,7 @@ mod file;
 mod run;
 
 pub use file::{Outside, SubsetDef, SubsetFile, SubsetFileError};
+pub(crate) use run::Members;
 pub use run::{check, plan_report, PlanReport, PlanReportError, SubsetCount, Subsets};
 
 use maskbus_pg::closure::{grow, Closure, ClosureTable, Link, Pick, Root};

@@ -5,8 +5,9 @@ use super::{plan, Outside, Planned, SubsetFile};
 use crate::source::{Refusal, Source};
 use maskbus_pg::closure::check_condition;
 use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
-use maskbus_protocol::ErrorCode;
+use maskbus_protocol::{ErrorCode, KeyCursor};
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
@@ -100,11 +101,103 @@ pub async fn check(
     Ok(problems)
 }
 
+/// The most keys a producer holds for the subsets being synced (a key of one short column
+/// takes about 70 bytes): past it, a subset's pages filter the table by the closure instead,
+/// the closure computed again for every request.
+pub const KEPT_KEYS_BUDGET: usize = 250_000;
+
+/// How many windows' keys are held at once (a pass of two consumers, or two subsets).
+const KEPT_WINDOWS: usize = 2;
+
+/// A window of one subset: its name and the snapshot that closes the window.
+type Window = (String, String);
+
+/// The keys a subset keeps of one table in one window, in the order the table's pages read it
+/// (the server sorted them with the pages' own `ORDER BY`), and where each one stands.
+pub(crate) struct KeptTable {
+    keys: Vec<KeyCursor>,
+    /// A key's hash and its index in `keys`; a hash met twice keeps its first index (the
+    /// other key then falls back to the closure's filter: slower, never wrong).
+    positions: HashMap<u64, u32>,
+}
+
+fn key_hash(key: &KeyCursor) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+impl KeptTable {
+    fn new(keys: Vec<KeyCursor>) -> Self {
+        let mut positions = HashMap::with_capacity(keys.len());
+        for (at, key) in keys.iter().enumerate() {
+            positions.entry(key_hash(key)).or_insert(at as u32);
+        }
+        Self { keys, positions }
+    }
+
+    /// Where the keys after `after` start: 0 without a cursor. `None` when `after` is not a
+    /// kept key (a cursor from another window, or a hash shared by two keys).
+    pub(crate) fn start_after(&self, after: Option<&KeyCursor>) -> Option<usize> {
+        let Some(after) = after else {
+            return Some(0);
+        };
+        let at = *self.positions.get(&key_hash(after))? as usize;
+        (self.keys.get(at) == Some(after)).then_some(at + 1)
+    }
+
+    /// At most `n` keys from `start` on, as one text array per key column (as
+    /// `statements::key_in_list` reads them).
+    pub(crate) fn columns(&self, start: usize, n: usize) -> Vec<Vec<String>> {
+        let slice = &self.keys[start.min(self.keys.len())..];
+        let slice = &slice[..n.min(slice.len())];
+        let width = slice.first().map_or(0, Vec::len);
+        (0..width)
+            .map(|i| slice.iter().map(|k| k[i].clone()).collect())
+            .collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+}
+
+/// How a subset's page reads one table.
+pub(crate) enum Members {
+    /// Outside the closure and copied whole: the plain page.
+    Whole,
+    /// The kept keys of this window, read by key; `otherwise` is the page statement filtering
+    /// by the closure, for a cursor that is not one of them.
+    Kept {
+        keys: Arc<KeptTable>,
+        otherwise: String,
+    },
+    /// The page statement, filtering the table by the closure (or by `false`: an outside
+    /// table that stays empty).
+    Filtered(String),
+}
+
+/// `build(filter)` with the closure's membership of table `at` as its filter, the closure's
+/// `WITH` before it (cut down to what can reach the table).
+fn closure_filtered(planned: &Planned, at: usize, build: impl Fn(&str) -> String) -> String {
+    let closure = planned.closure.relevant_to(at);
+    format!(
+        "{} {}",
+        closure.with_clause(),
+        build(&closure.member(at, "t"))
+    )
+}
+
+/// Per window: the kept keys of each table of the closure, or `None` over the budget.
+type KeptWindow = Option<HashMap<usize, Arc<KeptTable>>>;
+
 /// The subsets a producer defines, each planned against the source at first use and kept so
 /// (a subset's closure does not change under a running producer).
 pub struct Subsets {
     file: SubsetFile,
     planned: Mutex<HashMap<String, Arc<Planned>>>,
+    /// The kept keys of the latest windows.
+    kept: Mutex<Vec<(Window, Arc<KeptWindow>)>>,
 }
 
 impl Subsets {
@@ -112,7 +205,139 @@ impl Subsets {
         Self {
             file,
             planned: Mutex::new(HashMap::new()),
+            kept: Mutex::new(Vec::new()),
         }
+    }
+
+    /// How the pages of `table` in subset `name` are read in the window closed by `until`.
+    /// The closure is computed once per window (a pass), at the first page of any of its
+    /// tables, and its keys held; a page then reads its rows by key. Over
+    /// [`KEPT_KEYS_BUDGET`] the pages filter the table by the closure (`build(filter)` is the
+    /// page statement with an extra row filter). Takes its own connection and holds none when
+    /// it returns, so a caller takes its page's connection after it.
+    pub(crate) async fn members(
+        &self,
+        source: &Source,
+        name: &str,
+        until: &str,
+        table: &TableRef,
+        build: impl Fn(&str) -> String,
+    ) -> Result<Members, Refusal> {
+        let planned = self.planned(source, name).await?;
+        let Some(at) = planned
+            .index(table)
+            .filter(|_| !planned.outside.contains(table))
+        else {
+            return Ok(match planned.outside_rule {
+                Outside::Whole => Members::Whole,
+                Outside::Empty => Members::Filtered(build("false")),
+            });
+        };
+        let window = (name.to_string(), until.to_string());
+        let held = {
+            let mut kept = self.kept.lock().await;
+            match kept.iter().find(|(w, _)| *w == window) {
+                Some((_, held)) => Arc::clone(held),
+                None => {
+                    let held = Arc::new(self.compute_kept(source, name, &planned).await?);
+                    if kept.len() >= KEPT_WINDOWS {
+                        kept.remove(0);
+                    }
+                    kept.push((window, Arc::clone(&held)));
+                    held
+                }
+            }
+        };
+        Ok(match held.as_ref() {
+            Some(tables) => Members::Kept {
+                keys: tables
+                    .get(&at)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(KeptTable::new(Vec::new()))),
+                otherwise: closure_filtered(&planned, at, build),
+            },
+            None => Members::Filtered(closure_filtered(&planned, at, build)),
+        })
+    }
+
+    /// The whole closure of subset `name`, once, then each table's kept keys sorted by the
+    /// server in its pages' order; `None` over [`KEPT_KEYS_BUDGET`].
+    async fn compute_kept(
+        &self,
+        source: &Source,
+        name: &str,
+        planned: &Planned,
+    ) -> Result<KeptWindow, Refusal> {
+        let client = source.client().await?;
+        let started = std::time::Instant::now();
+        let failed = |e: tokio_postgres::Error| {
+            Refusal::from(
+                source
+                    .target()
+                    .query_error(format!("computing subset {name}"), &e),
+            )
+            .subset(name)
+        };
+        let rows = client
+            .query(
+                &planned.closure.kept_rows(),
+                &[&(KEPT_KEYS_BUDGET as i64 + 1)],
+            )
+            .await
+            .map_err(failed)?;
+        if rows.len() > KEPT_KEYS_BUDGET {
+            tracing::info!(
+                subset = name,
+                budget = KEPT_KEYS_BUDGET,
+                "the subset keeps more keys than the producer holds; its pages filter by the closure"
+            );
+            return Ok(None);
+        }
+        let mut found: HashMap<usize, Vec<Vec<String>>> = HashMap::new();
+        for row in &rows {
+            let at: i32 = row.get(0);
+            let key: Vec<Option<String>> = row.get(1);
+            // A key with a NULL names no row (keys are NOT NULL): nothing to read by it.
+            if let Some(key) = key.into_iter().collect::<Option<Vec<String>>>() {
+                let arrays = found.entry(at as usize).or_default();
+                arrays.resize(key.len(), Vec::new());
+                for (array, value) in arrays.iter_mut().zip(key) {
+                    array.push(value);
+                }
+            }
+        }
+        drop(rows);
+        let mut tables = HashMap::new();
+        let mut held = 0;
+        for (at, arrays) in found {
+            let Some(table) = planned.closure.tables.get(at) else {
+                continue;
+            };
+            if arrays.len() != table.key.columns.len() {
+                continue;
+            }
+            let sql = maskbus_pg::statements::keys_in_key_order(&table.table, &table.key);
+            let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
+                .iter()
+                .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+                .collect();
+            let keys: Vec<KeyCursor> = client
+                .query(&sql, &params)
+                .await
+                .map_err(failed)?
+                .iter()
+                .map(|row| (0..table.key.columns.len()).map(|i| row.get(i)).collect())
+                .collect();
+            held += keys.len();
+            tables.insert(at, Arc::new(KeptTable::new(keys)));
+        }
+        tracing::info!(
+            subset = name,
+            keys = held,
+            ms = started.elapsed().as_millis() as u64,
+            "subset closure computed for this pass"
+        );
+        Ok(Some(tables))
     }
 
     /// Subset `name` planned against `source`, fixed at first use.
@@ -153,12 +378,7 @@ impl Subsets {
         let planned = self.planned(source, name).await?;
         Ok(match planned.index(table) {
             Some(at) if !planned.outside.contains(table) => {
-                let closure = planned.closure.relevant_to(at);
-                Some(format!(
-                    "{} {}",
-                    closure.with_clause(),
-                    build(&closure.member(at, "t"))
-                ))
+                Some(closure_filtered(&planned, at, build))
             }
             _ if planned.outside_rule == Outside::Whole => None,
             _ => Some(build("false")),
@@ -273,4 +493,33 @@ pub async fn plan_report(
         report.subsets.push((name, counts));
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeptTable;
+
+    fn key(parts: &[&str]) -> Vec<String> {
+        parts.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn kept_keys_are_sliced_after_a_cursor_found_among_them_and_only_then() {
+        // Composite keys, in the order the server sorted them (not bytewise: 10 after 9).
+        let kept = KeptTable::new(vec![key(&["9", "a"]), key(&["10", "a"]), key(&["10", "b"])]);
+        assert_eq!(kept.start_after(None), Some(0));
+        assert_eq!(kept.start_after(Some(&key(&["9", "a"]))), Some(1));
+        assert_eq!(kept.start_after(Some(&key(&["10", "b"]))), Some(3));
+        // A cursor that is not a kept key: the caller falls back to the closure's filter.
+        assert_eq!(kept.start_after(Some(&key(&["9", "b"]))), None);
+        assert_eq!(kept.start_after(Some(&key(&["9"]))), None);
+        assert_eq!(
+            kept.columns(1, 5),
+            vec![key(&["10", "10"]), key(&["a", "b"])]
+        );
+        assert_eq!(kept.columns(0, 1), vec![key(&["9"]), key(&["a"])]);
+        assert!(kept.columns(3, 5).is_empty());
+        assert!(kept.columns(9, 5).is_empty());
+        assert_eq!(kept.len(), 3);
+    }
 }
