@@ -139,7 +139,17 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
     ))
     .await
     .unwrap();
+    // `status` asks the producer one row a table within the subset: behind now (a kept
+    // account has new transactions), caught up after the delta.
+    let behind = maskbus(&["status", "--config", &consumer, "--json"]);
+    assert_eq!(behind.code, 6, "{}{}", behind.stdout, behind.stderr);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let caught_up = maskbus(&["status", "--config", &consumer, "--json"]);
+    assert_eq!(
+        caught_up.code, 0,
+        "{}{}",
+        caught_up.stdout, caught_up.stderr
+    );
     let expected = oracle(&dbs.url("src"), &policy, &roots, None, &[]).await;
     assert!(expected[&t("transactions")].contains(&vec!["90000002".to_string()]));
     assert!(!expected[&t("customers")].contains(&vec!["90000003".to_string()]));

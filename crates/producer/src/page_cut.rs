@@ -142,32 +142,34 @@ impl PageCut {
     }
 }
 
+/// Rows of a two-column table (`id`, `body` kept), the bodies `sizes` bytes long: for tests.
+#[cfg(test)]
+pub(crate) fn rows_of_sizes(sizes: &[usize]) -> Vec<MaskedRow> {
+    let policy =
+        maskbus_mask::Policy::from_toml("t", "[t]\nid = \"keep\"\nbody = \"keep\"\n").unwrap();
+    let masker = policy
+        .masker("t", &["id".to_string(), "body".to_string()])
+        .unwrap();
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(n, &size)| {
+            masker
+                .mask(vec![Some(n.to_string()), Some("x".repeat(size))])
+                .unwrap()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use maskbus_mask::Policy;
-
-    fn rows(sizes: &[usize]) -> Vec<MaskedRow> {
-        let policy = Policy::from_toml("t", "[t]\nid = \"keep\"\nbody = \"keep\"\n").unwrap();
-        let masker = policy
-            .masker("t", &["id".to_string(), "body".to_string()])
-            .unwrap();
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(n, &size)| {
-                masker
-                    .mask(vec![Some(n.to_string()), Some("x".repeat(size))])
-                    .unwrap()
-            })
-            .collect()
-    }
 
     #[test]
     fn pages_are_cut_by_rows_and_by_bytes_and_hold_at_least_one_row() {
         let mut cut = PageCut::new(200, 64, vec![0]);
         // Ten 7 MB rows: one page of one row each after the first page fills.
-        for row in rows(&[7 << 20; 10]) {
+        for row in rows_of_sizes(&[7 << 20; 10]) {
             if !cut.push(row).unwrap() {
                 break;
             }
@@ -183,7 +185,7 @@ mod tests {
 
         let mut cut = PageCut::new(3, 2, vec![0]);
         let mut taken = 0;
-        for row in rows(&[10; 10]) {
+        for row in rows_of_sizes(&[10; 10]) {
             if !cut.push(row).unwrap() {
                 break;
             }
@@ -194,7 +196,7 @@ mod tests {
         assert_eq!(keys, vec![vec!["2".to_string()], vec!["5".to_string()]]);
         // One huge row alone is still a page.
         let mut cut = PageCut::new(200, 1, vec![0]);
-        assert!(cut.push(rows(&[20 << 20]).remove(0)).unwrap());
+        assert!(cut.push(rows_of_sizes(&[20 << 20]).remove(0)).unwrap());
         assert_eq!(cut.finish().0[0].len(), 1);
     }
 
@@ -202,15 +204,15 @@ mod tests {
     fn a_row_or_key_no_page_can_carry_is_refused() {
         let mut cut = PageCut::new(200, 1, vec![0]);
         assert!(matches!(
-            cut.push(rows(&[MAX_ROW_BYTES]).remove(0)),
+            cut.push(rows_of_sizes(&[MAX_ROW_BYTES]).remove(0)),
             Err(Unsendable::RowTooLarge { .. })
         ));
         let mut cut = PageCut::new(200, 1, vec![1]);
         assert!(matches!(
-            cut.push(rows(&[MAX_KEY_VALUE_BYTES + 1]).remove(0)),
+            cut.push(rows_of_sizes(&[MAX_KEY_VALUE_BYTES + 1]).remove(0)),
             Err(Unsendable::KeyTooLong { .. })
         ));
-        let escaped = rows(&[0]).remove(0);
+        let escaped = rows_of_sizes(&[0]).remove(0);
         assert_eq!(row_json_len(&escaped), r#"["0",""]"#.len() + 1);
     }
 }

@@ -13,7 +13,7 @@
 
 use crate::page_cut::{PageCut, Unsendable};
 use crate::reply::{PageReply, Reply};
-use crate::subset::{Members, SubsetFile, Subsets};
+use crate::subset::{Members, MembersAsk, SubsetFile, Subsets};
 use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
 use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
@@ -299,7 +299,9 @@ impl Source {
     }
 
     /// Two connections for one request, taken one after the other while no other request
-    /// takes a pair: every other request holds at most one and waits for none, so the pool
+    /// takes a pair. Every other request holds at most one, and never while it waits for
+    /// another or for a lock whose holder waits for one (a subset's closure is computed on a
+    /// connection taken under the subsets' lock, by a request that holds none), so the pool
     /// always frees one.
     pub(crate) async fn two_clients(
         &self,
@@ -618,13 +620,23 @@ impl Source {
         let members = match subset {
             Some(name) => Some(
                 self.subsets(name)?
-                    .members(self, name, &until.0, &shape.table, |member| {
-                        shape_page(
-                            &shape,
-                            &format!("({}) AND {member}", window_filter()),
-                            after.is_some(),
-                        )
-                    })
+                    .members(
+                        self,
+                        MembersAsk {
+                            name,
+                            until: &until.0,
+                            table: &shape.table,
+                            key: &shape.key,
+                            wanted,
+                        },
+                        |member| {
+                            shape_page(
+                                &shape,
+                                &format!("({}) AND {member}", window_filter()),
+                                after.is_some(),
+                            )
+                        },
+                    )
                     .await?,
             ),
             None => None,
@@ -660,9 +672,13 @@ impl Source {
             Some(Members::Whole) | None => (plain, None),
         };
         let (chunks, keys, more_after_all) = match kept {
-            // The kept keys after the cursor, a slice of one key per row asked at a time: the
-            // same page statement (cursor, window, order, limit) with the slice as its filter.
+            // The kept keys after the cursor, a slice at a time: the same page statement
+            // (cursor, window, order, limit) with the slice as its filter. The first slice has
+            // one key per row asked; a slice whose rows are all outside the window is followed
+            // by one twice as large, so a sparse delta takes a few statements, not one per
+            // slice of the table.
             Some((kept, mut start)) => {
+                let mut width = wanted + 1;
                 let by_key = shape_page(
                     &shape,
                     &format!(
@@ -673,7 +689,7 @@ impl Source {
                     after.is_some(),
                 );
                 loop {
-                    let slice = kept.columns(start, wanted + 1);
+                    let slice = kept.columns(start, width);
                     let taken = slice.first().map_or(0, Vec::len);
                     let rest = start + taken < kept.len();
                     let (chunks, keys, left, read) = if taken == 0 {
@@ -694,6 +710,7 @@ impl Source {
                     // one is read, so a page never comes back empty while keys remain.
                     if read == 0 && rest {
                         start += taken;
+                        width = width.saturating_mul(2);
                         continue;
                     }
                     break (chunks, keys, read > wanted || left || rest);

@@ -645,21 +645,10 @@ fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use maskbus_mask::Policy;
 
     fn set(sizes: &[usize]) -> ChangeSet {
-        let policy = Policy::from_toml("t", "[t]\nid = \"keep\"\nbody = \"keep\"\n").unwrap();
         let columns = vec!["id".to_string(), "body".to_string()];
-        let masker = policy.masker("t", &columns).unwrap();
-        let rows = sizes
-            .iter()
-            .enumerate()
-            .map(|(n, &size)| {
-                masker
-                    .mask(vec![Some(n.to_string()), Some("x".repeat(size))])
-                    .unwrap()
-            })
-            .collect();
+        let rows = crate::page_cut::rows_of_sizes(sizes);
         ChangeSet {
             entity: "public.t".to_string(),
             op: ChangeOp::Upsert,

@@ -32,8 +32,8 @@ mod file;
 mod run;
 
 pub use file::{Outside, SubsetDef, SubsetFile, SubsetFileError};
-pub(crate) use run::Members;
 pub use run::{check, plan_report, PlanReport, PlanReportError, SubsetCount, Subsets};
+pub(crate) use run::{Members, MembersAsk};
 
 use maskbus_pg::closure::{grow, Closure, ClosureTable, Link, Pick, Root};
 use maskbus_pg::{ForeignKey, KeyDef, TableRef};

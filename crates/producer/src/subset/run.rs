@@ -106,8 +106,10 @@ pub async fn check(
 /// the closure computed again for every request.
 pub const KEPT_KEYS_BUDGET: usize = 250_000;
 
-/// How many windows' keys are held at once (a pass of two consumers, or two subsets).
-const KEPT_WINDOWS: usize = 2;
+/// How many windows' keys are held at once, the least recently used let go first (the passes
+/// of three consumers, or of three subsets; a fourth at once makes each window's first page
+/// compute its closure again).
+const KEPT_WINDOWS: usize = 3;
 
 /// A window of one subset: its name and the snapshot that closes the window.
 type Window = (String, String);
@@ -162,6 +164,16 @@ impl KeptTable {
     }
 }
 
+/// What a page request asks of a subset's members: the subset, the window's closing
+/// snapshot, the table, the key its pages go by and how many rows it wants.
+pub(crate) struct MembersAsk<'a> {
+    pub name: &'a str,
+    pub until: &'a str,
+    pub table: &'a TableRef,
+    pub key: &'a KeyDef,
+    pub wanted: usize,
+}
+
 /// How a subset's page reads one table.
 pub(crate) enum Members {
     /// Outside the closure and copied whole: the plain page.
@@ -209,20 +221,29 @@ impl Subsets {
         }
     }
 
-    /// How the pages of `table` in subset `name` are read in the window closed by `until`.
-    /// The closure is computed once per window (a pass), at the first page of any of its
-    /// tables, and its keys held; a page then reads its rows by key. Over
-    /// [`KEPT_KEYS_BUDGET`] the pages filter the table by the closure (`build(filter)` is the
-    /// page statement with an extra row filter). Takes its own connection and holds none when
-    /// it returns, so a caller takes its page's connection after it.
+    /// How the pages of `table` in subset `name` are read in the window closed by `until`, for
+    /// a request of `wanted` rows whose pages go by `key`. The closure is computed once per
+    /// window (a pass), at the first page of any of its tables, and its keys held; a page then
+    /// reads its rows by key. The pages filter the table by the closure instead
+    /// (`build(filter)` is the page statement with an extra row filter) over
+    /// [`KEPT_KEYS_BUDGET`], for a one-row request (`maskbus status` asking whether anything
+    /// is there: holding a pass's keys for it does not pay), and when the table's key is no
+    /// longer the one the subset was planned with (a migration under a running producer).
+    /// Takes its own connection and holds none when it returns: a caller must not hold one
+    /// while it waits here, and takes its page's connection after it.
     pub(crate) async fn members(
         &self,
         source: &Source,
-        name: &str,
-        until: &str,
-        table: &TableRef,
+        ask: MembersAsk<'_>,
         build: impl Fn(&str) -> String,
     ) -> Result<Members, Refusal> {
+        let MembersAsk {
+            name,
+            until,
+            table,
+            key,
+            wanted,
+        } = ask;
         let planned = self.planned(source, name).await?;
         let Some(at) = planned
             .index(table)
@@ -233,11 +254,21 @@ impl Subsets {
                 Outside::Empty => Members::Filtered(build("false")),
             });
         };
+        let planned_key = planned.closure.tables.get(at).map(|t| &t.key);
+        if wanted <= 1 || planned_key != Some(key) {
+            return Ok(Members::Filtered(closure_filtered(&planned, at, build)));
+        }
         let window = (name.to_string(), until.to_string());
         let held = {
             let mut kept = self.kept.lock().await;
-            match kept.iter().find(|(w, _)| *w == window) {
-                Some((_, held)) => Arc::clone(held),
+            match kept.iter().position(|(w, _)| *w == window) {
+                Some(found) => {
+                    // The most recently used last.
+                    let entry = kept.remove(found);
+                    let held = Arc::clone(&entry.1);
+                    kept.push(entry);
+                    held
+                }
                 None => {
                     let held = Arc::new(self.compute_kept(source, name, &planned).await?);
                     if kept.len() >= KEPT_WINDOWS {
@@ -248,15 +279,13 @@ impl Subsets {
                 }
             }
         };
-        Ok(match held.as_ref() {
-            Some(tables) => Members::Kept {
-                keys: tables
-                    .get(&at)
-                    .cloned()
-                    .unwrap_or_else(|| Arc::new(KeptTable::new(Vec::new()))),
-                otherwise: closure_filtered(&planned, at, build),
+        let otherwise = closure_filtered(&planned, at, build);
+        Ok(match held.as_ref().as_ref().and_then(|t| t.get(&at)) {
+            Some(keys) => Members::Kept {
+                keys: Arc::clone(keys),
+                otherwise,
             },
-            None => Members::Filtered(closure_filtered(&planned, at, build)),
+            None => Members::Filtered(otherwise),
         })
     }
 
@@ -309,26 +338,43 @@ impl Subsets {
         drop(rows);
         let mut tables = HashMap::new();
         let mut held = 0;
-        for (at, arrays) in found {
-            let Some(table) = planned.closure.tables.get(at) else {
+        for (at, table) in planned.closure.tables.iter().enumerate() {
+            let arrays = found.remove(&at).unwrap_or_default();
+            let keys: Vec<KeyCursor> = if arrays.is_empty() {
+                Vec::new()
+            } else if arrays.len() != table.key.columns.len() {
+                // Not the table's key as planned: its pages filter by the closure.
                 continue;
+            } else {
+                let sql = maskbus_pg::statements::keys_in_key_order(&table.table, &table.key);
+                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
+                    .iter()
+                    .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+                    .collect();
+                let mut keys: Vec<KeyCursor> = client
+                    .query(&sql, &params)
+                    .await
+                    .map_err(failed)?
+                    .iter()
+                    .filter_map(|row| {
+                        (0..table.key.columns.len())
+                            .map(|i| row.get::<_, Option<String>>(i))
+                            .collect::<Option<KeyCursor>>()
+                    })
+                    .collect();
+                // A key the policy names need not be unique: one entry a key, in order.
+                keys.dedup();
+                keys
             };
-            if arrays.len() != table.key.columns.len() {
-                continue;
-            }
-            let sql = maskbus_pg::statements::keys_in_key_order(&table.table, &table.key);
-            let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
-                .iter()
-                .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
-                .collect();
-            let keys: Vec<KeyCursor> = client
-                .query(&sql, &params)
-                .await
-                .map_err(failed)?
-                .iter()
-                .map(|row| (0..table.key.columns.len()).map(|i| row.get(i)).collect())
-                .collect();
             held += keys.len();
+            if held > KEPT_KEYS_BUDGET {
+                tracing::info!(
+                    subset = name,
+                    budget = KEPT_KEYS_BUDGET,
+                    "the subset keeps more keys than the producer holds; its pages filter by the closure"
+                );
+                return Ok(None);
+            }
             tables.insert(at, Arc::new(KeptTable::new(keys)));
         }
         tracing::info!(
