@@ -150,12 +150,12 @@ impl KeptTable {
 
     /// At most `n` keys from `start` on, as one text array per key column (as
     /// `statements::key_in_list` reads them).
-    pub(crate) fn columns(&self, start: usize, n: usize) -> Vec<Vec<String>> {
+    pub(crate) fn columns(&self, start: usize, n: usize) -> Vec<Vec<&str>> {
         let slice = &self.keys[start.min(self.keys.len())..];
         let slice = &slice[..n.min(slice.len())];
         let width = slice.first().map_or(0, Vec::len);
         (0..width)
-            .map(|i| slice.iter().map(|k| k[i].clone()).collect())
+            .map(|i| slice.iter().map(|k| k[i].as_str()).collect())
             .collect()
     }
 
@@ -198,6 +198,23 @@ fn closure_filtered(planned: &Planned, at: usize, build: impl Fn(&str) -> String
         closure.with_clause(),
         build(&closure.member(at, "t"))
     )
+}
+
+/// The closure's index of `table`, unless the table is outside the closure.
+fn closure_index(planned: &Planned, table: &TableRef) -> Option<usize> {
+    planned
+        .index(table)
+        .filter(|_| !planned.outside.contains(table))
+}
+
+/// How the pages of `table` read it without held keys: filtered by the closure; outside it,
+/// whole or by `false`, as the subset says.
+fn by_filter(planned: &Planned, table: &TableRef, build: impl Fn(&str) -> String) -> Members {
+    match closure_index(planned, table) {
+        Some(at) => Members::Filtered(closure_filtered(planned, at, build)),
+        None if planned.outside_rule == Outside::Whole => Members::Whole,
+        None => Members::Filtered(build("false")),
+    }
 }
 
 /// Per window: the kept keys of each table of the closure, or `None` over the budget.
@@ -245,18 +262,12 @@ impl Subsets {
             wanted,
         } = ask;
         let planned = self.planned(source, name).await?;
-        let Some(at) = planned
-            .index(table)
-            .filter(|_| !planned.outside.contains(table))
-        else {
-            return Ok(match planned.outside_rule {
-                Outside::Whole => Members::Whole,
-                Outside::Empty => Members::Filtered(build("false")),
-            });
+        let Some(at) = closure_index(&planned, table) else {
+            return Ok(by_filter(&planned, table, &build));
         };
         let planned_key = planned.closure.tables.get(at).map(|t| &t.key);
         if wanted <= 1 || planned_key != Some(key) {
-            return Ok(Members::Filtered(closure_filtered(&planned, at, build)));
+            return Ok(by_filter(&planned, table, &build));
         }
         let window = (name.to_string(), until.to_string());
         let held = {
@@ -279,13 +290,12 @@ impl Subsets {
                 }
             }
         };
-        let otherwise = closure_filtered(&planned, at, build);
         Ok(match held.as_ref().as_ref().and_then(|t| t.get(&at)) {
             Some(keys) => Members::Kept {
                 keys: Arc::clone(keys),
-                otherwise,
+                otherwise: closure_filtered(&planned, at, build),
             },
-            None => Members::Filtered(otherwise),
+            None => by_filter(&planned, table, &build),
         })
     }
 
@@ -422,12 +432,9 @@ impl Subsets {
         build: impl Fn(&str) -> String,
     ) -> Result<Option<String>, Refusal> {
         let planned = self.planned(source, name).await?;
-        Ok(match planned.index(table) {
-            Some(at) if !planned.outside.contains(table) => {
-                Some(closure_filtered(&planned, at, build))
-            }
-            _ if planned.outside_rule == Outside::Whole => None,
-            _ => Some(build("false")),
+        Ok(match by_filter(&planned, table, build) {
+            Members::Filtered(sql) => Some(sql),
+            _ => None,
         })
     }
 
@@ -559,11 +566,8 @@ mod tests {
         // A cursor that is not a kept key: the caller falls back to the closure's filter.
         assert_eq!(kept.start_after(Some(&key(&["9", "b"]))), None);
         assert_eq!(kept.start_after(Some(&key(&["9"]))), None);
-        assert_eq!(
-            kept.columns(1, 5),
-            vec![key(&["10", "10"]), key(&["a", "b"])]
-        );
-        assert_eq!(kept.columns(0, 1), vec![key(&["9"]), key(&["a"])]);
+        assert_eq!(kept.columns(1, 5), vec![vec!["10", "10"], vec!["a", "b"]]);
+        assert_eq!(kept.columns(0, 1), vec![vec!["9"], vec!["a"]]);
         assert!(kept.columns(3, 5).is_empty());
         assert!(kept.columns(9, 5).is_empty());
         assert_eq!(kept.len(), 3);
