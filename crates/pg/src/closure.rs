@@ -120,23 +120,63 @@ impl Closure {
         )
     }
 
-    /// One step along `link`: from a row `d` of `from` to the rows of `to` it links to.
-    fn step(&self, link: &Link, downward: bool) -> String {
-        let (from, to) = if downward {
-            (link.parent, link.child)
+    /// One step down along `link`: from a kept row `d` of the parent to the child rows that
+    /// reference it. When the link references the parent's key itself (the usual foreign key
+    /// to a primary key), the child's columns are matched to `d`'s key directly: `d` was read
+    /// from the parent in this statement, so joining the parent again would find only `d`.
+    fn step_down(&self, link: &Link) -> String {
+        let (parent, child) = (&self.tables[link.parent], &self.tables[link.child]);
+        let by_parent_key = parent.key.names() == link.parent_columns;
+        let (from, matched) = if by_parent_key {
+            (
+                format!("{} c", child.table.sql()),
+                cells("c", &link.columns),
+            )
         } else {
-            (link.child, link.parent)
+            (
+                format!(
+                    "{} c JOIN {} p ON ({}) = ({})",
+                    child.table.sql(),
+                    parent.table.sql(),
+                    cells("c", &link.columns),
+                    cells("p", &link.parent_columns),
+                ),
+                key_row("p", &parent.key),
+            )
         };
-        let (from_alias, to_alias) = if downward { ("p", "c") } else { ("c", "p") };
         format!(
-            "SELECT {to}::int AS t, {} AS k FROM {} c JOIN {} p ON ({}) = ({}) WHERE d.t = {from} AND ({}) = ({})",
-            key_array(to_alias, &self.tables[to].key),
-            self.tables[link.child].table.sql(),
-            self.tables[link.parent].table.sql(),
-            cells("c", &link.columns),
-            cells("p", &link.parent_columns),
-            key_row(from_alias, &self.tables[from].key),
-            typed_key("d", &self.tables[from].key),
+            "SELECT {}::int AS t, {} AS k FROM {from} WHERE d.t = {} AND ({matched}) = ({})",
+            link.child,
+            key_array("c", &child.key),
+            link.parent,
+            typed_key("d", &parent.key),
+        )
+    }
+
+    /// One step up from a kept row `d` of `child` along every link in `links` (all of them
+    /// from `child`): the child row is looked up once by its key, then each parent it
+    /// references by that link's columns.
+    fn step_up(&self, child: usize, links: &[&Link]) -> String {
+        let parents: Vec<String> = links
+            .iter()
+            .map(|link| {
+                let parent = &self.tables[link.parent];
+                format!(
+                    "SELECT {}::int AS t, {} AS k FROM {} p WHERE ({}) = ({})",
+                    link.parent,
+                    key_array("p", &parent.key),
+                    parent.table.sql(),
+                    cells("p", &link.parent_columns),
+                    cells("c", &link.columns),
+                )
+            })
+            .collect();
+        format!(
+            "SELECT u.t, u.k FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child} AND ({}) = ({})",
+            self.tables[child].table.sql(),
+            parents.join(" UNION ALL "),
+            key_row("c", &self.tables[child].key),
+            typed_key("d", &self.tables[child].key),
         )
     }
 
@@ -144,7 +184,24 @@ impl Closure {
         if links.is_empty() {
             return format!("{name}(t, k) AS ({start})");
         }
-        let steps: Vec<String> = links.iter().map(|l| self.step(l, downward)).collect();
+        let steps: Vec<String> = if downward {
+            links.iter().map(|l| self.step_down(l)).collect()
+        } else {
+            // One lookup of a child row for all its links up, children in first-link order.
+            let mut children: Vec<usize> = Vec::new();
+            for link in links {
+                if !children.contains(&link.child) {
+                    children.push(link.child);
+                }
+            }
+            children
+                .into_iter()
+                .map(|child| {
+                    let from: Vec<&Link> = links.iter().filter(|l| l.child == child).collect();
+                    self.step_up(child, &from)
+                })
+                .collect()
+        };
         format!(
             "{name}(t, k) AS ({start} UNION SELECT e.t, e.k FROM {name} d CROSS JOIN LATERAL ({}) e)",
             steps.join(" UNION ALL ")
@@ -305,14 +362,34 @@ mod tests {
         assert!(sql.starts_with("WITH RECURSIVE down(t, k) AS (SELECT 0::int"));
         assert!(sql
             .contains("FROM \"public\".\"customers\" AS \"customers\" WHERE (customers.id < 10)"));
-        // down: from a customer (t = 0) to its accounts (t = 1)
-        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_id\") = (p.\"id\") WHERE d.t = 0 AND (p.\"id\") = ((d.k[1])::bigint)"));
-        // up: from an account (t = 1) to its customer (t = 0)
-        assert!(sql.contains("kept(t, k) AS (SELECT t, k FROM down UNION SELECT e.t, e.k FROM kept d CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_id\") = (p.\"id\") WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)) e)"));
+        // down: from a customer (t = 0) to its accounts (t = 1), by the customer's key itself
+        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" c WHERE d.t = 0 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
+        // up: from an account (t = 1), looked up once, to its customer (t = 0)
+        assert!(sql.contains("kept(t, k) AS (SELECT t, k FROM down UNION SELECT e.t, e.k FROM kept d CROSS JOIN LATERAL (SELECT u.t, u.k FROM \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"customer_id\")) u WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)) e)"));
         assert_eq!(
             bank().member(1, "t"),
             "(t.\"id\") IN (SELECT (m.k[1])::bigint FROM kept m WHERE m.t = 1)"
         );
+    }
+
+    #[test]
+    fn a_link_to_other_columns_than_the_key_joins_the_parent_and_a_child_is_looked_up_once() {
+        let mut closure = bank();
+        closure.tables.push(table("cards"));
+        // accounts (1) reference customers (0) by the customer's number, not its key; cards
+        // (2) reference accounts by key and customers by key.
+        let by = |child, column: &str, parent, parent_column: &str| Link {
+            child,
+            columns: vec![column.into()],
+            parent,
+            parent_columns: vec![parent_column.into()],
+        };
+        closure.down = vec![by(1, "customer_no", 0, "number")];
+        closure.up = vec![by(2, "account_id", 1, "id"), by(2, "holder_id", 0, "id")];
+        let sql = closure.with_clause();
+        assert!(sql.contains("FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_no\") = (p.\"number\") WHERE d.t = 0 AND (p.\"id\") = ((d.k[1])::bigint)"));
+        assert_eq!(sql.matches("FROM \"public\".\"cards\" c").count(), 1);
+        assert!(sql.contains("CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" p WHERE (p.\"id\") = (c.\"account_id\") UNION ALL SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"holder_id\")) u WHERE d.t = 2 AND (c.\"id\") = ((d.k[1])::bigint)"));
     }
 
     #[test]
