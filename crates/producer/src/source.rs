@@ -16,7 +16,7 @@ use crate::reply::{PageReply, Reply};
 use crate::subset::{Members, MembersAsk, SubsetFile, Subsets};
 use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableRef, Target};
+use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableInfo, TableRef, Target};
 use maskbus_policy::schema_check;
 use maskbus_protocol::MAX_ROW_BYTES;
 use maskbus_protocol::{ErrorCode, ErrorReply, KeyCursor, Snapshot, MAX_KEY_VALUE_BYTES, VERSION};
@@ -68,6 +68,10 @@ pub struct Source {
     pool: PgPool,
     policy: Arc<Policy>,
     shapes: Mutex<HashMap<String, Shape>>,
+    /// The catalog of the policy's schemas as last read, for the shapes still to be built:
+    /// one catalog read for all of a pass's tables instead of one per table. Cleared with the
+    /// shapes, and read again when a table is not in it (created since).
+    catalog: Mutex<Option<Vec<TableInfo>>>,
     /// The subsets this producer defines.
     subsets: Option<Subsets>,
     /// The fingerprint of the schema last served: when it changes, the shapes are read again.
@@ -237,6 +241,7 @@ impl Source {
             pool,
             policy,
             shapes: Mutex::new(HashMap::new()),
+            catalog: Mutex::new(None),
             subsets: None,
             schema_seen: Mutex::new(None),
             unfit: HashMap::new(),
@@ -280,7 +285,7 @@ impl Source {
             if seen.is_some() {
                 tracing::info!("the served schema changed: tables are read again from the catalog");
             }
-            self.shapes.lock().await.clear();
+            self.forget_shapes().await;
             *seen = Some(fingerprint.to_string());
         }
     }
@@ -288,6 +293,22 @@ impl Source {
     /// Forgets every entity's shape: the next use reads it again from the catalog.
     pub(crate) async fn forget_shapes(&self) {
         self.shapes.lock().await.clear();
+        *self.catalog.lock().await = None;
+    }
+
+    /// `table` as the catalog has it: from the last read of the policy's schemas, or from a new
+    /// read of them when it is not there (the first use, a table created since).
+    async fn table_info(&self, table: &TableRef) -> Result<Option<TableInfo>, PgError> {
+        let mut catalog = self.catalog.lock().await;
+        if let Some(info) = catalog.iter().flatten().find(|t| &t.table == table) {
+            return Ok(Some(info.clone()));
+        }
+        let client = self.client().await?;
+        let read =
+            maskbus_pg::catalog::tables(&self.target, &client, &self.policy.schemas()).await?;
+        let info = read.iter().find(|t| &t.table == table).cloned();
+        *catalog = Some(read);
+        Ok(info)
     }
 
     pub fn policy(&self) -> &Policy {
@@ -348,8 +369,8 @@ impl Source {
             .on(&entity));
         }
         let table = TableRef::parse(&entity);
-        let client = self.client().await?;
-        let info = maskbus_pg::catalog::table(&self.target, &client, &table)
+        let info = self
+            .table_info(&table)
             .await
             .map_err(|e| Refusal::from(e).on(&entity))?
             .ok_or_else(|| {
