@@ -298,16 +298,26 @@ impl Source {
 
     /// `table` as the catalog has it: from the last read of the policy's schemas, or from a new
     /// read of them when it is not there (the first use, a table created since).
+    /// The lock is not held while a connection is taken or the catalog read: no request waits
+    /// on it holding a connection another needs.
     async fn table_info(&self, table: &TableRef) -> Result<Option<TableInfo>, PgError> {
-        let mut catalog = self.catalog.lock().await;
-        if let Some(info) = catalog.iter().flatten().find(|t| &t.table == table) {
-            return Ok(Some(info.clone()));
+        let known = |catalog: &Option<Vec<TableInfo>>| {
+            catalog
+                .iter()
+                .flatten()
+                .find(|t| &t.table == table)
+                .cloned()
+        };
+        if let Some(info) = known(&*self.catalog.lock().await) {
+            return Ok(Some(info));
         }
         let client = self.client().await?;
         let read =
             maskbus_pg::catalog::tables(&self.target, &client, &self.policy.schemas()).await?;
-        let info = read.iter().find(|t| &t.table == table).cloned();
-        *catalog = Some(read);
+        drop(client);
+        let read = Some(read);
+        let info = known(&read);
+        *self.catalog.lock().await = read;
         Ok(info)
     }
 
