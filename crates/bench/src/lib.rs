@@ -16,7 +16,8 @@ use futures_util::StreamExt;
 use maskbus_pg::Target;
 use std::time::{Duration, Instant};
 
-/// Starts `maskbus run --config CONFIG [extra]` with warnings only on stderr.
+/// Starts `maskbus run --config CONFIG [extra]` with warnings only on stderr, or the filter
+/// `MASKBUS_BENCH_LOG` names (`debug`, say, for the agents' own timings of a run).
 pub fn spawn_agent(
     maskbus: &str,
     config: &str,
@@ -26,7 +27,10 @@ pub fn spawn_agent(
     std::process::Command::new(maskbus)
         .args(["run", "--config", config])
         .args(extra)
-        .env("MASKBUS_LOG", "warn")
+        .env(
+            "MASKBUS_LOG",
+            std::env::var("MASKBUS_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::inherit())
         .spawn()

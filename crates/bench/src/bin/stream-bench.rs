@@ -165,10 +165,27 @@ const UPDATES: i64 = 3;
 const BUMP: &str = "100000000";
 const BUMPED: &str = "50000000";
 
+/// The times of one big update, from the start of its `UPDATE`.
+#[derive(Clone, Copy)]
+struct Update {
+    /// To its commit on the source (what the writer waits for).
+    committed: Duration,
+    /// To the last of its rows applied.
+    applied: Duration,
+}
+
+/// The medians of a few updates: both figures, each its own median.
+fn medians(updates: &[Update]) -> Update {
+    Update {
+        committed: maskbus_bench::median(updates.iter().map(|u| u.committed).collect()),
+        applied: maskbus_bench::median(updates.iter().map(|u| u.applied).collect()),
+    }
+}
+
 /// Updates transactions `first..first + BIG_UPDATE` in one source transaction (committed
 /// synchronously), then waits until `applied` (a database holding transactions) shows every
-/// one of them: the time from the write to the last row applied.
-async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Duration> {
+/// one of them: the time from the write to its commit and to the last row applied.
+async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Update> {
     let writer = source.connect().await?;
     writer.batch_execute("SET synchronous_commit = on").await?;
     let reader = applied.connect().await?;
@@ -180,6 +197,7 @@ async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Dur
             &[&first, &last],
         )
         .await?;
+    let committed = started.elapsed();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let done: i64 = reader
@@ -190,7 +208,10 @@ async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Dur
             .await?
             .get(0);
         if done == BIG_UPDATE {
-            return Ok(started.elapsed());
+            return Ok(Update {
+                committed,
+                applied: started.elapsed(),
+            });
         }
         anyhow::ensure!(
             Instant::now() < deadline,
@@ -205,7 +226,7 @@ async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Dur
 /// that cannot stay on its page writes every index; no foreign keys, which an unchanged key
 /// does not check) subscribed through pgoutput on the same server. The slot is made first: a subscription cannot make its slot on its
 /// own server in the same command.
-async fn pgoutput_update(url: &str, source: &Target, first: i64) -> Result<Duration> {
+async fn pgoutput_update(url: &str, source: &Target, first: i64) -> Result<Update> {
     let subscriber = fresh_database(url, "mbb_stream_sub").await?;
     let sub = subscriber.connect().await?;
     sub.batch_execute(
@@ -243,7 +264,7 @@ async fn pgoutput_update(url: &str, source: &Target, first: i64) -> Result<Durat
         for n in 0..UPDATES {
             all.push(big_update(source, &subscriber, first + n * BIG_UPDATE).await?);
         }
-        anyhow::Ok(maskbus_bench::median(all))
+        anyhow::Ok(medians(&all))
     }
     .await;
     sub.batch_execute(
@@ -335,7 +356,7 @@ async fn main() -> Result<()> {
             for n in 0..UPDATES {
                 updates.push(big_update(&source, &target, 1 + n * BIG_UPDATE).await?);
             }
-            let update = maskbus_bench::median(updates);
+            let update = medians(&updates);
             anyhow::Ok((changes, update))
         }
         .await;
@@ -389,8 +410,10 @@ async fn main() -> Result<()> {
             "stream_300_customers_seconds": changes[2].0.as_secs_f64(),
             "source_300_customers_seconds": changes[2].1.as_secs_f64(),
             "update_rows": BIG_UPDATE,
-            "stream_update_seconds": update.as_secs_f64(),
-            "pgoutput_update_seconds": pgoutput.as_secs_f64(),
+            "stream_update_seconds": update.applied.as_secs_f64(),
+            "stream_update_commit_seconds": update.committed.as_secs_f64(),
+            "pgoutput_update_seconds": pgoutput.applied.as_secs_f64(),
+            "pgoutput_update_commit_seconds": pgoutput.committed.as_secs_f64(),
             "verify_seconds": verify.as_secs_f64(),
             "read_source_seconds": read_source.as_secs_f64(),
             "read_target_seconds": read_target.as_secs_f64(),
