@@ -155,9 +155,11 @@ impl<'a> Follower<'a> {
             self.plans = Some(plans);
             self.failed = failed;
         }
+        let asked = std::time::Instant::now();
         let batch = self
             .ask_changes(Some(state.applied), Some(join), wait)
             .await?;
+        let answered_ms = asked.elapsed().as_millis() as u64;
         let plans = self.plans.as_deref().unwrap_or_default();
         let mut report = RoundReport {
             caught_up: batch.transactions.is_empty() && !batch.more,
@@ -183,10 +185,17 @@ impl<'a> Follower<'a> {
             self.applier.forget_watermarks(&newly).await?;
             self.forgotten.extend(newly);
         }
+        let applying = std::time::Instant::now();
         report.rows = self
             .applier
             .apply(plans, &batch.transactions, &skip)
             .await?;
+        tracing::debug!(
+            answered_ms,
+            apply_ms = applying.elapsed().as_millis() as u64,
+            rows = report.rows,
+            "changes received and applied"
+        );
         report.transactions = batch.transactions.len() as u64;
         let mut touched: Vec<EntityPlan> = Vec::new();
         for set in batch.transactions.iter().flat_map(|t| &t.sets) {
