@@ -164,6 +164,27 @@ impl ChangeSlot {
             .collect()
     }
 
+    /// Where the source stands now, for deciding whether a look at the slot can find anything
+    /// the last one did not ([`Horizon::may_differ`]).
+    pub async fn horizon(&self, source: &Target, client: &Client) -> Result<Horizon, PgError> {
+        // Left to right: the snapshot is read before the insert position.
+        let row = client
+            .query_one(
+                "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text,
+                        pg_current_wal_flush_lsn()::text",
+                &[],
+            )
+            .await
+            .map_err(|e| {
+                source.query_error("reading the source's snapshot and WAL position", &e)
+            })?;
+        Ok(Horizon {
+            snapshot: row.get(0),
+            inserted: parse_lsn(source, row.get(1))?,
+            flushed: parse_lsn(source, row.get(2))?,
+        })
+    }
+
     /// How far the server has flushed WAL: every transaction that committed before it is what a
     /// peek started after this sees.
     pub async fn flushed(&self, source: &Target, client: &Client) -> Result<Lsn, PgError> {
@@ -314,6 +335,40 @@ pub async fn without_replica_identity(
         .collect())
 }
 
+/// The source's transactions and WAL at one moment, read before a look at the slot.
+///
+/// A look (a peek) returns the transactions whose commit is in the WAL flushed when it starts.
+/// Every commit enters the WAL before its transaction leaves the running set, so a commit that
+/// a look taken at `earlier` did not see (its record after the WAL flushed then) either
+/// - was written after `earlier.inserted`, by a transaction that was running (or had no
+///   transaction id yet) when `earlier.snapshot` was taken: it has left the running set since,
+///   so the snapshot differs; or
+/// - was in the WAL but not flushed yet (`earlier.flushed < earlier.inserted`): the flush
+///   position has moved since.
+///
+/// A look that may find nothing new is skipped; above all while one big transaction is being
+/// written, when each look would decode its WAL so far again (and slow the writer) to find no
+/// commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Horizon {
+    snapshot: String,
+    inserted: Lsn,
+    flushed: Lsn,
+}
+
+impl Horizon {
+    /// WAL flushed so far: what a look now reads up to at least.
+    pub fn flushed(&self) -> Lsn {
+        self.flushed
+    }
+
+    /// A look now may find a commit that a look taken at `earlier` did not.
+    pub fn may_differ(&self, earlier: &Horizon) -> bool {
+        self.snapshot != earlier.snapshot
+            || (earlier.flushed < earlier.inserted && self.flushed != earlier.flushed)
+    }
+}
+
 fn parse_lsn(source: &Target, text: &str) -> Result<Lsn, PgError> {
     text.parse().map_err(|e: maskbus_model::NotAnLsn| {
         source.refusal("reading a WAL position", e.to_string())
@@ -323,6 +378,30 @@ fn parse_lsn(source: &Target, text: &str) -> Result<Lsn, PgError> {
 #[cfg(test)]
 mod tests {
     use super::ChangeSlot;
+
+    #[test]
+    fn a_look_is_skipped_only_when_it_cannot_find_a_new_commit() {
+        use super::Horizon;
+        let at = |snapshot: &str, inserted: u64, flushed: u64| Horizon {
+            snapshot: snapshot.into(),
+            inserted: crate::pgoutput::Lsn(inserted),
+            flushed: crate::pgoutput::Lsn(flushed),
+        };
+        let idle = at("10:12:10,11", 500, 500);
+        // Nothing committed or began, everything was flushed: the same answer.
+        assert!(!at("10:12:10,11", 500, 500).may_differ(&idle));
+        // A big transaction being written: its WAL is flushed as it goes, no commit yet.
+        assert!(!at("10:12:10,11", 900, 800).may_differ(&idle));
+        // A transaction ended (it left the running set), or one began and may have ended.
+        assert!(at("10:12:10", 900, 900).may_differ(&idle));
+        assert!(at("11:13:11", 900, 900).may_differ(&idle));
+        assert!(at("10:13:10,11,12", 900, 900).may_differ(&idle));
+        // WAL not yet flushed at the earlier look (an asynchronous commit): a look once the
+        // flush position moves, not before.
+        let unflushed = at("10:12:10,11", 500, 400);
+        assert!(!at("10:12:10,11", 500, 400).may_differ(&unflushed));
+        assert!(at("10:12:10,11", 500, 450).may_differ(&unflushed));
+    }
 
     #[test]
     fn only_plain_names_reach_sql() {

@@ -32,8 +32,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use txn::{cells_of, has_unchanged, RowChange};
 
-/// How often a long poll looks at the slot again.
-const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+/// How often a long poll asks whether the source may have committed something new, the least
+/// wait between two looks at the slot.
+const POLL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The longest wait after a look at the slot before the next (the old fixed interval).
+const LOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How long an idle answer waits at most for the WAL flush to pass what was written before
 /// the question (three WAL writer delays at the default 200 ms, and room).
@@ -103,12 +107,30 @@ impl ChangeFeed {
                     // delays). An idle answer is only given once the flush has passed it, so
                     // "caught up" covers every commit made before the question.
                     let asked_at = self.slot.inserted(self.target(), client).await?;
-                    // A long poll: with nothing to send, look again every 50 ms until `wait` is
-                    // up (each look decodes only WAL written since the slot's restart point).
+                    // A long poll: with nothing to send, look again until `wait` is up. A look
+                    // decodes the WAL from the slot's restart point, which stays behind what
+                    // was confirmed until the server logs its running transactions (every 15 s
+                    // at most), and a look while a big transaction is being written decodes
+                    // all of it so far, for nothing, slowing the writer (twice as slow here).
+                    // So a look only happens when it may find a commit the last one did not
+                    // (`Horizon::may_differ`), and the wait after a look is as long as the look
+                    // took, up to `LOOK_PAUSE`. (A look's time is not all decoding: a peek
+                    // whose end falls inside a record waits for the WAL writer.)
                     let started = tokio::time::Instant::now();
                     let deadline = started + wait;
+                    let mut looked: Option<slot::Horizon> = None;
+                    let mut replies = Vec::new();
                     loop {
-                        let replies = self.follow(client, after.0, join.as_ref(), limit).await?;
+                        let horizon = self.slot.horizon(self.target(), client).await?;
+                        let mut pause = POLL;
+                        if looked.as_ref().is_none_or(|l| horizon.may_differ(l)) {
+                            let look = tokio::time::Instant::now();
+                            replies = self
+                                .follow(client, horizon.flushed(), after.0, join.as_ref(), limit)
+                                .await?;
+                            looked = Some(horizon);
+                            pause = look.elapsed().clamp(POLL, LOOK_PAUSE);
+                        }
                         let idle = replies.iter().all(|r| r.op == ChangeOp::None);
                         let flushed_past = replies.last().is_some_and(|r| r.through.0 >= asked_at);
                         let now = tokio::time::Instant::now();
@@ -116,7 +138,10 @@ impl ChangeFeed {
                         if !idle || (now >= deadline && flush_awaited) {
                             break Ok(replies);
                         }
-                        tokio::time::sleep(POLL).await;
+                        tokio::time::sleep(
+                            pause.min(deadline.saturating_duration_since(now).max(POLL)),
+                        )
+                        .await;
                     }
                 }
             }
@@ -188,16 +213,16 @@ impl ChangeFeed {
         Ok(())
     }
 
-    /// One look at the slot: the masked changes after `after` (confirmed already), whole
-    /// transactions, about `limit` rows at most.
+    /// One look at the slot, the WAL flushed up to `flushed` at least: the masked changes after
+    /// `after` (confirmed already), whole transactions, about `limit` rows at most.
     async fn follow(
         &self,
         client: &tokio_postgres::Client,
+        flushed: Lsn,
         after: Lsn,
         join: Option<&Snapshot>,
         limit: u32,
     ) -> Result<Vec<ChangeReply>, Refusal> {
-        let flushed = self.slot.flushed(self.target(), client).await?;
         // Passed-over transactions count against the peek too: ask for more than the budget.
         let peek_limit = (limit as i32).saturating_mul(2).saturating_add(64);
         let started = std::time::Instant::now();
