@@ -185,27 +185,6 @@ impl ChangeSlot {
         })
     }
 
-    /// How far the server has flushed WAL: every transaction that committed before it is what a
-    /// peek started after this sees.
-    pub async fn flushed(&self, source: &Target, client: &Client) -> Result<Lsn, PgError> {
-        let row = client
-            .query_one("SELECT pg_current_wal_flush_lsn()::text", &[])
-            .await
-            .map_err(|e| source.query_error("reading the WAL flush position", &e))?;
-        parse_lsn(source, row.get(0))
-    }
-
-    /// The WAL insert position: where the next record goes. A transaction committed before it
-    /// is in the WAL, but with `synchronous_commit = off` maybe not flushed yet, and decoding
-    /// reads only up to the flush position.
-    pub async fn inserted(&self, source: &Target, client: &Client) -> Result<Lsn, PgError> {
-        let row = client
-            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-            .await
-            .map_err(|e| source.query_error("reading the WAL insert position", &e))?;
-        parse_lsn(source, row.get(0))
-    }
-
     /// Moves the slot past `lsn`: the changes up to it are applied and the server may drop
     /// their WAL. A position the slot has passed already changes nothing (a consumer that
     /// confirms the same position twice, after a restart of either side).
@@ -357,9 +336,17 @@ pub struct Horizon {
 }
 
 impl Horizon {
-    /// WAL flushed so far: what a look now reads up to at least.
+    /// WAL flushed so far: every transaction that committed before it is what a look started
+    /// after this sees.
     pub fn flushed(&self) -> Lsn {
         self.flushed
+    }
+
+    /// The WAL insert position: where the next record goes. A transaction committed before it
+    /// is in the WAL, but with `synchronous_commit = off` maybe not flushed yet, and decoding
+    /// reads only up to the flush position.
+    pub fn inserted(&self) -> Lsn {
+        self.inserted
     }
 
     /// A look now may find a commit that a look taken at `earlier` did not.

@@ -106,7 +106,8 @@ impl ChangeFeed {
                     // source with `synchronous_commit = off` (by up to three WAL writer
                     // delays). An idle answer is only given once the flush has passed it, so
                     // "caught up" covers every commit made before the question.
-                    let asked_at = self.slot.inserted(self.target(), client).await?;
+                    let first = self.slot.horizon(self.target(), client).await?;
+                    let asked_at = first.inserted();
                     // A long poll: with nothing to send, look again until `wait` is up. A look
                     // decodes the WAL from the slot's restart point, which stays behind what
                     // was confirmed until the server logs its running transactions (every 15 s
@@ -119,9 +120,13 @@ impl ChangeFeed {
                     let started = tokio::time::Instant::now();
                     let deadline = started + wait;
                     let mut looked: Option<slot::Horizon> = None;
+                    let mut next = Some(first);
                     let mut replies = Vec::new();
                     loop {
-                        let horizon = self.slot.horizon(self.target(), client).await?;
+                        let horizon = match next.take() {
+                            Some(horizon) => horizon,
+                            None => self.slot.horizon(self.target(), client).await?,
+                        };
                         let mut pause = POLL;
                         if looked.as_ref().is_none_or(|l| horizon.may_differ(l)) {
                             let look = tokio::time::Instant::now();
