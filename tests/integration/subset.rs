@@ -315,6 +315,93 @@ async fn a_bank_subset_by_fraction_picks_the_same_rows_every_run() {
     assert_target_is_closure(&dbs, &policy, &expected, &[]).await;
 }
 
+/// The closure's fraction, however it is spelled in SQL, picks exactly the rows of the
+/// definition (`the keyed hash of the key below the fraction of 2^32`), on keys of integers
+/// (one and two columns, negative, the extremes), uuids and hostile text (quotes, commas,
+/// braces, spaces, `NULL`, empty), at the edges of the fraction.
+#[tokio::test]
+async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
+    use maskbus_pg::closure::{Closure, ClosureTable, Pick, Root};
+    use maskbus_pg::{KeyColumn, KeyDef, KeySource};
+    let dbs = TestDatabases::create("subset_fraction_keys", &["src"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(
+        "CREATE TABLE ints (id bigint PRIMARY KEY);
+         INSERT INTO ints SELECT g FROM generate_series(-3000, 3000) g;
+         INSERT INTO ints VALUES (9223372036854775807), (-9223372036854775808);
+         CREATE TABLE pairs (a integer, b smallint, PRIMARY KEY (a, b));
+         INSERT INTO pairs SELECT g % 97, g % 300 FROM generate_series(1, 6000) g ON CONFLICT DO NOTHING;
+         CREATE TABLE ids (id uuid PRIMARY KEY);
+         INSERT INTO ids SELECT md5(g::text)::uuid FROM generate_series(1, 3000) g;
+         CREATE TABLE names (id text PRIMARY KEY);
+         INSERT INTO names SELECT 'n' || g FROM generate_series(1, 2000) g;
+         INSERT INTO names VALUES (''), ('NULL'), ('null'), ('a,b'), ('{x}'), ('say \"hi\"'),
+             ('back\\slash'), (' lead'), ('tab	x'), ('é');",
+    )
+    .await
+    .unwrap();
+    let key = |columns: &[(&str, &str)]| KeyDef {
+        columns: columns
+            .iter()
+            .map(|(name, sql_type)| KeyColumn {
+                name: name.to_string(),
+                sql_type: sql_type.to_string(),
+            })
+            .collect(),
+        source: KeySource::PrimaryKey,
+    };
+    let tables = [
+        ("ints", key(&[("id", "bigint")])),
+        ("pairs", key(&[("a", "integer"), ("b", "smallint")])),
+        ("ids", key(&[("id", "uuid")])),
+        ("names", key(&[("id", "text")])),
+    ];
+    for (name, key) in tables {
+        let array: Vec<String> = key.names().iter().map(|c| format!("{c}::text")).collect();
+        let array = format!("ARRAY[{}]::text[]", array.join(", "));
+        for fraction in [0.0, 1e-9, 0.01, 0.37, 0.5, 0.999_999_999, 1.0] {
+            let closure = Closure {
+                tables: vec![ClosureTable {
+                    table: TableRef::new("public", name),
+                    key: key.clone(),
+                }],
+                roots: vec![Root {
+                    table: 0,
+                    pick: Pick::Fraction {
+                        fraction,
+                        seed: "s-1".into(),
+                    },
+                }],
+                down: vec![],
+                up: vec![],
+            };
+            let mut got: Vec<Vec<String>> = src
+                .query(&closure.kept_rows(), &[&1_000_000i64])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(1))
+                .collect();
+            let threshold = (fraction * 4_294_967_296.0f64).round() as i64;
+            let mut want: Vec<Vec<String>> = src
+                .query(
+                    &format!(
+                        "SELECT {array} FROM {name} WHERE ('x' || substr(md5('s-1:' || {array}::text), 1, 8))::bit(32)::bigint < $1"
+                    ),
+                    &[&threshold],
+                )
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{name} at {fraction}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn zoo_subsets_through_cycles_self_references_and_composite_keys() {
     let subsets_text = "\

@@ -206,6 +206,69 @@ impl KeyDef {
     pub fn is_constraint(&self) -> bool {
         self.source != KeySource::Policy
     }
+
+    /// Sorts `keys` (each in the server's text form, one value per key column) into the order
+    /// the server's `ORDER BY` of the key gives, and drops repeats, when every key column is of
+    /// a type whose order the text form carries without the server: `smallint`, `integer` and
+    /// `bigint` by value, `uuid` by its canonical lowercase text (the server compares a uuid's
+    /// bytes, which that text spells in order). Returns `false` and leaves `keys` as they came
+    /// for any other type (a collation, a domain, `numeric`'s scales: the server's to order),
+    /// or when a value does not read as its type.
+    pub fn sort_keys(&self, keys: &mut Vec<KeyCursor>) -> bool {
+        let mut sortable: Vec<(Vec<KeyCell<'_>>, usize)> = Vec::with_capacity(keys.len());
+        for (at, key) in keys.iter().enumerate() {
+            if key.len() != self.columns.len() {
+                return false;
+            }
+            let cells: Option<Vec<KeyCell<'_>>> = self
+                .columns
+                .iter()
+                .zip(key)
+                .map(|(column, value)| KeyCell::read(&column.sql_type, value))
+                .collect();
+            match cells {
+                Some(cells) => sortable.push((cells, at)),
+                None => return false,
+            }
+        }
+        sortable.sort_unstable();
+        sortable.dedup_by(|a, b| a.0 == b.0);
+        let order: Vec<usize> = sortable.into_iter().map(|(_, at)| at).collect();
+        let mut taken: Vec<Option<KeyCursor>> =
+            std::mem::take(keys).into_iter().map(Some).collect();
+        *keys = order
+            .into_iter()
+            .filter_map(|at| taken[at].take())
+            .collect();
+        true
+    }
+}
+
+/// One key value in a form that orders as the server orders its type (see
+/// [`KeyDef::sort_keys`]).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum KeyCell<'a> {
+    Int(i64),
+    Uuid(&'a str),
+}
+
+impl<'a> KeyCell<'a> {
+    fn read(sql_type: &str, value: &'a str) -> Option<Self> {
+        match sql_type {
+            "smallint" | "integer" | "bigint" => value.parse().ok().map(KeyCell::Int),
+            "uuid" if is_canonical_uuid(value) => Some(KeyCell::Uuid(value)),
+            _ => None,
+        }
+    }
+}
+
+/// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in lowercase hex: how the server prints a uuid.
+fn is_canonical_uuid(value: &str) -> bool {
+    value.len() == 36
+        && value.bytes().enumerate().all(|(at, b)| match at {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        })
 }
 
 /// A position in a table's key order: the key values of the last row seen, as text, in key
@@ -539,5 +602,76 @@ impl Role {
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod sort_keys_tests {
+    use super::*;
+
+    fn key(types: &[&str]) -> KeyDef {
+        KeyDef {
+            columns: types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| KeyColumn {
+                    name: format!("c{i}"),
+                    sql_type: t.to_string(),
+                })
+                .collect(),
+            source: KeySource::PrimaryKey,
+        }
+    }
+
+    fn cursors(keys: &[&[&str]]) -> Vec<KeyCursor> {
+        keys.iter()
+            .map(|k| k.iter().map(|v| v.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn integers_sort_by_value_not_by_text_and_repeats_go() {
+        let mut keys = cursors(&[&["10"], &["-3"], &["9"], &["10"], &["9223372036854775807"]]);
+        assert!(key(&["bigint"]).sort_keys(&mut keys));
+        assert_eq!(
+            keys,
+            cursors(&[&["-3"], &["9"], &["10"], &["9223372036854775807"]])
+        );
+    }
+
+    #[test]
+    fn composite_keys_sort_column_by_column() {
+        let mut keys = cursors(&[
+            &["2", "00000000-0000-0000-0000-00000000000a"],
+            &["1", "ffffffff-0000-0000-0000-000000000000"],
+            &["2", "00000000-0000-0000-0000-000000000009"],
+        ]);
+        assert!(key(&["integer", "uuid"]).sort_keys(&mut keys));
+        assert_eq!(
+            keys,
+            cursors(&[
+                &["1", "ffffffff-0000-0000-0000-000000000000"],
+                &["2", "00000000-0000-0000-0000-000000000009"],
+                &["2", "00000000-0000-0000-0000-00000000000a"],
+            ])
+        );
+    }
+
+    #[test]
+    fn other_types_and_unreadable_values_are_left_to_the_server() {
+        for (types, value) in [
+            (["text"], "b"),
+            (["numeric"], "1.50"),
+            (["money_domain"], "1"),
+            (["bigint"], "1e3"),
+            (["uuid"], "0000000A-0000-0000-0000-000000000000"),
+        ] {
+            let mut keys = cursors(&[&[value], &["a"]]);
+            let before = keys.clone();
+            assert!(!key(&types).sort_keys(&mut keys), "{types:?} {value}");
+            assert_eq!(keys, before);
+        }
+        let mut short = cursors(&[&["1"]]);
+        assert!(!key(&["bigint", "bigint"]).sort_keys(&mut short));
     }
 }

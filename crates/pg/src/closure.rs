@@ -93,11 +93,34 @@ fn typed_key(row: &str, key: &KeyDef) -> String {
         .join(", ")
 }
 
-/// The keyed hash of a key as a number in `0..2^32`, for fractions.
-fn key_hash(alias: &str, key: &KeyDef, seed: &str) -> String {
+/// A key as the text its keyed hash is taken of: the text of `ARRAY[a::text, ...]` (`{1,2}`).
+/// Spelled out for keys of integers, whose text never needs an array's quotes (the same text
+/// without building and printing an array for every row of the root table).
+fn key_text(alias: &str, key: &KeyDef) -> String {
+    let integers = key
+        .columns
+        .iter()
+        .all(|c| matches!(c.sql_type.as_str(), "smallint" | "integer" | "bigint"));
+    if !integers {
+        return format!("{}::text", key_array(alias, key));
+    }
+    let cells: Vec<String> = key
+        .columns
+        .iter()
+        .map(|c| format!("{alias}.{}::text", quote_ident(&c.name)))
+        .collect();
+    format!("'{{' || {} || '}}'", cells.join(" || ',' || "))
+}
+
+/// Whether a key's keyed hash, its md5's first 32 bits as a number in `0..2^32`, falls below
+/// `threshold`: those 32 bits as 8 lowercase hex digits compared as bytes with the threshold's.
+fn key_hash_below(alias: &str, key: &KeyDef, seed: &str, threshold: u64) -> String {
+    if threshold > u64::from(u32::MAX) {
+        return "true".into();
+    }
     format!(
-        "('x' || substr(md5('{seed}:' || {}::text), 1, 8))::bit(32)::bigint",
-        key_array(alias, key)
+        "substr(md5('{seed}:' || {}), 1, 8) COLLATE \"C\" < '{threshold:08x}'",
+        key_text(alias, key)
     )
 }
 
@@ -109,7 +132,7 @@ impl Closure {
             Pick::Condition(condition) => format!("({condition})"),
             Pick::Fraction { fraction, seed } => {
                 let threshold = (fraction.clamp(0.0, 1.0) * 4_294_967_296.0).round() as u64;
-                format!("{} < {threshold}", key_hash(&alias, &table.key, seed))
+                key_hash_below(&alias, &table.key, seed, threshold)
             }
         };
         format!(
@@ -400,8 +423,9 @@ mod tests {
             seed: "s1".into(),
         };
         let sql = closure.with_clause();
-        assert!(sql.contains("md5('s1:' || ARRAY[\"customers\".\"id\"::text]::text[]::text)"));
-        assert!(sql.contains("::bit(32)::bigint < 1073741824"));
+        assert!(sql.contains(
+            "substr(md5('s1:' || '{' || \"customers\".\"id\"::text || '}'), 1, 8) COLLATE \"C\" < '40000000'"
+        ));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{plan, Outside, Planned, SubsetFile};
 use crate::source::{Refusal, Source};
-use maskbus_pg::closure::check_condition;
+use maskbus_pg::closure::{check_condition, ClosureTable};
 use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
 use maskbus_protocol::{ErrorCode, KeyCursor};
 use std::collections::HashMap;
@@ -121,6 +121,39 @@ pub(crate) struct KeptTable {
     /// A key's hash and its index in `keys`; a hash met twice keeps its first index (the
     /// other key then falls back to the closure's filter: slower, never wrong).
     positions: HashMap<u64, u32>,
+}
+
+/// `keys` of `table` in its pages' order, one entry a key, as the server sorts them.
+async fn keys_in_key_order(
+    client: &tokio_postgres::Client,
+    table: &ClosureTable,
+    keys: Vec<KeyCursor>,
+) -> Result<Vec<KeyCursor>, tokio_postgres::Error> {
+    let mut arrays: Vec<Vec<String>> =
+        vec![Vec::with_capacity(keys.len()); table.key.columns.len()];
+    for key in keys {
+        for (array, value) in arrays.iter_mut().zip(key) {
+            array.push(value);
+        }
+    }
+    let sql = maskbus_pg::statements::keys_in_key_order(&table.table, &table.key);
+    let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
+        .iter()
+        .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect();
+    let mut keys: Vec<KeyCursor> = client
+        .query(&sql, &params)
+        .await?
+        .iter()
+        .filter_map(|row| {
+            (0..table.key.columns.len())
+                .map(|i| row.get::<_, Option<String>>(i))
+                .collect::<Option<KeyCursor>>()
+        })
+        .collect();
+    // A key the policy names need not be unique: one entry a key, in order.
+    keys.dedup();
+    Ok(keys)
 }
 
 fn key_hash(key: &KeyCursor) -> u64 {
@@ -332,50 +365,31 @@ impl Subsets {
             );
             return Ok(None);
         }
-        let mut found: HashMap<usize, Vec<Vec<String>>> = HashMap::new();
+        let mut found: HashMap<usize, Vec<KeyCursor>> = HashMap::new();
         for row in &rows {
             let at: i32 = row.get(0);
             let key: Vec<Option<String>> = row.get(1);
             // A key with a NULL names no row (keys are NOT NULL): nothing to read by it.
-            if let Some(key) = key.into_iter().collect::<Option<Vec<String>>>() {
-                let arrays = found.entry(at as usize).or_default();
-                arrays.resize(key.len(), Vec::new());
-                for (array, value) in arrays.iter_mut().zip(key) {
-                    array.push(value);
-                }
+            if let Some(key) = key.into_iter().collect::<Option<KeyCursor>>() {
+                found.entry(at as usize).or_default().push(key);
             }
         }
         drop(rows);
         let mut tables = HashMap::new();
         let mut held = 0;
         for (at, table) in planned.closure.tables.iter().enumerate() {
-            let arrays = found.remove(&at).unwrap_or_default();
-            let keys: Vec<KeyCursor> = if arrays.is_empty() {
-                Vec::new()
-            } else if arrays.len() != table.key.columns.len() {
+            let mut keys = found.remove(&at).unwrap_or_default();
+            if keys.iter().any(|k| k.len() != table.key.columns.len()) {
                 // Not the table's key as planned: its pages filter by the closure.
                 continue;
-            } else {
-                let sql = maskbus_pg::statements::keys_in_key_order(&table.table, &table.key);
-                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = arrays
-                    .iter()
-                    .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
-                    .collect();
-                let mut keys: Vec<KeyCursor> = client
-                    .query(&sql, &params)
+            }
+            // Keys of integers or uuids are put in the pages' order here; others by the
+            // server, which knows their collations and operator classes.
+            if !keys.is_empty() && !table.key.sort_keys(&mut keys) {
+                keys = keys_in_key_order(&client, table, keys)
                     .await
-                    .map_err(failed)?
-                    .iter()
-                    .filter_map(|row| {
-                        (0..table.key.columns.len())
-                            .map(|i| row.get::<_, Option<String>>(i))
-                            .collect::<Option<KeyCursor>>()
-                    })
-                    .collect();
-                // A key the policy names need not be unique: one entry a key, in order.
-                keys.dedup();
-                keys
-            };
+                    .map_err(failed)?;
+            }
             held += keys.len();
             if held > KEPT_KEYS_BUDGET {
                 tracing::info!(
