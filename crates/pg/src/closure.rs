@@ -1,14 +1,15 @@
 //! The SQL of a subset's closure: which rows of each table a referentially complete subset
 //! holds, computed on the source in one statement.
 //!
-//! Two recursive CTEs over rows `(t, k)`: `t` a table's index in [`Closure::tables`], `k` its
-//! key as text.
-//! - `down` starts from the roots (a condition, or a keyed-hash fraction of the key) and follows
-//!   the "down" foreign keys from parent to child: the accounts of kept customers, their cards,
-//!   their transactions.
-//! - `kept` starts from `down` and follows every foreign key from child to parent, so every
-//!   foreign key of a kept row holds. Rows pulled in as parents bring their own parents, never
-//!   their children (else one shared parent would pull in all of production).
+//! One recursive CTE `rel` over rows `(t, k, s)`: `t` a table's index in [`Closure::tables`],
+//! `k` its key as text, `s` how the row came in. `kept` is its rows `(t, k)` without repeats.
+//! - Roots (`s = 0`, a condition or a keyed-hash fraction of the key) and the rows found from
+//!   them along the "down" foreign keys, from parent to child (`s = 1`: the accounts of kept
+//!   customers, their cards, their transactions), are followed down.
+//! - Every kept row's foreign keys must hold, so its parents come in too (`s = 2`) and, in
+//!   turn, their own parents, never their children (else one shared parent would pull in all
+//!   of production). A row found going down names its parents in the same step, from the child
+//!   row just read; a root or a parent is looked up once by its key for them.
 //!
 //! `UNION` (not `UNION ALL`) drops a row met twice, so cycles and self-references end. Each
 //! step is a `LATERAL` branch per foreign key, probing the parent's key (always indexed) or
@@ -17,6 +18,12 @@
 
 use crate::model::{KeyDef, TableRef};
 use crate::quote_ident;
+
+/// How a row of `rel` came in (its `s`): a root, found going down from a root, or a parent of a
+/// kept row.
+const ROOT: u8 = 0;
+const FOUND: u8 = 1;
+const PARENT: u8 = 2;
 
 /// One table of the closure, with the key its rows are named by.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,17 +143,43 @@ impl Closure {
             }
         };
         format!(
-            "SELECT {}::int AS t, {} AS k FROM {} AS {alias} WHERE {filter}",
+            "SELECT {}::int AS t, {} AS k, {ROOT} AS s FROM {} AS {alias} WHERE {filter}",
             root.table,
             key_array(&alias, &table.key),
             table.table.sql(),
         )
     }
 
-    /// One step down along `link`: from a kept row `d` of the parent to the child rows that
-    /// reference it. When the link references the parent's key itself (the usual foreign key
-    /// to a primary key), the child's columns are matched to `d`'s key directly: `d` was read
-    /// from the parent in this statement, so joining the parent again would find only `d`.
+    /// The links up from `child`, in their order.
+    fn up_from(&self, child: usize) -> Vec<&Link> {
+        self.up.iter().filter(|l| l.child == child).collect()
+    }
+
+    /// The parents of child row `c` along `links` (all of them from `c`'s table), each read
+    /// as `alias` by the link's columns: rows `(t, k, s)` with `s = 2`.
+    fn parents(&self, links: &[&Link], alias: &str) -> Vec<String> {
+        links
+            .iter()
+            .map(|link| {
+                let parent = &self.tables[link.parent];
+                format!(
+                    "SELECT {}::int AS t, {} AS k, {PARENT} AS s FROM {} {alias} WHERE ({}) = ({})",
+                    link.parent,
+                    key_array(alias, &parent.key),
+                    parent.table.sql(),
+                    cells(alias, &link.parent_columns),
+                    cells("c", &link.columns),
+                )
+            })
+            .collect()
+    }
+
+    /// One step down along `link`: from a row `d` of the parent that goes down (a root, or a
+    /// row found going down) to the child rows that reference it, each with its parents along
+    /// the links up from the child, read from the child row in hand. When the link
+    /// references the parent's key itself (the usual foreign key to a primary key), the
+    /// child's columns are matched to `d`'s key directly: `d` was read from the parent in this
+    /// statement, so joining the parent again would find only `d`.
     fn step_down(&self, link: &Link) -> String {
         let (parent, child) = (&self.tables[link.parent], &self.tables[link.child]);
         let by_parent_key = parent.key.names() == link.parent_columns;
@@ -167,84 +200,73 @@ impl Closure {
                 key_row("p", &parent.key),
             )
         };
-        format!(
-            "SELECT {}::int AS t, {} AS k FROM {from} WHERE d.t = {} AND ({matched}) = ({})",
+        let found = format!(
+            "{}::int AS t, {} AS k, {FOUND} AS s",
             link.child,
-            key_array("c", &child.key),
+            key_array("c", &child.key)
+        );
+        let ups = self.up_from(link.child);
+        let (select, from) = if ups.is_empty() {
+            (found, from)
+        } else {
+            let mut rows = vec![format!("SELECT {found}")];
+            rows.extend(self.parents(&ups, "q"));
+            (
+                "x.t, x.k, x.s".to_string(),
+                format!("{from} CROSS JOIN LATERAL ({}) x", rows.join(" UNION ALL ")),
+            )
+        };
+        format!(
+            "SELECT {select} FROM {from} WHERE d.t = {} AND d.s <> {PARENT} AND ({matched}) = ({})",
             link.parent,
             typed_key("d", &parent.key),
         )
     }
 
-    /// One step up from a kept row `d` of `child` along every link in `links` (all of them
-    /// from `child`): the child row is looked up once by its key, then each parent it
-    /// references by that link's columns.
+    /// One step up from a root or a parent `d` of `child` along every link in `links` (all of
+    /// them from `child`): the child row is looked up once by its key, then each parent it
+    /// references by that link's columns. (A row found going down named its parents already.)
     fn step_up(&self, child: usize, links: &[&Link]) -> String {
-        let parents: Vec<String> = links
-            .iter()
-            .map(|link| {
-                let parent = &self.tables[link.parent];
-                format!(
-                    "SELECT {}::int AS t, {} AS k FROM {} p WHERE ({}) = ({})",
-                    link.parent,
-                    key_array("p", &parent.key),
-                    parent.table.sql(),
-                    cells("p", &link.parent_columns),
-                    cells("c", &link.columns),
-                )
-            })
-            .collect();
         format!(
-            "SELECT u.t, u.k FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child} AND ({}) = ({})",
+            "SELECT u.t, u.k, u.s FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child} AND d.s <> {FOUND} AND ({}) = ({})",
             self.tables[child].table.sql(),
-            parents.join(" UNION ALL "),
+            self.parents(links, "p").join(" UNION ALL "),
             key_row("c", &self.tables[child].key),
             typed_key("d", &self.tables[child].key),
         )
     }
 
-    fn recursive(&self, name: &str, start: String, links: &[Link], downward: bool) -> String {
-        if links.is_empty() {
-            return format!("{name}(t, k) AS ({start})");
-        }
-        let steps: Vec<String> = if downward {
-            links.iter().map(|l| self.step_down(l)).collect()
-        } else {
-            // One lookup of a child row for all its links up, children in first-link order.
-            let mut children: Vec<usize> = Vec::new();
-            for link in links {
-                if !children.contains(&link.child) {
-                    children.push(link.child);
-                }
-            }
-            children
-                .into_iter()
-                .map(|child| {
-                    let from: Vec<&Link> = links.iter().filter(|l| l.child == child).collect();
-                    self.step_up(child, &from)
-                })
-                .collect()
-        };
-        format!(
-            "{name}(t, k) AS ({start} UNION SELECT e.t, e.k FROM {name} d CROSS JOIN LATERAL ({}) e)",
-            steps.join(" UNION ALL ")
-        )
-    }
-
-    /// `WITH RECURSIVE down(t, k) AS (...), kept(t, k) AS (...)`: to stand before a query that
-    /// reads `kept`.
+    /// `WITH RECURSIVE rel(t, k, s) AS (...), kept(t, k) AS (...)`: to stand before a query
+    /// that reads `kept`.
     pub fn with_clause(&self) -> String {
         let roots: Vec<String> = self.roots.iter().map(|r| self.root_select(r)).collect();
         let roots = if roots.is_empty() {
-            "SELECT NULL::int AS t, NULL::text[] AS k WHERE false".to_string()
+            "SELECT NULL::int AS t, NULL::text[] AS k, NULL::int AS s WHERE false".to_string()
         } else {
             roots.join(" UNION ")
         };
-        format!(
-            "WITH RECURSIVE {}, {}",
-            self.recursive("down", roots, &self.down, true),
-            self.recursive("kept", "SELECT t, k FROM down".into(), &self.up, false),
-        )
+        let mut steps: Vec<String> = self.down.iter().map(|l| self.step_down(l)).collect();
+        // One lookup of a child row for all its links up, children in first-link order.
+        let mut children: Vec<usize> = Vec::new();
+        for link in &self.up {
+            if !children.contains(&link.child) {
+                children.push(link.child);
+            }
+        }
+        steps.extend(
+            children
+                .into_iter()
+                .map(|child| self.step_up(child, &self.up_from(child))),
+        );
+        let rel = if steps.is_empty() {
+            format!("rel(t, k, s) AS ({roots})")
+        } else {
+            format!(
+                "rel(t, k, s) AS ({roots} UNION SELECT e.t, e.k, e.s FROM rel d CROSS JOIN LATERAL ({}) e)",
+                steps.join(" UNION ALL ")
+            )
+        };
+        format!("WITH RECURSIVE {rel}, kept(t, k) AS (SELECT DISTINCT t, k FROM rel)")
     }
 
     /// The same closure cut down to what can decide which rows of `table` are kept: the
@@ -382,13 +404,15 @@ mod tests {
     #[test]
     fn the_closure_goes_down_from_the_roots_then_up_from_every_kept_row() {
         let sql = bank().with_clause();
-        assert!(sql.starts_with("WITH RECURSIVE down(t, k) AS (SELECT 0::int"));
+        assert!(sql.starts_with("WITH RECURSIVE rel(t, k, s) AS (SELECT 0::int AS t, ARRAY[\"customers\".\"id\"::text]::text[] AS k, 0 AS s"));
         assert!(sql
             .contains("FROM \"public\".\"customers\" AS \"customers\" WHERE (customers.id < 10)"));
-        // down: from a customer (t = 0) to its accounts (t = 1), by the customer's key itself
-        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" c WHERE d.t = 0 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
-        // up: from an account (t = 1), looked up once, to its customer (t = 0)
-        assert!(sql.contains("kept(t, k) AS (SELECT t, k FROM down UNION SELECT e.t, e.k FROM kept d CROSS JOIN LATERAL (SELECT u.t, u.k FROM \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"customer_id\")) u WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)) e)"));
+        // down: from a customer (t = 0) that goes down to its accounts (t = 1), by the
+        // customer's key itself, each with its customer read from the account in hand
+        assert!(sql.contains("SELECT x.t, x.k, x.s FROM \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s UNION ALL SELECT 0::int AS t, ARRAY[q.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" q WHERE (q.\"id\") = (c.\"customer_id\")) x WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
+        // up: from a root or a parent account (t = 1), looked up once, to its customer (t = 0)
+        assert!(sql.contains(" UNION ALL SELECT u.t, u.k, u.s FROM \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"customer_id\")) u WHERE d.t = 1 AND d.s <> 1 AND (c.\"id\") = ((d.k[1])::bigint)) e)"));
+        assert!(sql.ends_with("kept(t, k) AS (SELECT DISTINCT t, k FROM rel)"));
         assert_eq!(
             bank().member(1, "t"),
             "(t.\"id\") IN (SELECT (m.k[1])::bigint FROM kept m WHERE m.t = 1)"
@@ -410,9 +434,9 @@ mod tests {
         closure.down = vec![by(1, "customer_no", 0, "number")];
         closure.up = vec![by(2, "account_id", 1, "id"), by(2, "holder_id", 0, "id")];
         let sql = closure.with_clause();
-        assert!(sql.contains("FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_no\") = (p.\"number\") WHERE d.t = 0 AND (p.\"id\") = ((d.k[1])::bigint)"));
+        assert!(sql.contains("FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_no\") = (p.\"number\") WHERE d.t = 0 AND d.s <> 2 AND (p.\"id\") = ((d.k[1])::bigint)"));
         assert_eq!(sql.matches("FROM \"public\".\"cards\" c").count(), 1);
-        assert!(sql.contains("CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"accounts\" p WHERE (p.\"id\") = (c.\"account_id\") UNION ALL SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"holder_id\")) u WHERE d.t = 2 AND (c.\"id\") = ((d.k[1])::bigint)"));
+        assert!(sql.contains("CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"accounts\" p WHERE (p.\"id\") = (c.\"account_id\") UNION ALL SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"holder_id\")) u WHERE d.t = 2 AND d.s <> 1 AND (c.\"id\") = ((d.k[1])::bigint)"));
     }
 
     #[test]
@@ -478,6 +502,7 @@ mod tests {
         closure.up.clear();
         let sql = closure.with_clause();
         assert!(!sql.contains("LATERAL"));
-        assert!(sql.ends_with("kept(t, k) AS (SELECT t, k FROM down)"));
+        assert!(sql.starts_with("WITH RECURSIVE rel(t, k, s) AS (SELECT 0::int"));
+        assert!(sql.ends_with("0 AS s FROM \"public\".\"customers\" AS \"customers\" WHERE (customers.id < 10)), kept(t, k) AS (SELECT DISTINCT t, k FROM rel)"));
     }
 }
