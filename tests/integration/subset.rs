@@ -395,9 +395,25 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
                 .iter()
                 .map(|r| r.get(0))
                 .collect();
+            // The producer's way: the roots in a statement of their own, then the rest.
+            let roots = src
+                .query(&closure.root_rows(), &[&1_000_000i64])
+                .await
+                .unwrap();
+            let tables: Vec<i32> = roots.iter().map(|r| r.get(0)).collect();
+            let keys: Vec<String> = roots.iter().map(|r| r.get(1)).collect();
+            let mut from_roots: Vec<Vec<String>> = src
+                .query(&closure.kept_rows_from(), &[&1_000_000i64, &tables, &keys])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(1))
+                .collect();
             got.sort();
             want.sort();
+            from_roots.sort();
             assert_eq!(got, want, "{name} at {fraction}");
+            assert_eq!(from_roots, want, "{name} at {fraction}, roots given");
         }
     }
 }

@@ -239,12 +239,41 @@ impl Closure {
     /// `WITH RECURSIVE rel(t, k, s) AS (...), kept(t, k) AS (...)`: to stand before a query
     /// that reads `kept`.
     pub fn with_clause(&self) -> String {
+        self.with_roots(self.roots_union())
+    }
+
+    /// The roots' rows `(t, k, s)`, each once.
+    fn roots_union(&self) -> String {
         let roots: Vec<String> = self.roots.iter().map(|r| self.root_select(r)).collect();
-        let roots = if roots.is_empty() {
+        if roots.is_empty() {
             "SELECT NULL::int AS t, NULL::text[] AS k, NULL::int AS s WHERE false".to_string()
         } else {
             roots.join(" UNION ")
-        };
+        }
+    }
+
+    /// The roots alone, at most `$1` of them, as rows `(t int, k text)` (`k` an array's text,
+    /// `{1}`), for [`Self::kept_rows_from`]: a statement of its own, which the server may scan
+    /// in parallel (a recursive statement it never does).
+    pub fn root_rows(&self) -> String {
+        format!(
+            "SELECT r.t, r.k::text FROM ({}) r LIMIT $1",
+            self.roots_union()
+        )
+    }
+
+    /// [`Self::kept_rows`] from roots given as parameters, `$2 int[]` the tables and `$3 text[]`
+    /// the keys as [`Self::root_rows`] printed them: at most `$1` kept rows `(t, k)`.
+    pub fn kept_rows_from(&self) -> String {
+        format!(
+            "{} SELECT t, k FROM kept LIMIT $1",
+            self.with_roots(format!(
+                "SELECT r.t, r.k::text[] AS k, {ROOT} AS s FROM unnest($2::int[], $3::text[]) AS r(t, k)"
+            ))
+        )
+    }
+
+    fn with_roots(&self, roots: String) -> String {
         let mut steps: Vec<String> = self.down.iter().map(|l| self.step_down(l)).collect();
         // One lookup of a child row for all its links up, children in first-link order.
         let mut children: Vec<usize> = Vec::new();

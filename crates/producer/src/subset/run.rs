@@ -340,7 +340,7 @@ impl Subsets {
         name: &str,
         planned: &Planned,
     ) -> Result<KeptWindow, Refusal> {
-        let client = source.client().await?;
+        let mut client = source.client().await?;
         let started = std::time::Instant::now();
         let failed = |e: tokio_postgres::Error| {
             Refusal::from(
@@ -350,20 +350,44 @@ impl Subsets {
             )
             .subset(name)
         };
-        let rows = client
-            .query(
-                &planned.closure.kept_rows(),
-                &[&(KEPT_KEYS_BUDGET as i64 + 1)],
-            )
-            .await
-            .map_err(failed)?;
-        if rows.len() > KEPT_KEYS_BUDGET {
+        let over_budget = || {
             tracing::info!(
                 subset = name,
                 budget = KEPT_KEYS_BUDGET,
                 "the subset keeps more keys than the producer holds; its pages filter by the closure"
             );
-            return Ok(None);
+            Ok(None)
+        };
+        let budget = KEPT_KEYS_BUDGET as i64 + 1;
+        // The roots first, in a statement of their own: the server may scan a root table in
+        // parallel there (never inside the recursive one). The planner prices md5 like an
+        // addition, so a fraction's scan is told that workers are worth starting.
+        let tx = client.transaction().await.map_err(failed)?;
+        tx.batch_execute("SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0")
+            .await
+            .map_err(failed)?;
+        let roots = tx
+            .query(&planned.closure.root_rows(), &[&budget])
+            .await
+            .map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        if roots.len() > KEPT_KEYS_BUDGET {
+            return over_budget();
+        }
+        let (root_tables, root_keys): (Vec<i32>, Vec<String>) = roots
+            .iter()
+            .filter_map(|r| Some((r.get::<_, i32>(0), r.get::<_, Option<String>>(1)?)))
+            .unzip();
+        drop(roots);
+        let rows = client
+            .query(
+                &planned.closure.kept_rows_from(),
+                &[&budget, &root_tables, &root_keys],
+            )
+            .await
+            .map_err(failed)?;
+        if rows.len() > KEPT_KEYS_BUDGET {
+            return over_budget();
         }
         let mut found: HashMap<usize, Vec<KeyCursor>> = HashMap::new();
         for row in &rows {
