@@ -418,6 +418,72 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
     }
 }
 
+/// A key the policy names may repeat: every row of a kept key is shipped, so the parents of
+/// every one of them are kept, not only of the row the step down happened to read.
+#[tokio::test]
+async fn the_parents_of_every_row_of_a_repeated_policy_key_are_kept() {
+    use maskbus_pg::closure::{Closure, ClosureTable, Link, Pick, Root};
+    use maskbus_pg::{KeyColumn, KeyDef, KeySource};
+    let dbs = TestDatabases::create("subset_repeated_key", &["src"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(
+        "CREATE TABLE parent (id bigint PRIMARY KEY);
+         CREATE TABLE other (id bigint PRIMARY KEY);
+         CREATE TABLE child (code text NOT NULL, parent_id bigint NOT NULL REFERENCES parent,
+             other_id bigint NOT NULL REFERENCES other);
+         INSERT INTO parent VALUES (1), (2); INSERT INTO other VALUES (10), (20);
+         INSERT INTO child VALUES ('A', 1, 10), ('A', 2, 20);",
+    )
+    .await
+    .unwrap();
+    let key = |name: &str, sql_type: &str, source| KeyDef {
+        columns: vec![KeyColumn {
+            name: name.into(),
+            sql_type: sql_type.into(),
+        }],
+        source,
+    };
+    let table = |name: &str, key| ClosureTable {
+        table: TableRef::new("public", name),
+        key,
+    };
+    let link = |column: &str, parent| Link {
+        child: 2,
+        columns: vec![column.into()],
+        parent,
+        parent_columns: vec!["id".into()],
+    };
+    let closure = Closure {
+        tables: vec![
+            table("parent", key("id", "bigint", KeySource::PrimaryKey)),
+            table("other", key("id", "bigint", KeySource::PrimaryKey)),
+            table("child", key("code", "text", KeySource::Policy)),
+        ],
+        roots: vec![Root {
+            table: 0,
+            pick: Pick::Condition("parent.id = 1".into()),
+        }],
+        down: vec![link("parent_id", 0)],
+        up: vec![link("parent_id", 0), link("other_id", 1)],
+    };
+    let mut kept: Vec<(i32, Vec<String>)> = src
+        .query(&closure.kept_rows(), &[&100i64])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    kept.sort();
+    let want: Vec<(i32, Vec<String>)> = vec![
+        (0, vec!["1".into()]),
+        (0, vec!["2".into()]),
+        (1, vec!["10".into()]),
+        (1, vec!["20".into()]),
+        (2, vec!["A".into()]),
+    ];
+    assert_eq!(kept, want);
+}
+
 #[tokio::test]
 async fn zoo_subsets_through_cycles_self_references_and_composite_keys() {
     let subsets_text = "\

@@ -9,7 +9,8 @@
 //! - Every kept row's foreign keys must hold, so its parents come in too (`s = 2`) and, in
 //!   turn, their own parents, never their children (else one shared parent would pull in all
 //!   of production). A row found going down names its parents in the same step, from the child
-//!   row just read; a root or a parent is looked up once by its key for them.
+//!   row just read; a root or a parent is looked up once by its key for them (and so is a row
+//!   found going down whose key the policy names: several rows may share it).
 //!
 //! `UNION` (not `UNION ALL`) drops a row met twice, so cycles and self-references end. Each
 //! step is a `LATERAL` branch per foreign key, probing the parent's key (always indexed) or
@@ -205,7 +206,13 @@ impl Closure {
             link.child,
             key_array("c", &child.key)
         );
-        let ups = self.up_from(link.child);
+        // A key named in the policy need not be unique: the child row in hand is then one of
+        // several with its key, so its parents are left to the step up, which reads them all.
+        let ups = if child.key.is_constraint() {
+            self.up_from(link.child)
+        } else {
+            Vec::new()
+        };
         let (select, from) = if ups.is_empty() {
             (found, from)
         } else {
@@ -225,11 +232,19 @@ impl Closure {
 
     /// One step up from a root or a parent `d` of `child` along every link in `links` (all of
     /// them from `child`): the child row is looked up once by its key, then each parent it
-    /// references by that link's columns. (A row found going down named its parents already.)
+    /// references by that link's columns. (A row found going down named its parents already,
+    /// unless its key is one the policy names, which may repeat: every row of that key then.)
     fn step_up(&self, child: usize, links: &[&Link]) -> String {
+        let rows = &self.tables[child];
+        // Rows found going down named their parents, unless their key may repeat.
+        let which = if rows.key.is_constraint() {
+            format!(" AND d.s <> {FOUND}")
+        } else {
+            String::new()
+        };
         format!(
-            "SELECT u.t, u.k, u.s FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child} AND d.s <> {FOUND} AND ({}) = ({})",
-            self.tables[child].table.sql(),
+            "SELECT u.t, u.k, u.s FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child}{which} AND ({}) = ({})",
+            rows.table.sql(),
             self.parents(links, "p").join(" UNION ALL "),
             key_row("c", &self.tables[child].key),
             typed_key("d", &self.tables[child].key),
@@ -522,6 +537,17 @@ mod tests {
             (vec![link(2, 2)], vec![link(2, 2)])
         );
         assert_eq!(staff.roots[0].table, 2);
+    }
+
+    #[test]
+    fn rows_of_a_key_that_may_repeat_are_looked_up_for_their_parents() {
+        let mut closure = bank();
+        closure.tables[1].key.source = KeySource::Policy;
+        let sql = closure.with_clause();
+        // down to accounts without their parents inline ...
+        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s FROM \"public\".\"accounts\" c WHERE d.t = 0 AND d.s <> 2"));
+        // ... and up from every account row, found going down or not
+        assert!(sql.contains("u WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)"));
     }
 
     #[test]

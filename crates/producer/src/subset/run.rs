@@ -115,7 +115,8 @@ const KEPT_WINDOWS: usize = 3;
 type Window = (String, String);
 
 /// The keys a subset keeps of one table in one window, in the order the table's pages read it
-/// (the server sorted them with the pages' own `ORDER BY`), and where each one stands.
+/// (as the pages' own `ORDER BY` sorts them: `KeyDef::sort_keys`, or the server), and where
+/// each one stands.
 pub(crate) struct KeptTable {
     keys: Vec<KeyCursor>,
     /// A key's hash and its index in `keys`; a hash met twice keeps its first index (the
@@ -332,8 +333,8 @@ impl Subsets {
         })
     }
 
-    /// The whole closure of subset `name`, once, then each table's kept keys sorted by the
-    /// server in its pages' order; `None` over [`KEPT_KEYS_BUDGET`].
+    /// The whole closure of subset `name`, once (its roots first, then the rest from them),
+    /// then each table's kept keys in its pages' order; `None` over [`KEPT_KEYS_BUDGET`].
     async fn compute_kept(
         &self,
         source: &Source,
