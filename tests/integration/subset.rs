@@ -315,6 +315,41 @@ async fn a_bank_subset_by_fraction_picks_the_same_rows_every_run() {
     assert_target_is_closure(&dbs, &policy, &expected, &[]).await;
 }
 
+/// A key of `columns` (name, type) from `source`.
+fn key_def(columns: &[(&str, &str)], source: maskbus_pg::KeySource) -> maskbus_pg::KeyDef {
+    maskbus_pg::KeyDef {
+        columns: columns
+            .iter()
+            .map(|(name, sql_type)| maskbus_pg::KeyColumn {
+                name: name.to_string(),
+                sql_type: sql_type.to_string(),
+            })
+            .collect(),
+        source,
+    }
+}
+
+/// The kept rows `(t, k)` of `closure` on `client` as the producer computes them (the roots in
+/// a statement of their own, then the rest from them), sorted.
+async fn kept_rows(
+    client: &Client,
+    closure: &maskbus_pg::closure::Closure,
+) -> Vec<(i32, Vec<String>)> {
+    let limit = 1_000_000i64;
+    let roots = client.query(&closure.root_rows(), &[&limit]).await.unwrap();
+    let tables: Vec<i32> = roots.iter().map(|r| r.get(0)).collect();
+    let keys: Vec<String> = roots.iter().map(|r| r.get(1)).collect();
+    let mut kept: Vec<(i32, Vec<String>)> = client
+        .query(&closure.kept_rows_from(), &[&limit, &tables, &keys])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    kept.sort();
+    kept
+}
+
 /// The closure's fraction, however it is spelled in SQL, picks exactly the rows of the
 /// definition (`the keyed hash of the key below the fraction of 2^32`), on keys of integers
 /// (one and two columns, negative, the extremes), uuids and hostile text (quotes, commas,
@@ -322,7 +357,7 @@ async fn a_bank_subset_by_fraction_picks_the_same_rows_every_run() {
 #[tokio::test]
 async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
     use maskbus_pg::closure::{Closure, ClosureTable, Pick, Root};
-    use maskbus_pg::{KeyColumn, KeyDef, KeySource};
+    use maskbus_pg::KeySource::PrimaryKey;
     let dbs = TestDatabases::create("subset_fraction_keys", &["src"]).await;
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(
@@ -340,21 +375,14 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
     )
     .await
     .unwrap();
-    let key = |columns: &[(&str, &str)]| KeyDef {
-        columns: columns
-            .iter()
-            .map(|(name, sql_type)| KeyColumn {
-                name: name.to_string(),
-                sql_type: sql_type.to_string(),
-            })
-            .collect(),
-        source: KeySource::PrimaryKey,
-    };
     let tables = [
-        ("ints", key(&[("id", "bigint")])),
-        ("pairs", key(&[("a", "integer"), ("b", "smallint")])),
-        ("ids", key(&[("id", "uuid")])),
-        ("names", key(&[("id", "text")])),
+        ("ints", key_def(&[("id", "bigint")], PrimaryKey)),
+        (
+            "pairs",
+            key_def(&[("a", "integer"), ("b", "smallint")], PrimaryKey),
+        ),
+        ("ids", key_def(&[("id", "uuid")], PrimaryKey)),
+        ("names", key_def(&[("id", "text")], PrimaryKey)),
     ];
     for (name, key) in tables {
         let array: Vec<String> = key.names().iter().map(|c| format!("{c}::text")).collect();
@@ -375,13 +403,6 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
                 down: vec![],
                 up: vec![],
             };
-            let mut got: Vec<Vec<String>> = src
-                .query(&closure.kept_rows(), &[&1_000_000i64])
-                .await
-                .unwrap()
-                .iter()
-                .map(|r| r.get(1))
-                .collect();
             let threshold = (fraction * 4_294_967_296.0f64).round() as i64;
             let mut want: Vec<Vec<String>> = src
                 .query(
@@ -395,25 +416,13 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
                 .iter()
                 .map(|r| r.get(0))
                 .collect();
-            // The producer's way: the roots in a statement of their own, then the rest.
-            let roots = src
-                .query(&closure.root_rows(), &[&1_000_000i64])
-                .await
-                .unwrap();
-            let tables: Vec<i32> = roots.iter().map(|r| r.get(0)).collect();
-            let keys: Vec<String> = roots.iter().map(|r| r.get(1)).collect();
-            let mut from_roots: Vec<Vec<String>> = src
-                .query(&closure.kept_rows_from(), &[&1_000_000i64, &tables, &keys])
-                .await
-                .unwrap()
-                .iter()
-                .map(|r| r.get(1))
-                .collect();
-            got.sort();
             want.sort();
-            from_roots.sort();
+            let got: Vec<Vec<String>> = kept_rows(&src, &closure)
+                .await
+                .into_iter()
+                .map(|(_, k)| k)
+                .collect();
             assert_eq!(got, want, "{name} at {fraction}");
-            assert_eq!(from_roots, want, "{name} at {fraction}, roots given");
         }
     }
 }
@@ -423,7 +432,7 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
 #[tokio::test]
 async fn the_parents_of_every_row_of_a_repeated_policy_key_are_kept() {
     use maskbus_pg::closure::{Closure, ClosureTable, Link, Pick, Root};
-    use maskbus_pg::{KeyColumn, KeyDef, KeySource};
+    use maskbus_pg::KeySource;
     let dbs = TestDatabases::create("subset_repeated_key", &["src"]).await;
     let src = connect(&dbs.url("src")).await;
     src.batch_execute(
@@ -436,13 +445,6 @@ async fn the_parents_of_every_row_of_a_repeated_policy_key_are_kept() {
     )
     .await
     .unwrap();
-    let key = |name: &str, sql_type: &str, source| KeyDef {
-        columns: vec![KeyColumn {
-            name: name.into(),
-            sql_type: sql_type.into(),
-        }],
-        source,
-    };
     let table = |name: &str, key| ClosureTable {
         table: TableRef::new("public", name),
         key,
@@ -455,9 +457,12 @@ async fn the_parents_of_every_row_of_a_repeated_policy_key_are_kept() {
     };
     let closure = Closure {
         tables: vec![
-            table("parent", key("id", "bigint", KeySource::PrimaryKey)),
-            table("other", key("id", "bigint", KeySource::PrimaryKey)),
-            table("child", key("code", "text", KeySource::Policy)),
+            table(
+                "parent",
+                key_def(&[("id", "bigint")], KeySource::PrimaryKey),
+            ),
+            table("other", key_def(&[("id", "bigint")], KeySource::PrimaryKey)),
+            table("child", key_def(&[("code", "text")], KeySource::Policy)),
         ],
         roots: vec![Root {
             table: 0,
@@ -466,14 +471,6 @@ async fn the_parents_of_every_row_of_a_repeated_policy_key_are_kept() {
         down: vec![link("parent_id", 0)],
         up: vec![link("parent_id", 0), link("other_id", 1)],
     };
-    let mut kept: Vec<(i32, Vec<String>)> = src
-        .query(&closure.kept_rows(), &[&100i64])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
-    kept.sort();
     let want: Vec<(i32, Vec<String>)> = vec![
         (0, vec!["1".into()]),
         (0, vec!["2".into()]),
@@ -481,7 +478,7 @@ async fn the_parents_of_every_row_of_a_repeated_policy_key_are_kept() {
         (1, vec!["20".into()]),
         (2, vec!["A".into()]),
     ];
-    assert_eq!(kept, want);
+    assert_eq!(kept_rows(&src, &closure).await, want);
 }
 
 #[tokio::test]

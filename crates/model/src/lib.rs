@@ -197,6 +197,13 @@ pub struct KeyColumn {
     pub sql_type: String,
 }
 
+impl KeyColumn {
+    /// `smallint`, `integer` or `bigint`: the server prints its values as plain decimal numbers.
+    pub fn is_integer(&self) -> bool {
+        matches!(self.sql_type.as_str(), "smallint" | "integer" | "bigint")
+    }
+}
+
 impl KeyDef {
     pub fn names(&self) -> Vec<String> {
         self.columns.iter().map(|c| c.name.clone()).collect()
@@ -224,7 +231,7 @@ impl KeyDef {
                 .columns
                 .iter()
                 .zip(key)
-                .map(|(column, value)| KeyCell::read(&column.sql_type, value))
+                .map(|(column, value)| KeyCell::read(column, value))
                 .collect();
             match cells {
                 Some(cells) => sortable.push((cells, at)),
@@ -253,12 +260,11 @@ enum KeyCell<'a> {
 }
 
 impl<'a> KeyCell<'a> {
-    fn read(sql_type: &str, value: &'a str) -> Option<Self> {
-        match sql_type {
-            "smallint" | "integer" | "bigint" => value.parse().ok().map(KeyCell::Int),
-            "uuid" if is_canonical_uuid(value) => Some(KeyCell::Uuid(value)),
-            _ => None,
+    fn read(column: &KeyColumn, value: &'a str) -> Option<Self> {
+        if column.is_integer() {
+            return value.parse().ok().map(KeyCell::Int);
         }
+        (column.sql_type == "uuid" && is_canonical_uuid(value)).then_some(KeyCell::Uuid(value))
     }
 }
 

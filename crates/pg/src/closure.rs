@@ -81,14 +81,17 @@ fn cells(alias: &str, columns: &[String]) -> String {
         .join(", ")
 }
 
-/// `ARRAY[a."id"::text, ...]`: a row's key as the closure names it.
-fn key_array(alias: &str, key: &KeyDef) -> String {
-    let cells: Vec<String> = key
-        .columns
+/// `a."id"::text, ...`: each key column of row `alias` as text.
+fn text_cells(alias: &str, key: &KeyDef) -> Vec<String> {
+    key.columns
         .iter()
         .map(|c| format!("{alias}.{}::text", quote_ident(&c.name)))
-        .collect();
-    format!("ARRAY[{}]::text[]", cells.join(", "))
+        .collect()
+}
+
+/// `ARRAY[a."id"::text, ...]`: a row's key as the closure names it.
+fn key_array(alias: &str, key: &KeyDef) -> String {
+    format!("ARRAY[{}]::text[]", text_cells(alias, key).join(", "))
 }
 
 /// `(d.k[1])::bigint, (d.k[2])::text`: a closure row's key cast back to the key's types.
@@ -105,19 +108,13 @@ fn typed_key(row: &str, key: &KeyDef) -> String {
 /// Spelled out for keys of integers, whose text never needs an array's quotes (the same text
 /// without building and printing an array for every row of the root table).
 fn key_text(alias: &str, key: &KeyDef) -> String {
-    let integers = key
-        .columns
-        .iter()
-        .all(|c| matches!(c.sql_type.as_str(), "smallint" | "integer" | "bigint"));
-    if !integers {
+    if !key.columns.iter().all(|c| c.is_integer()) {
         return format!("{}::text", key_array(alias, key));
     }
-    let cells: Vec<String> = key
-        .columns
-        .iter()
-        .map(|c| format!("{alias}.{}::text", quote_ident(&c.name)))
-        .collect();
-    format!("'{{' || {} || '}}'", cells.join(" || ',' || "))
+    format!(
+        "'{{' || {} || '}}'",
+        text_cells(alias, key).join(" || ',' || ")
+    )
 }
 
 /// Whether a key's keyed hash, its md5's first 32 bits as a number in `0..2^32`, falls below
@@ -246,8 +243,8 @@ impl Closure {
             "SELECT u.t, u.k, u.s FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child}{which} AND ({}) = ({})",
             rows.table.sql(),
             self.parents(links, "p").join(" UNION ALL "),
-            key_row("c", &self.tables[child].key),
-            typed_key("d", &self.tables[child].key),
+            key_row("c", &rows.key),
+            typed_key("d", &rows.key),
         )
     }
 
@@ -277,8 +274,10 @@ impl Closure {
         )
     }
 
-    /// [`Self::kept_rows`] from roots given as parameters, `$2 int[]` the tables and `$3 text[]`
-    /// the keys as [`Self::root_rows`] printed them: at most `$1` kept rows `(t, k)`.
+    /// Every kept row as `(t, k)`, at most `$1` of them, from roots given as parameters (`$2
+    /// int[]` the tables, `$3 text[]` the keys as [`Self::root_rows`] printed them): the rest
+    /// of the closure in one statement, which a producer runs once per pass and then reads the
+    /// kept rows by key.
     pub fn kept_rows_from(&self) -> String {
         format!(
             "{} SELECT t, k FROM kept LIMIT $1",
@@ -364,12 +363,6 @@ impl Closure {
             key_row(alias, &self.tables[table].key),
             typed_key("m", &self.tables[table].key),
         )
-    }
-
-    /// Every kept row as `(t, k)`, at most `$1` of them: the whole closure in one statement,
-    /// which a producer runs once per pass and then reads the kept rows by key.
-    pub fn kept_rows(&self) -> String {
-        format!("{} SELECT t, k FROM kept LIMIT $1", self.with_clause())
     }
 
     /// How many rows of each table the subset holds: rows `(t, count)`.
