@@ -179,6 +179,12 @@ fn init_tracing() -> LogFormat {
         Ok(directive) => filter.add_directive(directive),
         Err(_) => filter,
     };
+    // The replication client logs the server's own error text when its stream ends: maskbus
+    // reports that end itself, by SQLSTATE (`maskbus_pg::walsender`).
+    let filter = match "pgwire_replication=off".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     let requested = std::env::var("MASKBUS_LOG_FORMAT").ok();
     let format = log_format(requested.as_deref());
     let builder = tracing_subscriber::fmt()

@@ -9,8 +9,8 @@
 //! Modules: `endpoint` (a URL shown without its password), `pool` (a connection pool), `migrate`
 //! (versioned SQL applied once), `retry` (how transient failures are retried), `catalog` (the
 //! catalog read into the model), `statements` (the one place SQL over user tables is written),
-//! `bulk` (lifting and rebuilding indexes and keys, COPY rows), `slot` and `pgoutput` (logical
-//! replication: the slot, and its messages decoded), `closure` (a subset's closure as one
+//! `bulk` (lifting and rebuilding indexes and keys, COPY rows), `slot`, `walsender` and `pgoutput`
+//! (logical replication: the slot, read by SQL or by a walsender, and its messages decoded), `closure` (a subset's closure as one
 //! statement), `schema_read` (the schema objects of the policy's tables, from the catalog),
 //! `ddl` (the statements that create a served schema in an empty target), `testing` (throwaway
 //! databases, feature `testing`). The table-and-key model is
@@ -30,6 +30,7 @@ pub mod slot;
 pub mod statements;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod walsender;
 
 pub use deadpool_postgres;
 pub use endpoint::Endpoint;

@@ -188,7 +188,13 @@ impl ChangeSlot {
     /// Moves the slot past `lsn`: the changes up to it are applied and the server may drop
     /// their WAL. A position the slot has passed already changes nothing (a consumer that
     /// confirms the same position twice, after a restart of either side).
+    /// The slot is free once the walsender of the last answer has exited, a moment after its
+    /// connection closed: a slot still in use is waited for, up to [`RELEASE_WAIT`].
     pub async fn advance(&self, source: &Target, client: &Client, lsn: Lsn) -> Result<(), PgError> {
+        once_released(|| self.advance_now(source, client, lsn)).await
+    }
+
+    async fn advance_now(&self, source: &Target, client: &Client, lsn: Lsn) -> Result<(), PgError> {
         client
             .query(
                 "SELECT pg_replication_slot_advance(slot_name, $2::text::pg_lsn)
@@ -235,6 +241,15 @@ impl ChangeSlot {
     }
 
     async fn drop_both(&self, source: &Target, client: &Client) -> Result<(), PgError> {
+        once_released(|| self.drop_slot_now(source, client)).await?;
+        client
+            .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.name))
+            .await
+            .map_err(|e| source.query_error(format!("dropping publication {}", self.name), &e))?;
+        Ok(())
+    }
+
+    async fn drop_slot_now(&self, source: &Target, client: &Client) -> Result<(), PgError> {
         client
             .execute(
                 "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1",
@@ -242,11 +257,33 @@ impl ChangeSlot {
             )
             .await
             .map_err(|e| source.query_error(format!("dropping replication slot {}", self.name), &e))?;
-        client
-            .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.name))
-            .await
-            .map_err(|e| source.query_error(format!("dropping publication {}", self.name), &e))?;
         Ok(())
+    }
+}
+
+/// How long a slot in use is waited for before `advance` or `drop` gives up: a walsender exits
+/// within milliseconds of its client; a slot still in use after this is read by someone else.
+pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs `step` until the slot is not in use (SQLSTATE 55006), for up to [`RELEASE_WAIT`].
+async fn once_released<F, Fut>(mut step: F) -> Result<(), PgError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), PgError>>,
+{
+    let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
+    let mut pause = std::time::Duration::from_millis(2);
+    loop {
+        match step().await {
+            Err(e)
+                if e.sqlstate() == Some(crate::walsender::SLOT_IN_USE)
+                    && tokio::time::Instant::now() + pause < deadline =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            done => return done,
+        }
     }
 }
 

@@ -184,7 +184,10 @@ impl Drop for TestDatabases {
             std::mem::take(&mut self.names),
             // A replication slot a failed test left on its source would keep the database
             // (and WAL) forever: slots go first.
-            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+            "SELECT pg_terminate_backend(active_pid, 5000) FROM pg_replication_slots
+              WHERE '\"' || replace(database::text, '\"', '\"\"') || '\"' = '{}'
+                AND active_pid IS NOT NULL;
+             SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
               WHERE '\"' || replace(database::text, '\"', '\"\"') || '\"' = '{}';
              DROP DATABASE IF EXISTS {} WITH (FORCE)",
         );

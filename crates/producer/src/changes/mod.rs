@@ -15,7 +15,11 @@
 //! masked key it stored). An update of a key is a delete of the old key and an upsert of the
 //! new row. A row whose change left a TOASTed value out is read from the source by its key.
 
+mod backlog;
 mod txn;
+
+use backlog::Backlog;
+use std::sync::atomic::Ordering;
 
 pub use txn::{visible_in, Transaction};
 
@@ -23,7 +27,8 @@ use crate::page_cut::row_json_len;
 use crate::reply::{ChangeReply, Reply};
 use crate::source::{Refusal, Shape, Source};
 use maskbus_mask::MaskedRow;
-use maskbus_pg::slot::{self, ChangeSlot};
+use maskbus_pg::slot::{self, ChangeSlot, SlotChange};
+use maskbus_pg::walsender::{self, SlotStream};
 use maskbus_pg::{PgError, TableRef, Target};
 use maskbus_protocol::{
     ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_BYTES, MAX_PAGE_ROWS, VERSION,
@@ -51,6 +56,41 @@ pub struct ChangeFeed {
     slot: ChangeSlot,
     source: Arc<Source>,
     client: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
+    /// Read the slot over a replication connection; off for good once the source refuses one.
+    walsender: std::sync::atomic::AtomicBool,
+    /// The walsender, while a consumer follows (taken after `client`, never before).
+    live: Arc<tokio::sync::Mutex<Option<Live>>>,
+}
+
+/// An open walsender and what it sent that the consumer has not confirmed.
+struct Live {
+    stream: SlotStream,
+    backlog: Backlog,
+    /// When an answer last read it.
+    used: tokio::time::Instant,
+}
+
+/// How long a walsender no answer reads stays open.
+const IDLE_CLOSE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A change request being answered.
+struct Question<'a> {
+    /// What the consumer has committed (the slot stands there).
+    after: Lsn,
+    /// The snapshot the consumer's copy was taken with: transactions it saw are passed over.
+    join: Option<&'a Snapshot>,
+    /// About this many rows at most.
+    limit: u32,
+    /// How long to wait for a change before an idle answer.
+    wait: std::time::Duration,
+    /// The source's WAL insert position when the question came: an idle answer stands past it.
+    asked_at: Lsn,
+}
+
+/// How many messages one look reads for a budget of `limit` rows: passed-over transactions
+/// count against it too.
+fn peek_limit(limit: u32) -> i32 {
+    (limit as i32).saturating_mul(2).saturating_add(64)
 }
 
 /// One set of changes: one entity, one operation, consecutive in its transaction.
@@ -72,6 +112,8 @@ impl ChangeFeed {
             slot: ChangeSlot::new(name)?,
             source,
             client: tokio::sync::Mutex::new(None),
+            walsender: std::sync::atomic::AtomicBool::new(true),
+            live: Arc::new(tokio::sync::Mutex::new(None)),
         })
     }
 
@@ -98,56 +140,63 @@ impl ChangeFeed {
                 None => guard.insert(self.target().connect().await?),
             };
             match after {
-                None => self.start(client).await,
+                None => {
+                    if let Some(live) = self.live.lock().await.take() {
+                        live.stream.close().await;
+                    }
+                    self.start(client).await
+                }
                 Some(after) => {
-                    self.confirm(client, after.0).await?;
+                    let mut live = self.live.lock().await;
+                    self.confirm(client, &mut live, after.0).await?;
                     // Every transaction committed before this request is in the WAL before
                     // this position; decoding reads only what is flushed, which lags it on a
                     // source with `synchronous_commit = off` (by up to three WAL writer
-                    // delays). An idle answer is only given once the flush has passed it, so
+                    // delays). An idle answer is only given once the stream stands past it, so
                     // "caught up" covers every commit made before the question.
                     let first = self.slot.horizon(self.target(), client).await?;
                     let asked_at = first.inserted();
-                    // A long poll: with nothing to send, look again until `wait` is up. A look
-                    // decodes the WAL from the slot's restart point, which stays behind what
-                    // was confirmed until the server logs its running transactions (every 15 s
-                    // at most), and a look while a big transaction is being written decodes
-                    // all of it so far, for nothing, slowing the writer (twice as slow here).
-                    // So a look only happens when it may find a commit the last one did not
-                    // (`Horizon::may_differ`), and the wait after a look is as long as the look
-                    // took, up to `LOOK_PAUSE`. (A look's time is not all decoding: a peek
-                    // whose end falls inside a record waits for the WAL writer.)
-                    let started = tokio::time::Instant::now();
-                    let deadline = started + wait;
-                    let mut looked: Option<slot::Horizon> = None;
-                    let mut next = Some(first);
-                    let mut replies = Vec::new();
-                    loop {
-                        let horizon = match next.take() {
-                            Some(horizon) => horizon,
-                            None => self.slot.horizon(self.target(), client).await?,
-                        };
-                        let mut pause = POLL;
-                        if looked.as_ref().is_none_or(|l| horizon.may_differ(l)) {
-                            let look = tokio::time::Instant::now();
-                            replies = self
-                                .follow(client, horizon.flushed(), after.0, join.as_ref(), limit)
-                                .await?;
-                            looked = Some(horizon);
-                            pause = look.elapsed().clamp(POLL, LOOK_PAUSE);
+                    let question = Question {
+                        after: after.0,
+                        join: join.as_ref(),
+                        limit,
+                        wait,
+                        asked_at,
+                    };
+                    if live.is_none() && self.walsender.load(Ordering::Relaxed) {
+                        match SlotStream::open(self.target(), &self.slot, after.0).await {
+                            Ok(stream) => {
+                                *live = Some(Live {
+                                    stream,
+                                    backlog: Backlog::new(after.0),
+                                    used: tokio::time::Instant::now(),
+                                })
+                            }
+                            Err(e) if walsender::not_permitted(&e) => {
+                                tracing::warn!(slot = self.slot.name(), refused = %e, "the source takes no replication connection from this role: the change stream reads the slot by SQL, which decodes its WAL again at every look (allow `replication` for the role in pg_hba.conf to stream it)");
+                                self.walsender.store(false, Ordering::Relaxed);
+                            }
+                            Err(e) => return Err(e.into()),
                         }
-                        let idle = replies.iter().all(|r| r.op == ChangeOp::None);
-                        let flushed_past = replies.last().is_some_and(|r| r.through.0 >= asked_at);
-                        let now = tokio::time::Instant::now();
-                        let flush_awaited = flushed_past || now >= started + FLUSH_GRACE;
-                        if !idle || (now >= deadline && flush_awaited) {
-                            break Ok(replies);
-                        }
-                        tokio::time::sleep(
-                            pause.min(deadline.saturating_duration_since(now).max(POLL)),
-                        )
-                        .await;
                     }
+                    let Some(open) = live.as_mut() else {
+                        return self.peek_poll(client, first, &question).await;
+                    };
+                    let streamed = self.stream_poll(open, &question).await;
+                    match &streamed {
+                        Ok(_) => {
+                            open.used = tokio::time::Instant::now();
+                            self.close_when_idle();
+                        }
+                        // Whatever broke, the next answer starts the stream again from what the
+                        // consumer has confirmed.
+                        Err(_) => {
+                            if let Some(broken) = live.take() {
+                                broken.stream.close().await;
+                            }
+                        }
+                    }
+                    streamed
                 }
             }
         }
@@ -161,6 +210,104 @@ impl ChangeFeed {
                 }
                 vec![refusal.into_reply()]
             }
+        }
+    }
+
+    /// A long poll on a walsender: each transaction arrives once, as its commit is decoded,
+    /// and is kept until the consumer confirms it. The answer goes as soon as whole
+    /// transactions are at hand and nothing more is (or about `limit` rows are); an idle answer
+    /// at `wait`, once the walsender has said it decoded past the question.
+    async fn stream_poll(
+        &self,
+        live: &mut Live,
+        question: &Question<'_>,
+    ) -> Result<Vec<ChangeReply>, Refusal> {
+        let budget = peek_limit(question.limit) as usize;
+        let started = tokio::time::Instant::now();
+        let deadline = started + question.wait;
+        let grace = started + FLUSH_GRACE;
+        loop {
+            let now = tokio::time::Instant::now();
+            let whole = live.backlog.whole();
+            if whole >= budget {
+                break;
+            }
+            let timeout = if whole > 0 {
+                std::time::Duration::ZERO
+            } else if now < deadline {
+                deadline - now
+            } else {
+                grace.saturating_duration_since(now)
+            };
+            match live.stream.next(timeout).await? {
+                Some(streamed) => {
+                    live.backlog.push(streamed);
+                    let now = tokio::time::Instant::now();
+                    if live.backlog.whole() == 0
+                        && now >= deadline
+                        && live.backlog.stands_at() >= question.asked_at
+                    {
+                        break;
+                    }
+                }
+                None => {
+                    if live.backlog.whole() > 0 || tokio::time::Instant::now() >= deadline {
+                        break;
+                    }
+                }
+            }
+        }
+        let (messages, whole) = live.backlog.served(budget);
+        tracing::debug!(
+            read_ms = started.elapsed().as_millis() as u64,
+            messages = messages.len(),
+            "changes streamed"
+        );
+        let stands_at = live.backlog.stands_at();
+        self.serve(messages, whole, stands_at, question).await
+    }
+
+    /// A long poll by SQL: with nothing to send, look at the slot again until `wait` is up.
+    async fn peek_poll(
+        &self,
+        client: &tokio_postgres::Client,
+        first: slot::Horizon,
+        question: &Question<'_>,
+    ) -> Result<Vec<ChangeReply>, Refusal> {
+        // A look decodes the WAL from the slot's restart point, which stays behind what was
+        // confirmed until the server logs its running transactions (every 15 s at most), and a
+        // look while a big transaction is being written decodes all of it so far, for nothing,
+        // slowing the writer (twice as slow here). So a look only happens when it may find a
+        // commit the last one did not (`Horizon::may_differ`), and the wait after a look is as
+        // long as the look took, up to `LOOK_PAUSE`. (A look's time is not all decoding: a peek
+        // whose end falls inside a record waits for the WAL writer.)
+        let started = tokio::time::Instant::now();
+        let deadline = started + question.wait;
+        let mut looked: Option<slot::Horizon> = None;
+        let mut next = Some(first);
+        let mut replies = Vec::new();
+        loop {
+            let horizon = match next.take() {
+                Some(horizon) => horizon,
+                None => self.slot.horizon(self.target(), client).await?,
+            };
+            let mut pause = POLL;
+            if looked.as_ref().is_none_or(|l| horizon.may_differ(l)) {
+                let look = tokio::time::Instant::now();
+                replies = self.follow(client, horizon.flushed(), question).await?;
+                looked = Some(horizon);
+                pause = look.elapsed().clamp(POLL, LOOK_PAUSE);
+            }
+            let idle = replies.iter().all(|r| r.op == ChangeOp::None);
+            let flushed_past = replies
+                .last()
+                .is_some_and(|r| r.through.0 >= question.asked_at);
+            let now = tokio::time::Instant::now();
+            let flush_awaited = flushed_past || now >= started + FLUSH_GRACE;
+            if !idle || (now >= deadline && flush_awaited) {
+                return Ok(replies);
+            }
+            tokio::time::sleep(pause.min(deadline.saturating_duration_since(now).max(POLL))).await;
         }
     }
 
@@ -193,7 +340,12 @@ impl ChangeFeed {
 
     /// Moves the slot to `after`, what the consumer has committed; `stream_lost` when the slot is
     /// gone or already past it.
-    async fn confirm(&self, client: &tokio_postgres::Client, after: Lsn) -> Result<(), Refusal> {
+    async fn confirm(
+        &self,
+        client: &tokio_postgres::Client,
+        live: &mut Option<Live>,
+        after: Lsn,
+    ) -> Result<(), Refusal> {
         let lost = |why: String| {
             Refusal::new(ErrorCode::StreamLost,
                 format!("{why}: changes after {after} may be missing; the consumer starts the stream again"),
@@ -214,26 +366,70 @@ impl ChangeFeed {
             }
             Some(_) => {}
         }
+        if let Some(open) = live.as_mut() {
+            if open.backlog.confirm(after) {
+                open.stream.acknowledge(after);
+                return Ok(());
+            }
+            // The walsender started after `after` (a consumer gone back): it starts again.
+            if let Some(behind) = live.take() {
+                behind.stream.close().await;
+            }
+        }
         self.slot.advance(self.target(), client, after).await?;
         Ok(())
     }
 
-    /// One look at the slot, the WAL flushed up to `flushed` at least: the masked changes after
-    /// `after` (confirmed already), whole transactions, about `limit` rows at most.
+    /// Closes the walsender once no answer has used it for [`IDLE_CLOSE`]: a slot read by no one
+    /// can be dropped (`maskbus slot drop`), and a consumer gone keeps no session open.
+    fn close_when_idle(&self) {
+        let live = Arc::clone(&self.live);
+        tokio::spawn(async move {
+            tokio::time::sleep(IDLE_CLOSE).await;
+            let mut guard = live.lock().await;
+            if guard
+                .as_ref()
+                .is_some_and(|open| open.used.elapsed() >= IDLE_CLOSE)
+            {
+                if let Some(idle) = guard.take() {
+                    idle.stream.close().await;
+                    tracing::debug!("the change stream's walsender closed: no request for a while");
+                }
+            }
+        });
+    }
+
+    /// One look at the slot by SQL, the WAL flushed up to `flushed` at least.
     async fn follow(
         &self,
         client: &tokio_postgres::Client,
         flushed: Lsn,
-        after: Lsn,
-        join: Option<&Snapshot>,
-        limit: u32,
+        question: &Question<'_>,
     ) -> Result<Vec<ChangeReply>, Refusal> {
-        // Passed-over transactions count against the peek too: ask for more than the budget.
-        let peek_limit = (limit as i32).saturating_mul(2).saturating_add(64);
+        let peek_limit = peek_limit(question.limit);
         let started = std::time::Instant::now();
         let peeked = self.slot.peek(self.target(), client, peek_limit).await?;
-        let peek_time = started.elapsed();
+        tracing::debug!(
+            peek_ms = started.elapsed().as_millis() as u64,
+            "slot peeked"
+        );
         let whole = (peeked.len() as i32) < peek_limit;
+        self.serve(peeked, whole, flushed, question).await
+    }
+
+    /// The masked changes of `peeked` (whole transactions, in commit order) after
+    /// `question.after` (confirmed already), about `limit` rows at most. `whole`: `peeked` holds
+    /// every transaction that committed before `stands_at`, so an answer that serves them all
+    /// stands there.
+    async fn serve(
+        &self,
+        peeked: Vec<SlotChange>,
+        whole: bool,
+        stands_at: Lsn,
+        question: &Question<'_>,
+    ) -> Result<Vec<ChangeReply>, Refusal> {
+        let (after, join, limit) = (question.after, question.join, question.limit);
+        let started = std::time::Instant::now();
         let transactions = txn::transactions(peeked)
             .map_err(|reason| Refusal::new(ErrorCode::SourceFailed, reason))?;
         let mut through = after;
@@ -279,16 +475,15 @@ impl ChangeFeed {
             sets_by_txn.push((transaction.end, sets));
         }
         tracing::debug!(
-            peek_ms = peek_time.as_millis() as u64,
-            mask_ms = (started.elapsed() - peek_time).as_millis() as u64,
+            mask_ms = started.elapsed().as_millis() as u64,
             rows,
-            "changes read"
+            "changes masked"
         );
         if whole && !cut {
-            // Everything committed before the flush position read above was in the peek: the
-            // stream stands there, so the slot lets go of the WAL before it (the source's other
-            // traffic too), and the next look decodes from there on.
-            through = through.max(flushed);
+            // Everything committed before `stands_at` was read: the stream stands there, so the
+            // slot lets go of the WAL before it (the source's other traffic too), and the next
+            // look decodes from there on.
+            through = through.max(stands_at);
         }
         Ok(with_closed(
             replies(sets_by_txn, through, cut || !whole),

@@ -1,0 +1,245 @@
+//! What a walsender has sent and the consumer has not yet confirmed: the pure half of a live
+//! replication stream.
+//!
+//! A walsender sends each transaction once, so the producer keeps it until the consumer
+//! confirms a position past its commit: an answer the consumer never got (a lost reply, a
+//! consumer killed mid-apply) is served again from here. A relation is described once per
+//! session, before its first change, so the descriptions of the transactions let go of are kept
+//! and served ahead of what is left.
+
+use maskbus_pg::pgoutput::{Lsn, Message};
+use maskbus_pg::slot::SlotChange;
+use maskbus_pg::walsender::Streamed;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The messages received after a position, and how far the walsender has decoded.
+#[derive(Debug)]
+pub struct Backlog {
+    /// Relation and type descriptions, as they stood before the first message kept.
+    described: BTreeMap<(bool, u32), SlotChange>,
+    messages: VecDeque<SlotChange>,
+    /// `messages[..complete]` are whole transactions.
+    complete: usize,
+    /// Every transaction committed after this is in `messages` or still to come.
+    from: Lsn,
+    /// The walsender has decoded up to here: every transaction committed before it is in
+    /// `messages[..complete]` or confirmed.
+    stands_at: Lsn,
+}
+
+impl Backlog {
+    /// The backlog of a stream started after `from`.
+    pub fn new(from: Lsn) -> Self {
+        Self {
+            described: BTreeMap::new(),
+            messages: VecDeque::new(),
+            complete: 0,
+            from,
+            stands_at: from,
+        }
+    }
+
+    pub fn push(&mut self, streamed: Streamed) {
+        match streamed {
+            Streamed::Change(change) => {
+                let commit = matches!(change.message, Message::Commit { .. });
+                self.messages.push_back(change);
+                if commit {
+                    self.complete = self.messages.len();
+                }
+            }
+            // Mid-transaction, the position says nothing of that transaction.
+            Streamed::StandsAt(lsn) => {
+                if self.messages.len() == self.complete {
+                    self.stands_at = self.stands_at.max(lsn);
+                }
+            }
+        }
+    }
+
+    /// Messages of whole transactions held.
+    pub fn whole(&self) -> usize {
+        self.complete
+    }
+
+    pub fn stands_at(&self) -> Lsn {
+        self.stands_at
+    }
+
+    /// The consumer has committed everything up to `after`: the transactions that ended by then
+    /// are let go of. False when the backlog cannot serve what follows `after` (it starts later:
+    /// the stream must start again from `after`).
+    pub fn confirm(&mut self, after: Lsn) -> bool {
+        if after < self.from {
+            return false;
+        }
+        while let Some(end) = self.first_end() {
+            if end > after {
+                break;
+            }
+            while let Some(change) = self.messages.pop_front() {
+                self.complete -= 1;
+                let commit = matches!(change.message, Message::Commit { .. });
+                match &change.message {
+                    Message::Relation { oid, .. } => {
+                        self.described.insert((true, *oid), change);
+                    }
+                    Message::Type { oid, .. } => {
+                        self.described.insert((false, *oid), change);
+                    }
+                    _ => {}
+                }
+                if commit {
+                    break;
+                }
+            }
+        }
+        self.from = after;
+        self.stands_at = self.stands_at.max(after);
+        true
+    }
+
+    /// The end of the first whole transaction held.
+    fn first_end(&self) -> Option<Lsn> {
+        self.messages
+            .iter()
+            .take(self.complete)
+            .find_map(|change| match change.message {
+                Message::Commit { end_lsn, .. } => Some(end_lsn),
+                _ => None,
+            })
+    }
+
+    /// The descriptions, then whole transactions from the first, stopping at the first commit
+    /// once `budget` messages are reached (as the SQL interface does); true when that is every
+    /// whole transaction held.
+    pub fn served(&self, budget: usize) -> (Vec<SlotChange>, bool) {
+        let mut out: Vec<SlotChange> = self.described.values().cloned().collect();
+        let mut taken = 0;
+        for change in self.messages.iter().take(self.complete) {
+            taken += 1;
+            out.push(change.clone());
+            if taken >= budget && matches!(change.message, Message::Commit { .. }) {
+                break;
+            }
+        }
+        (out, taken == self.complete)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maskbus_pg::pgoutput::RelationColumn;
+
+    fn change(message: Message) -> Streamed {
+        Streamed::Change(SlotChange {
+            lsn: Lsn(0),
+            xid: 0,
+            message,
+        })
+    }
+
+    fn begin(xid: u32) -> Streamed {
+        change(Message::Begin {
+            final_lsn: Lsn(0),
+            commit_time: 0,
+            xid,
+        })
+    }
+
+    fn commit(end: u64) -> Streamed {
+        change(Message::Commit {
+            commit_lsn: Lsn(end - 1),
+            end_lsn: Lsn(end),
+            commit_time: 0,
+        })
+    }
+
+    fn relation(oid: u32, name: &str) -> Streamed {
+        change(Message::Relation {
+            oid,
+            schema: "public".into(),
+            name: name.into(),
+            columns: Vec::<RelationColumn>::new(),
+        })
+    }
+
+    fn insert(oid: u32) -> Streamed {
+        change(Message::Insert {
+            relation: oid,
+            new: Vec::new(),
+        })
+    }
+
+    fn kinds(messages: &[SlotChange]) -> String {
+        messages
+            .iter()
+            .map(|m| match &m.message {
+                Message::Begin { xid, .. } => format!("B{xid}"),
+                Message::Commit { end_lsn, .. } => format!("C{}", end_lsn.0),
+                Message::Relation { name, .. } => format!("R{name}"),
+                Message::Insert { .. } => "I".into(),
+                _ => "?".into(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn whole_transactions_are_served_until_confirmed_and_their_relations_stay_described() {
+        let mut backlog = Backlog::new(Lsn(10));
+        for s in [begin(1), relation(5, "a"), insert(5), commit(20)] {
+            backlog.push(s);
+        }
+        for s in [begin(2), insert(5), commit(30), begin(3), insert(5)] {
+            backlog.push(s);
+        }
+        // The open transaction is not served; both whole ones are, again and again.
+        assert_eq!(backlog.whole(), 7);
+        let (served, whole) = backlog.served(1000);
+        assert_eq!(kinds(&served), "B1 Ra I C20 B2 I C30");
+        assert!(whole);
+        assert_eq!(kinds(&backlog.served(1000).0), kinds(&served));
+        // A budget stops at the commit after it.
+        let (cut, whole) = backlog.served(2);
+        assert_eq!((kinds(&cut).as_str(), whole), ("B1 Ra I C20", false));
+        // Confirming the first lets it go; its relation is still described for the second.
+        assert!(backlog.confirm(Lsn(20)));
+        assert_eq!(kinds(&backlog.served(1000).0), "Ra B2 I C30");
+        // A position inside a transaction confirms only what ended by then.
+        assert!(backlog.confirm(Lsn(25)));
+        assert_eq!(kinds(&backlog.served(1000).0), "Ra B2 I C30");
+        backlog.push(commit(40));
+        assert!(backlog.confirm(Lsn(40)));
+        assert_eq!(kinds(&backlog.served(1000).0), "Ra");
+        assert_eq!(backlog.whole(), 0);
+        // A position before what the backlog holds cannot be served from it.
+        assert!(!backlog.confirm(Lsn(39)));
+    }
+
+    #[test]
+    fn the_walsenders_position_counts_only_between_transactions() {
+        let mut backlog = Backlog::new(Lsn(10));
+        backlog.push(Streamed::StandsAt(Lsn(15)));
+        assert_eq!(backlog.stands_at(), Lsn(15));
+        backlog.push(begin(1));
+        backlog.push(Streamed::StandsAt(Lsn(50)));
+        assert_eq!(backlog.stands_at(), Lsn(15));
+        backlog.push(commit(60));
+        backlog.push(Streamed::StandsAt(Lsn(70)));
+        assert_eq!(backlog.stands_at(), Lsn(70));
+        // A newer description replaces the older once both are let go of.
+        let mut backlog = Backlog::new(Lsn(0));
+        for s in [begin(1), relation(5, "old"), commit(20)] {
+            backlog.push(s);
+        }
+        for s in [begin(2), relation(5, "new"), commit(30)] {
+            backlog.push(s);
+        }
+        assert!(backlog.confirm(Lsn(20)));
+        assert_eq!(kinds(&backlog.served(10).0), "Rold B2 Rnew C30");
+        assert!(backlog.confirm(Lsn(30)));
+        assert_eq!(kinds(&backlog.served(10).0), "Rnew");
+    }
+}
