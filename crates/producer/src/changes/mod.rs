@@ -28,7 +28,7 @@ use crate::reply::{ChangeReply, Reply};
 use crate::source::{Refusal, Shape, Source};
 use maskbus_mask::MaskedRow;
 use maskbus_pg::slot::{self, ChangeSlot, SlotChange};
-use maskbus_pg::walsender::{self, SlotStream};
+use maskbus_pg::walsender::{self, SlotStream, Streamed};
 use maskbus_pg::{PgError, TableRef, Target};
 use maskbus_protocol::{
     ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_BYTES, MAX_PAGE_ROWS, VERSION,
@@ -226,6 +226,7 @@ impl ChangeFeed {
         let started = tokio::time::Instant::now();
         let deadline = started + question.wait;
         let grace = started + FLUSH_GRACE;
+        let mut keepalives = 0usize;
         loop {
             let now = tokio::time::Instant::now();
             let whole = live.backlog.whole();
@@ -241,6 +242,7 @@ impl ChangeFeed {
             };
             match live.stream.next(timeout).await? {
                 Some(streamed) => {
+                    keepalives += usize::from(matches!(streamed, Streamed::StandsAt(_)));
                     live.backlog.push(streamed);
                     let now = tokio::time::Instant::now();
                     if live.backlog.whole() == 0
@@ -261,6 +263,7 @@ impl ChangeFeed {
         tracing::debug!(
             read_ms = started.elapsed().as_millis() as u64,
             messages = messages.len(),
+            keepalives,
             "changes streamed"
         );
         let stands_at = live.backlog.stands_at();
