@@ -43,6 +43,10 @@ pub struct SlotStream {
 /// interface may still read the slot.
 const NOT_PERMITTED: [&str; 2] = ["28000", "28P01"];
 
+/// `too_many_connections`: every walsender the server allows (`max_wal_senders`) is taken, for
+/// now: the SQL interface does not need one.
+const NONE_FREE: &str = "53300";
+
 /// `object_in_use`: another process reads the slot (or the last walsender is still exiting).
 pub const SLOT_IN_USE: &str = "55006";
 
@@ -188,6 +192,12 @@ pub fn not_permitted(e: &PgError) -> bool {
         .is_some_and(|code| NOT_PERMITTED.contains(&code))
 }
 
+/// Whether `e` means every walsender the server allows is taken (`max_wal_senders`): the SQL
+/// interface may read the slot this time.
+pub fn none_free(e: &PgError) -> bool {
+    e.sqlstate() == Some(NONE_FREE)
+}
+
 fn replication_config(
     source: &Target,
     slot: &ChangeSlot,
@@ -251,7 +261,10 @@ fn wire_error(source: &Target, action: &str, e: &PgWireError) -> PgError {
             };
             let transient = code.is_some_and(|c| {
                 c.as_str().starts_with("08")
-                    || matches!(c.as_str(), "57P01" | "57P02" | "57P03" | SLOT_IN_USE)
+                    || matches!(
+                        c.as_str(),
+                        "57P01" | "57P02" | "57P03" | NONE_FREE | SLOT_IN_USE
+                    )
             });
             (reason, transient, code)
         }
@@ -325,6 +338,12 @@ mod tests {
         );
         assert!(in_use.is_transient() && !not_permitted(&in_use));
         assert_eq!(in_use.sqlstate(), Some(SLOT_IN_USE));
+        let full = wire_error(
+            &source(),
+            "starting replication",
+            &PgWireError::Server("FATAL: too many walsenders (SQLSTATE 53300)".into()),
+        );
+        assert!(none_free(&full) && full.is_transient() && !not_permitted(&full));
     }
 
     #[test]

@@ -176,6 +176,9 @@ impl ChangeFeed {
                                 tracing::warn!(slot = self.slot.name(), refused = %e, "the source takes no replication connection from this role: the change stream reads the slot by SQL, which decodes its WAL again at every look (allow `replication` for the role in pg_hba.conf to stream it)");
                                 self.walsender.store(false, Ordering::Relaxed);
                             }
+                            Err(e) if walsender::none_free(&e) => {
+                                tracing::warn!(slot = self.slot.name(), "every walsender the source allows is taken (max_wal_senders): this answer reads the slot by SQL");
+                            }
                             Err(e) => return Err(e.into()),
                         }
                     }
