@@ -117,20 +117,24 @@ async fn inserts_updates_and_deletes_stream_in_commit_order_and_the_slot_follows
     // Three source transactions: the insert, the updates (one implicit transaction), the delete.
     assert_eq!(transactions, 3, "{}", delta.stdout);
 
-    // The slot moves once the consumer confirms: the next request names the applied position.
+    // The slot moves once the consumer confirms: the next request names the applied position,
+    // which the producer's walsender reports at its next status update.
     maskbus(&["run", "--config", &consumer, "--once"]).success();
-    let confirmed: String = src
-        .query_one(
+    let confirmed = || async {
+        src.query_one(
             "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'maskbus_stream_bank'",
             &[],
         )
         .await
         .unwrap()
-        .get(0);
-    assert_eq!(
-        confirmed, applied,
-        "the slot stands where the target committed"
-    );
+        .get::<_, String>(0)
+    };
+    wait_until("the slot to stand where the target committed", || async {
+        confirmed().await == applied
+    })
+    .await;
+    // And no further: the consumer has confirmed nothing else.
+    assert_eq!(confirmed().await, applied);
     // Status knows the stream's position, and asks the producer whether changes wait.
     let status = maskbus(&["status", "--config", &consumer]);
     assert_eq!(status.code, 0, "{}{}", status.stdout, status.stderr);
@@ -187,6 +191,72 @@ async fn inserts_updates_and_deletes_stream_in_commit_order_and_the_slot_follows
     );
     // The stream's slot is dropped at the end, or it would keep WAL on the shared cluster.
     maskbus(&["slot", "drop", "maskbus_stream_bank", "--config", &producer]).success();
+}
+
+#[tokio::test]
+async fn a_followed_slot_can_be_dropped_and_a_consumer_gone_back_starts_over() {
+    let (dbs, _files, producer, consumer) = stream_bank("stream_back", "60", "").await;
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let src = source_session(&dbs).await;
+    let dst = connect(&dbs.url("dst")).await;
+    // Two rounds with a change each: the producer's walsender stays open between them.
+    for n in 1..=2 {
+        src.batch_execute(&format!(
+            "UPDATE accounts SET balance = balance + {n} WHERE customer_id = {n}"
+        ))
+        .await
+        .unwrap();
+        maskbus(&["run", "--config", &consumer, "--once"]).success();
+    }
+    let walsenders = || async {
+        src.query_one(
+            "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'maskbus_stream_back' AND active",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, i64>(0)
+    };
+    assert_eq!(walsenders().await, 1, "the producer keeps reading the slot");
+
+    // The target goes back before what it confirmed (restored from a copy, say): the changes
+    // between are gone from the slot, so the consumer is told and copies again.
+    dst.batch_execute("UPDATE maskbus.stream_state SET applied_lsn = started_lsn")
+        .await
+        .unwrap();
+    src.batch_execute("UPDATE accounts SET balance = balance + 7 WHERE customer_id = 3")
+        .await
+        .unwrap();
+    let back = maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert!(
+        back.stderr.contains("the change stream was lost"),
+        "{}{}",
+        back.stdout,
+        back.stderr
+    );
+    assert_target_is_masked_source(&dbs).await;
+
+    // A slot a producer follows is dropped on request: its walsender is ended first.
+    assert_eq!(walsenders().await, 1);
+    maskbus(&["slot", "drop", "maskbus_stream_back", "--config", &producer]).success();
+    let left: i64 = src
+        .query_one(
+            "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'maskbus_stream_back'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0);
+    // The consumer then finds the stream lost, starts it again, and ends equal.
+    src.batch_execute("UPDATE accounts SET balance = balance + 9 WHERE customer_id = 4")
+        .await
+        .unwrap();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&["slot", "drop", "maskbus_stream_back", "--config", &producer]).success();
 }
 
 #[tokio::test]

@@ -181,10 +181,13 @@ fn init_tracing() -> LogFormat {
     };
     // The replication client logs the server's own error text when its stream ends: maskbus
     // reports that end itself, by SQLSTATE (`maskbus_pg::walsender`).
-    let filter = match "pgwire_replication=off".parse() {
-        Ok(directive) => filter.add_directive(directive),
-        Err(_) => filter,
-    };
+    let filter = [
+        "pgwire_replication=off",
+        "pgwire_replication::client::tokio_client=off",
+    ]
+    .iter()
+    .filter_map(|d| d.parse().ok())
+    .fold(filter, |filter, directive| filter.add_directive(directive));
     let requested = std::env::var("MASKBUS_LOG_FORMAT").ok();
     let format = log_format(requested.as_deref());
     let builder = tracing_subscriber::fmt()

@@ -241,6 +241,22 @@ impl ChangeSlot {
     }
 
     async fn drop_both(&self, source: &Target, client: &Client) -> Result<(), PgError> {
+        // A producer that follows keeps its walsender open between answers: dropping the slot
+        // ends it (its next answer finds the slot gone and says so). Another reader is waited
+        // for, and refused after a while.
+        if let Err(e) = client
+            .execute(
+                "SELECT pg_terminate_backend(s.active_pid, 5000)
+                   FROM pg_replication_slots s
+                   JOIN pg_stat_activity a ON a.pid = s.active_pid
+                  WHERE s.slot_name = $1 AND a.application_name = $2",
+                &[&self.name, &crate::walsender::APPLICATION_NAME],
+            )
+            .await
+        {
+            // Without the right to end it, the drop waits for it like for any other reader.
+            tracing::debug!(slot = %self.name, error = %crate::error_text(&e), "could not end the walsender on the slot");
+        }
         once_released(|| self.drop_slot_now(source, client)).await?;
         client
             .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.name))
@@ -266,10 +282,10 @@ impl ChangeSlot {
 pub const RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs `step` until the slot is not in use (SQLSTATE 55006), for up to [`RELEASE_WAIT`].
-async fn once_released<F, Fut>(mut step: F) -> Result<(), PgError>
+pub(crate) async fn once_released<T, F, Fut>(mut step: F) -> Result<T, PgError>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<(), PgError>>,
+    Fut: std::future::Future<Output = Result<T, PgError>>,
 {
     let deadline = tokio::time::Instant::now() + RELEASE_WAIT;
     let mut pause = std::time::Duration::from_millis(2);

@@ -38,6 +38,9 @@ pub struct SlotStream {
     slot: String,
 }
 
+/// How the producer's walsender shows in `pg_stat_activity`: `maskbus slot drop` ends it.
+pub const APPLICATION_NAME: &str = "maskbus producer";
+
 /// SQLSTATEs that say the server takes no replication connection from this role here
 /// (`pg_hba.conf` has no `replication` line for it, or another password method): the SQL
 /// interface may still read the slot.
@@ -53,7 +56,12 @@ pub const SLOT_IN_USE: &str = "55006";
 impl SlotStream {
     /// Opens a walsender on `slot` and starts it after `after`: transactions that committed at
     /// or before it are not sent. Returns once the server has accepted the start.
+    /// A slot still held by the walsender of an earlier answer, exiting, is waited for.
     pub async fn open(source: &Target, slot: &ChangeSlot, after: Lsn) -> Result<Self, PgError> {
+        crate::slot::once_released(|| Self::open_now(source, slot, after)).await
+    }
+
+    async fn open_now(source: &Target, slot: &ChangeSlot, after: Lsn) -> Result<Self, PgError> {
         let config = replication_config(source, slot, after)?;
         let limit = source
             .config
@@ -87,14 +95,25 @@ impl SlotStream {
     /// The next message, waiting at most `wait` for it; `None` when nothing came.
     pub async fn next(&mut self, wait: Duration) -> Result<Option<Streamed>, PgError> {
         loop {
-            let event = match tokio::time::timeout(wait, self.client.recv()).await {
+            // Once the client's worker has ended, its last word (the error) is read whole: a
+            // timeout in the middle of that read would lose it.
+            let received = if self.client.is_running() {
+                tokio::time::timeout(wait, self.client.recv()).await
+            } else {
+                Ok(self.client.recv().await)
+            };
+            let event = match received {
                 Err(_) => return Ok(None),
                 Ok(Ok(Some(event))) => event,
                 Ok(Ok(None)) => {
-                    return Err(self.source.refusal(
-                        format!("reading replication slot {}", self.slot),
-                        "the server ended the replication stream",
-                    ))
+                    return Err(PgError::Query {
+                        role: self.source.role,
+                        endpoint: self.source.endpoint(),
+                        action: format!("reading replication slot {}", self.slot),
+                        reason: "the server ended the replication stream".into(),
+                        transient: true,
+                        sqlstate: None,
+                    })
                 }
                 Ok(Err(e)) => {
                     let action = format!("reading replication slot {}", self.slot);
@@ -234,7 +253,10 @@ fn replication_config(
     )
     .with_port(port)
     .with_start_lsn(pgwire_replication::Lsn(after.0))
-    .with_application_name("maskbus producer")
+    .with_application_name(APPLICATION_NAME)
+    // What the worker reads ahead between two answers: enough to keep the walsender busy, not a
+    // second backlog.
+    .with_buffer_size(1024)
     // Until `acknowledge` says more, status updates report `after`. The server sends a
     // keepalive, which says how far it has decoded, whenever it has caught up with the WAL
     // and the position reported is behind that.
@@ -246,11 +268,12 @@ fn replication_config(
 fn wire_error(source: &Target, action: &str, e: &PgWireError) -> PgError {
     let (reason, transient, sqlstate) = match e {
         PgWireError::Server(text) => {
+            // The client prints `MESSAGE (SQLSTATE XXXXX)`: the code is the last thing, in its
+            // own parentheses (a message may quote a value that looks like one).
             let code = text
-                .split("SQLSTATE ")
-                .nth(1)
-                .and_then(|rest| rest.get(..5))
-                .and_then(Sqlstate::parse);
+                .strip_suffix(')')
+                .and_then(|t| t.rsplit_once("(SQLSTATE "))
+                .and_then(|(_, code)| Sqlstate::parse(code));
             let reason = match code {
                 Some(code) => format!(
                     "{} (SQLSTATE {})",
@@ -324,6 +347,11 @@ mod tests {
         assert!(!text.contains("078-05-1120"), "{text}");
         assert!(!text.contains("secret"), "{text}");
         assert!(text.contains("22P02"), "{text}");
+        // A value that looks like a code is not taken for one.
+        let quoted =
+            PgWireError::Server("ERROR: bad value \"SQLSTATE 12ABC\" (SQLSTATE 22P02)".into());
+        let text = wire_error(&source(), "starting replication", &quoted).to_string();
+        assert!(text.contains("22P02") && !text.contains("12ABC"), "{text}");
         let refused = wire_error(
             &source(),
             "starting replication",

@@ -62,6 +62,11 @@ impl Backlog {
         self.complete
     }
 
+    /// Every transaction committed after this is here or still to come.
+    pub fn from(&self) -> Lsn {
+        self.from
+    }
+
     pub fn stands_at(&self) -> Lsn {
         self.stands_at
     }

@@ -68,10 +68,14 @@ struct Live {
     backlog: Backlog,
     /// When an answer last read it.
     used: tokio::time::Instant,
+    /// The stream failed: the next answer opens another.
+    broken: bool,
 }
 
-/// How long a walsender no answer reads stays open.
-const IDLE_CLOSE: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long a walsender no answer reads stays open: longer than a consumer takes to apply one
+/// answer, so a follower keeps its walsender (a new one decodes again from the slot's restart
+/// point). `maskbus slot drop` ends it sooner.
+const IDLE_CLOSE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A change request being answered.
 struct Question<'a> {
@@ -170,6 +174,7 @@ impl ChangeFeed {
                                     stream,
                                     backlog: Backlog::new(after.0),
                                     used: tokio::time::Instant::now(),
+                                    broken: false,
                                 })
                             }
                             Err(e) if walsender::not_permitted(&e) => {
@@ -186,18 +191,17 @@ impl ChangeFeed {
                         return self.peek_poll(client, first, &question).await;
                     };
                     let streamed = self.stream_poll(open, &question).await;
-                    match &streamed {
-                        Ok(_) => {
-                            open.used = tokio::time::Instant::now();
-                            self.close_when_idle();
+                    if open.broken {
+                        // The next answer starts the stream again from what the consumer has
+                        // confirmed.
+                        if let Some(broken) = live.take() {
+                            broken.stream.close().await;
                         }
-                        // Whatever broke, the next answer starts the stream again from what the
-                        // consumer has confirmed.
-                        Err(_) => {
-                            if let Some(broken) = live.take() {
-                                broken.stream.close().await;
-                            }
-                        }
+                    } else {
+                        // A refusal of the changes themselves (a policy that refuses a row)
+                        // keeps the stream and its backlog.
+                        open.used = tokio::time::Instant::now();
+                        self.close_when_idle();
                     }
                     streamed
                 }
@@ -236,6 +240,14 @@ impl ChangeFeed {
             if whole >= budget {
                 break;
             }
+            // Idle at the deadline: the answer goes once the walsender stands past the
+            // question, or after the grace.
+            if whole == 0
+                && now >= deadline
+                && (live.backlog.stands_at() >= question.asked_at || now >= grace)
+            {
+                break;
+            }
             let timeout = if whole > 0 {
                 std::time::Duration::ZERO
             } else if now < deadline {
@@ -243,20 +255,18 @@ impl ChangeFeed {
             } else {
                 grace.saturating_duration_since(now)
             };
-            match live.stream.next(timeout).await? {
-                Some(streamed) => {
+            match live.stream.next(timeout).await {
+                Err(e) => {
+                    live.broken = true;
+                    return Err(e.into());
+                }
+                Ok(Some(streamed)) => {
                     keepalives += usize::from(matches!(streamed, Streamed::StandsAt(_)));
                     live.backlog.push(streamed);
-                    let now = tokio::time::Instant::now();
-                    if live.backlog.whole() == 0
-                        && now >= deadline
-                        && live.backlog.stands_at() >= question.asked_at
-                    {
-                        break;
-                    }
                 }
-                None => {
-                    if live.backlog.whole() > 0 || tokio::time::Instant::now() >= deadline {
+                // Nothing more at hand: whole transactions go now; else the checks above.
+                Ok(None) => {
+                    if live.backlog.whole() > 0 {
                         break;
                     }
                 }
@@ -377,10 +387,17 @@ impl ChangeFeed {
                 open.stream.acknowledge(after);
                 return Ok(());
             }
-            // The walsender started after `after` (a consumer gone back): it starts again.
+            // The consumer went back before a position it confirmed (a target restored, another
+            // consumer): the slot has been told to move past it, so the changes between are
+            // gone.
+            let from = open.backlog.from();
             if let Some(behind) = live.take() {
                 behind.stream.close().await;
             }
+            return Err(lost(format!(
+                "replication slot {} was confirmed to {from}",
+                self.slot.name()
+            )));
         }
         self.slot.advance(self.target(), client, after).await?;
         Ok(())
