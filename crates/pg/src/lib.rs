@@ -207,15 +207,18 @@ impl Target {
 
     /// Opens one connection and drives it on the tokio runtime. The connection task logs its end
     /// at debug level: a dropped connection shows up as an error on the next query anyway.
-    pub async fn connect(&self) -> Result<Client, PgError> {
-        // The whole handshake is bounded: a server that accepts TCP and never answers must not
-        // hang a command forever (connect_timeout covers the socket only).
-        let limit = self
-            .config
+    /// How long a whole connection handshake may take: a server that accepts TCP and never
+    /// answers must not hang a command forever (`connect_timeout` covers the socket only).
+    pub fn handshake_limit(&self) -> std::time::Duration {
+        self.config
             .get_connect_timeout()
             .copied()
             .unwrap_or(CONNECT_TIMEOUT)
-            * 2;
+            * 2
+    }
+
+    pub async fn connect(&self) -> Result<Client, PgError> {
+        let limit = self.handshake_limit();
         let (client, connection) = tokio::time::timeout(limit, self.config.connect(NoTls))
             .await
             .map_err(|_| PgError::Connect {

@@ -63,12 +63,7 @@ impl SlotStream {
 
     async fn open_now(source: &Target, slot: &ChangeSlot, after: Lsn) -> Result<Self, PgError> {
         let config = replication_config(source, slot, after)?;
-        let limit = source
-            .config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(crate::CONNECT_TIMEOUT)
-            * 2;
+        let limit = source.handshake_limit();
         let action = format!("starting replication from slot {}", slot.name());
         let mut client = ReplicationClient::connect(config)
             .await
@@ -252,6 +247,10 @@ fn replication_config(
         slot.name(),
     )
     .with_port(port)
+    // The session's settings are the source connection's own (`READ_ONLY_CANONICAL` for the
+    // producer): pgoutput prints each value with them, so a date or a float reaches the masker
+    // in the same form a page's does, whatever the server's defaults.
+    .with_options(config.get_options().unwrap_or_default())
     .with_start_lsn(pgwire_replication::Lsn(after.0))
     .with_application_name(APPLICATION_NAME)
     // What the worker reads ahead between two answers: enough to keep the walsender busy, not a
@@ -387,5 +386,10 @@ mod tests {
             ("db", "maskbus_x")
         );
         assert_eq!(config.start_lsn.as_u64(), 0x16_0000_0010);
+        assert_eq!(config.options.as_deref(), Some(""));
+        let mut canonical = source();
+        canonical.config.options(crate::READ_ONLY_CANONICAL);
+        let config = replication_config(&canonical, &slot, Lsn(0)).unwrap();
+        assert_eq!(config.options.as_deref(), Some(crate::READ_ONLY_CANONICAL));
     }
 }
