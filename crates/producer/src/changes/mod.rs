@@ -72,10 +72,13 @@ struct Live {
     broken: bool,
 }
 
-/// How long a walsender no answer reads stays open: longer than a consumer takes to apply one
-/// answer, so a follower keeps its walsender (a new one decodes again from the slot's restart
-/// point). `maskbus slot drop` ends it sooner.
-const IDLE_CLOSE: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long a walsender no answer reads stays open. Short, because a server shutting down waits
+/// for each walsender until its client has confirmed everything sent: with the consumer's
+/// target on that server, or the consumer gone, only closing the connection lets the shutdown
+/// finish (`scripts/check-restart` restarts the server mid-stream). A consumer that takes
+/// longer than this between two requests gets a new walsender, which decodes again from the
+/// slot's restart point.
+const IDLE_CLOSE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// A change request being answered.
 struct Question<'a> {
