@@ -237,6 +237,8 @@ impl ChangeFeed {
         let deadline = started + question.wait;
         let grace = started + FLUSH_GRACE;
         let mut keepalives = 0usize;
+        // When the first change of this answer came: what follows is the walsender sending it.
+        let mut first: Option<tokio::time::Instant> = None;
         loop {
             let now = tokio::time::Instant::now();
             let whole = live.backlog.whole();
@@ -264,7 +266,11 @@ impl ChangeFeed {
                     return Err(e.into());
                 }
                 Ok(Some(streamed)) => {
-                    keepalives += usize::from(matches!(streamed, Streamed::StandsAt(_)));
+                    let keepalive = matches!(streamed, Streamed::StandsAt(_));
+                    keepalives += usize::from(keepalive);
+                    if !keepalive && first.is_none() {
+                        first = Some(tokio::time::Instant::now());
+                    }
                     live.backlog.push(streamed);
                 }
                 // Nothing more at hand: whole transactions go now; else the checks above.
@@ -278,6 +284,7 @@ impl ChangeFeed {
         let (messages, whole) = live.backlog.served(budget);
         tracing::debug!(
             read_ms = started.elapsed().as_millis() as u64,
+            receive_ms = first.map_or(0, |f| f.elapsed().as_millis() as u64),
             messages = messages.len(),
             keepalives,
             "changes streamed"
@@ -563,6 +570,11 @@ impl ChangeFeed {
         closed: &std::collections::BTreeSet<String>,
     ) -> Result<Vec<ChangeSet>, Refusal> {
         let mut sets: Vec<ChangeSet> = Vec::new();
+        // One masker per table and per kind of row for the whole transaction: a big update
+        // is thousands of rows of one table, and a masker is looked up in the policy and
+        // fitted to the table's columns once.
+        let mut rows_of: HashMap<String, maskbus_mask::Masker<'_>> = HashMap::new();
+        let mut keys_of: HashMap<String, maskbus_mask::Masker<'_>> = HashMap::new();
         for change in &transaction.changes {
             let touches_closed = match change {
                 RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
@@ -586,7 +598,8 @@ impl ChangeFeed {
                     if let Some(old) = old_key {
                         let old_values = cells_of(relation, old, &key);
                         if old_values != cells_of(relation, new, &key) {
-                            let row = self.mask_key(&relation.entity, &key, old_values)?;
+                            let row =
+                                self.mask_key(&mut keys_of, &relation.entity, &key, old_values)?;
                             add(&mut sets, shape, ChangeOp::Delete, row);
                         }
                     }
@@ -603,10 +616,14 @@ impl ChangeFeed {
                             .into_iter()
                             .map(|v| v.map(String::from))
                             .collect();
-                        self.source
-                            .policy()
-                            .masker(&shape.table.to_string(), &shape.columns)
-                            .and_then(|m| m.with_shapes(shape.cells.clone()).mask(values))
+                        let masker = match rows_of.entry(relation.entity.clone()) {
+                            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+                            std::collections::hash_map::Entry::Vacant(new) => {
+                                new.insert(self.source.masker(shape)?)
+                            }
+                        };
+                        masker
+                            .mask(values)
                             .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
                     };
                     add(&mut sets, shape, ChangeOp::Upsert, row);
@@ -614,8 +631,12 @@ impl ChangeFeed {
                 RowChange::Delete { relation, old } => {
                     let shape = self.shape(shapes, &relation.entity).await?;
                     let key = shape.key.names();
-                    let row =
-                        self.mask_key(&relation.entity, &key, cells_of(relation, old, &key))?;
+                    let row = self.mask_key(
+                        &mut keys_of,
+                        &relation.entity,
+                        &key,
+                        cells_of(relation, old, &key),
+                    )?;
                     add(&mut sets, shape, ChangeOp::Delete, row);
                 }
                 RowChange::Truncate { relations } => {
@@ -680,8 +701,9 @@ impl ChangeFeed {
 
     /// A deleted row's key, through the masker (its rules for key columns are bijective). A change that does not
     /// carry the whole key (a replica identity other than the key maskbus pages by) is refused.
-    fn mask_key(
-        &self,
+    fn mask_key<'m>(
+        &'m self,
+        maskers: &mut HashMap<String, maskbus_mask::Masker<'m>>,
         entity: &str,
         key: &[String],
         values: Vec<Option<&str>>,
@@ -694,12 +716,20 @@ impl ChangeFeed {
                 ),
             ));
         }
-        let entity = maskbus_mask::qualify(entity);
-        self.source
-            .policy()
-            .masker(&entity, key)
-            .and_then(|m| m.mask(values.into_iter().map(|v| v.map(String::from)).collect()))
-            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))
+        let refused =
+            |e: maskbus_mask::MaskError| Refusal::new(ErrorCode::PolicyRefused, e.to_string());
+        let masker = match maskers.entry(entity.to_string()) {
+            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+            std::collections::hash_map::Entry::Vacant(new) => new.insert(
+                self.source
+                    .policy()
+                    .masker(&maskbus_mask::qualify(entity), key)
+                    .map_err(refused)?,
+            ),
+        };
+        masker
+            .mask(values.into_iter().map(|v| v.map(String::from)).collect())
+            .map_err(refused)
     }
 
     /// The row with this key as the source holds it now, masked; `None` if it is gone.
