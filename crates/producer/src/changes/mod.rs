@@ -19,7 +19,6 @@ mod backlog;
 mod txn;
 
 use backlog::Backlog;
-use std::sync::atomic::Ordering;
 
 pub use txn::{visible_in, Transaction};
 
@@ -56,8 +55,9 @@ pub struct ChangeFeed {
     slot: ChangeSlot,
     source: Arc<Source>,
     client: tokio::sync::Mutex<Option<tokio_postgres::Client>>,
-    /// Read the slot over a replication connection; off for good once the source refuses one.
-    walsender: std::sync::atomic::AtomicBool,
+    /// When the source last refused a replication connection: the slot is read by SQL until
+    /// [`WALSENDER_RETRY`] has passed, and the walsender is then tried again.
+    refused: std::sync::Mutex<Refused>,
     /// The walsender, while a consumer follows (taken after `client`, never before).
     live: Arc<tokio::sync::Mutex<Option<Live>>>,
 }
@@ -79,6 +79,26 @@ struct Live {
 /// longer than this between two requests gets a new walsender, which decodes again from the
 /// slot's restart point.
 const IDLE_CLOSE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How long the slot is read by SQL after the source refused a replication connection, before
+/// the walsender is tried again (a pg_hba.conf line added while the producer runs is taken up).
+const WALSENDER_RETRY: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// When the source last refused this producer a replication connection, if it did.
+#[derive(Default)]
+struct Refused(Option<tokio::time::Instant>);
+
+impl Refused {
+    fn at(&mut self, when: tokio::time::Instant) {
+        self.0 = Some(when);
+    }
+
+    /// Whether a walsender may be tried at `now`.
+    fn allows(&self, now: tokio::time::Instant) -> bool {
+        self.0
+            .is_none_or(|when| now.saturating_duration_since(when) >= WALSENDER_RETRY)
+    }
+}
 
 /// A change request being answered.
 struct Question<'a> {
@@ -119,7 +139,7 @@ impl ChangeFeed {
             slot: ChangeSlot::new(name)?,
             source,
             client: tokio::sync::Mutex::new(None),
-            walsender: std::sync::atomic::AtomicBool::new(true),
+            refused: std::sync::Mutex::new(Refused::default()),
             live: Arc::new(tokio::sync::Mutex::new(None)),
         })
     }
@@ -130,6 +150,18 @@ impl ChangeFeed {
 
     fn target(&self) -> &Target {
         self.source.target()
+    }
+
+    fn refusal(&self) -> std::sync::MutexGuard<'_, Refused> {
+        // The guard is never held across an await or a panic-prone call: a poisoned lock
+        // still holds a valid time.
+        self.refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn walsender_allowed(&self) -> bool {
+        self.refusal().allows(tokio::time::Instant::now())
     }
 
     /// Answers a change request: starts the stream without `after`, else serves what follows it.
@@ -170,7 +202,7 @@ impl ChangeFeed {
                         wait,
                         asked_at,
                     };
-                    if live.is_none() && self.walsender.load(Ordering::Relaxed) {
+                    if live.is_none() && self.walsender_allowed() {
                         match SlotStream::open(self.target(), &self.slot, after.0).await {
                             Ok(stream) => {
                                 *live = Some(Live {
@@ -181,8 +213,8 @@ impl ChangeFeed {
                                 })
                             }
                             Err(e) if walsender::not_permitted(&e) => {
-                                tracing::warn!(slot = self.slot.name(), refused = %e, "the source takes no replication connection from this role: the change stream reads the slot by SQL, which decodes its WAL again at every look (allow `replication` for the role in pg_hba.conf to stream it)");
-                                self.walsender.store(false, Ordering::Relaxed);
+                                tracing::warn!(slot = self.slot.name(), refused = %e, retry_s = WALSENDER_RETRY.as_secs(), "the source takes no replication connection from this role: the change stream reads the slot by SQL, which decodes its WAL again at every look, and tries the walsender again later (allow `replication` for the role in pg_hba.conf to stream it)");
+                                self.refusal().at(tokio::time::Instant::now());
                             }
                             Err(e) if walsender::none_free(&e) => {
                                 tracing::warn!(slot = self.slot.name(), "every walsender the source allows is taken (max_wal_senders): this answer reads the slot by SQL");
@@ -957,5 +989,19 @@ mod tests {
         let sizes: Vec<usize> = large.iter().map(|r| r.rows.len()).collect();
         assert_eq!(sizes, vec![2, 1, 1]);
         assert!(large.iter().all(|r| r.parts == 3) && large[2].commit && !large[1].commit);
+    }
+
+    #[test]
+    fn a_refused_walsender_is_tried_again_once_the_retry_has_passed() {
+        let start = tokio::time::Instant::now();
+        let mut refused = Refused::default();
+        assert!(refused.allows(start), "never refused: tried");
+        refused.at(start);
+        assert!(!refused.allows(start));
+        assert!(!refused.allows(start + WALSENDER_RETRY - std::time::Duration::from_millis(1)));
+        assert!(refused.allows(start + WALSENDER_RETRY));
+        // A clock read before the refusal was noted does not wrap around into "long ago".
+        refused.at(start + WALSENDER_RETRY);
+        assert!(!refused.allows(start));
     }
 }
