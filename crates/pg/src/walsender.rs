@@ -206,6 +206,14 @@ pub fn not_permitted(e: &PgError) -> bool {
         .is_some_and(|code| NOT_PERMITTED.contains(&code))
 }
 
+/// Whether the source's URL names one server, the one a walsender would reach. With several
+/// (`host=a,b`, a failover list) the SQL connection went to the first that answered as its
+/// `target_session_attrs` asks, which a replication connection of its own cannot be sure to
+/// reach: the slot there is read by SQL, on that connection.
+pub fn one_server(source: &Target) -> bool {
+    source.config.get_hosts().len() <= 1
+}
+
 /// Whether `e` means every walsender the server allows is taken (`max_wal_senders`): the SQL
 /// interface may read the slot this time.
 pub fn none_free(e: &PgError) -> bool {
@@ -335,6 +343,17 @@ mod tests {
 
     fn source() -> Target {
         Target::parse("source", "postgres://u:secret@127.0.0.1:5999/db").unwrap()
+    }
+
+    #[test]
+    fn only_a_url_naming_one_server_is_streamed_through_a_walsender() {
+        assert!(one_server(&source()));
+        let failover = Target::parse(
+            "source",
+            "postgres://u@10.0.0.1:5432,10.0.0.2:5432/db?target_session_attrs=read-write",
+        )
+        .unwrap();
+        assert!(!one_server(&failover));
     }
 
     #[test]

@@ -135,6 +135,9 @@ impl ChangeFeed {
         if !name.starts_with(SLOT_PREFIX) {
             return Err(SlotError::NotOurs(maskbus_model::shorten(name)));
         }
+        if !walsender::one_server(source.target()) {
+            tracing::info!(slot = name, "the source URL names several servers: the change stream reads its slot by SQL on the server the connection reached, not through a walsender");
+        }
         Ok(Self {
             slot: ChangeSlot::new(name)?,
             source,
@@ -161,7 +164,7 @@ impl ChangeFeed {
     }
 
     fn walsender_allowed(&self) -> bool {
-        self.refusal().allows(tokio::time::Instant::now())
+        walsender::one_server(self.target()) && self.refusal().allows(tokio::time::Instant::now())
     }
 
     /// Answers a change request: starts the stream without `after`, else serves what follows it.
