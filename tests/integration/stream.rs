@@ -1,7 +1,8 @@
 //! The change stream end to end, and `maskbus verify`: inserts, updates (of keys too) and
 //! deletes of parents with their children reach the target in commit order; kill -9 of either
 //! agent mid-stream loses and doubles nothing; an abandoned slot is reported and dropped;
-//! verify finds rows changed, added and removed by hand, and --repair makes the target equal.
+//! verify finds rows changed, added and removed by hand, and --repair makes the target equal;
+//! a source the walsender cannot be sure to reach (a URL naming two servers) is read by SQL.
 //!
 //! The dev cluster commits with `synchronous_commit = off`, and a slot decodes only WAL flushed
 //! to disk: the sessions that change the source here commit synchronously, so a `--once` that
@@ -191,6 +192,72 @@ async fn inserts_updates_and_deletes_stream_in_commit_order_and_the_slot_follows
     );
     // The stream's slot is dropped at the end, or it would keep WAL on the shared cluster.
     maskbus(&["slot", "drop", "maskbus_stream_bank", "--config", &producer]).success();
+}
+
+/// `url` naming its server twice (`host:port,host:port`): a failover list whose first entry the
+/// SQL connection reaches.
+fn naming_two_servers(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let (authority, path) = rest.split_once('/').expect("a URL with a database");
+    let (user, server) = match authority.rsplit_once('@') {
+        Some((user, server)) => (format!("{user}@"), server),
+        None => (String::new(), authority),
+    };
+    format!("{scheme}://{user}{server},{server}/{path}")
+}
+
+#[tokio::test]
+async fn a_source_url_naming_two_servers_reads_the_slot_by_sql_and_streams_the_same_changes() {
+    let test = "stream_by_sql";
+    let dbs = seeded(test, "60").await;
+    let files = ConfigFiles::new(test);
+    let urls = AgentUrls {
+        producer_bus: dbs.url("bus"),
+        consumer_bus: dbs.url("bus"),
+        source: naming_two_servers(&dbs.url("src")),
+        target: dbs.url("dst"),
+    };
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &urls,
+        &format!("slot = \"maskbus_{test}\""),
+        "mode = \"stream\"\nrequest_timeout = \"3s\"\n",
+    );
+    let log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source(&dbs).await;
+
+    let src = source_session(&dbs).await;
+    src.batch_execute(
+        "UPDATE customers SET email = 'by-sql@example.com' WHERE id = 2;
+         UPDATE accounts SET balance = balance + 1 WHERE customer_id = 3;",
+    )
+    .await
+    .unwrap();
+    src.batch_execute(&DELETE_CUSTOMER.replace("$ID", "5"))
+        .await
+        .unwrap();
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_target_is_masked_source(&dbs).await;
+    let dst = connect(&dbs.url("dst")).await;
+    let (_, _, transactions) = stream_state(&dst).await;
+    // The two updates went in one implicit transaction, the delete in another.
+    assert_eq!(transactions, 2);
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
+    producer_run.kill9();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    // The SQL interface read the slot (its looks are logged), never a walsender.
+    assert!(logged.contains("names several servers"), "{logged}");
+    assert!(logged.contains("slot peeked"), "{logged}");
+    assert!(!logged.contains("changes streamed"), "{logged}");
 }
 
 #[tokio::test]
