@@ -103,26 +103,9 @@ pub fn page(
 
 /// `(t.a, t.b) IN (...)`: the row's key is one of the keys in the parallel text arrays
 /// `$param`, `$param + 1`, ... (one per key column; `unnest` reads each once, where
-/// subscripting a long text array would walk it for every element).
-///
-/// A one-column primary key is matched with `= ANY (ARRAY(...))` instead: the array is built
-/// once and the key's index is scanned for all its values in one pass, in key order, where `IN`
-/// probes the index once per key and sorts the rows after (9,885 of a million rows by key:
-/// 29 ms against 52-58). Only a primary key: its index always has the column's own collation
-/// and operator class, so the server can use it for `=`. A key it might not (a unique index
-/// with another collation, a key the policy names) keeps `IN`, which hashes the keys where
-/// `= ANY` of a computed array on a scan of the table would compare each row with every key.
+/// subscripting a long text array would walk it for every element). `IN` hashes the keys, so it
+/// serves any key, with or without an index.
 pub fn key_in_list(key: &KeyDef, param: usize) -> String {
-    if let [column] = key.columns.as_slice() {
-        if key.source == KeySource::PrimaryKey {
-            return format!(
-                "t.{} = ANY (ARRAY(SELECT k.c0::{} FROM {}))",
-                quote_ident(&column.name),
-                column.sql_type,
-                unnest_text(1, param, "k"),
-            );
-        }
-    }
     let typed: Vec<String> = key
         .columns
         .iter()
@@ -135,6 +118,33 @@ pub fn key_in_list(key: &KeyDef, param: usize) -> String {
         typed.join(", "),
         unnest_text(key.columns.len(), param, "k"),
     )
+}
+
+/// [`key_in_list`] for a read of `table`'s rows by key: a one-column primary key of integers or
+/// uuids on a table that is not partitioned is matched with `= ANY (ARRAY(...))` instead, one
+/// ordered scan of the key's index for all the keys, where `IN` probes the index once per key
+/// and sorts the rows after (9,885 of a million rows by key: 29 ms against 52-58). Only there:
+/// a primary key's index always has the column's collation and operator class, so the server
+/// can use it for `=`; the element type is a scalar (`ARRAY` of an array-typed column would make
+/// a two-dimensional array); and a partitioned table's partitions are not pruned by an array a
+/// subquery builds, so each partition would be probed for every key. Anything else keeps
+/// [`key_in_list`].
+pub fn key_in_index_list(key: &KeyDef, param: usize, partitioned: bool) -> String {
+    match key.columns.as_slice() {
+        [column]
+            if key.source == KeySource::PrimaryKey
+                && !partitioned
+                && (column.is_integer() || column.sql_type == "uuid") =>
+        {
+            format!(
+                "t.{} = ANY (ARRAY(SELECT k.c0::{} FROM {}))",
+                quote_ident(&column.name),
+                column.sql_type,
+                unnest_text(1, param, "k"),
+            )
+        }
+        _ => key_in_list(key, param),
+    }
 }
 
 /// The keys of `table` that are among the keys in `$1`, `$2`, ... (as [`key_in_list`] reads
@@ -577,25 +587,36 @@ mod tests {
     }
 
     #[test]
-    fn a_one_column_primary_key_is_matched_by_any_of_an_array_other_keys_by_in() {
+    fn a_one_column_primary_key_of_integers_or_uuids_is_read_by_any_of_an_array_others_by_in() {
         let indexed = key(&[("id", "bigint")], KeySource::PrimaryKey);
         assert_eq!(
-            key_in_list(&indexed, 5),
+            key_in_index_list(&indexed, 5, false),
             "t.\"id\" = ANY (ARRAY(SELECT k.c0::bigint FROM unnest($5::text[]) AS k(c0)))"
         );
-        let hostile = key(&[("we\"ird", "text")], KeySource::PrimaryKey);
+        let hostile = key(&[("we\"ird", "uuid")], KeySource::PrimaryKey);
         assert_eq!(
-            key_in_list(&hostile, 1),
-            "t.\"we\"\"ird\" = ANY (ARRAY(SELECT k.c0::text FROM unnest($1::text[]) AS k(c0)))"
+            key_in_index_list(&hostile, 1, false),
+            "t.\"we\"\"ird\" = ANY (ARRAY(SELECT k.c0::uuid FROM unnest($1::text[]) AS k(c0)))"
         );
-        let unique = key(&[("id", "text")], KeySource::UniqueIndex("u".into()));
-        assert_eq!(
-            key_in_list(&unique, 1),
-            "(t.\"id\") IN (SELECT k.c0::text FROM unnest($1::text[]) AS k(c0))"
+        let by_in = |k: &KeyDef, partitioned| {
+            assert_eq!(key_in_index_list(k, 1, partitioned), key_in_list(k, 1));
+        };
+        // A partitioned table, a unique index (it may have a collation of its own), a key the
+        // policy names (no index), an array or text primary key, a composite key.
+        by_in(&indexed, true);
+        by_in(
+            &key(&[("id", "bigint")], KeySource::UniqueIndex("u".into())),
+            false,
         );
-        let declared = key(&[("id", "bigint")], KeySource::Policy);
+        by_in(&key(&[("id", "bigint")], KeySource::Policy), false);
+        by_in(&key(&[("tags", "integer[]")], KeySource::PrimaryKey), false);
+        by_in(&key(&[("code", "text")], KeySource::PrimaryKey), false);
+        by_in(
+            &key(&[("a", "integer"), ("b", "integer")], KeySource::PrimaryKey),
+            false,
+        );
         assert_eq!(
-            key_in_list(&declared, 5),
+            key_in_list(&indexed, 5),
             "(t.\"id\") IN (SELECT k.c0::bigint FROM unnest($5::text[]) AS k(c0))"
         );
     }

@@ -38,6 +38,9 @@ pub(crate) struct Shape {
     pub cells: Vec<maskbus_mask::CellShape>,
     /// Where each key column sits in `columns`.
     pub(crate) key_positions: Vec<usize>,
+    /// A partitioned table (its rows by key are read with `IN`: see
+    /// [`statements::key_in_index_list`]).
+    partitioned: bool,
     /// Whether a key column's rule is not `keep` (a bijective pseudonym): keys that cross the
     /// bus are then fakes, turned back into the source's by [`Source::real_keys`], and the
     /// target's key order is not the source's.
@@ -464,6 +467,7 @@ impl Source {
                 .synced_columns()
                 .map(|c| maskbus_mask::CellShape::of(&c.data_type, c.max_length))
                 .collect(),
+            partitioned: info.partitioned,
             table,
             key,
             columns,
@@ -715,7 +719,7 @@ impl Source {
                     &format!(
                         "({}) AND {}",
                         window_filter(),
-                        statements::key_in_list(&shape.key, 5)
+                        statements::key_in_index_list(&shape.key, 5, shape.partitioned)
                     ),
                     after.is_some(),
                 );
