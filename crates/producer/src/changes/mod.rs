@@ -135,11 +135,12 @@ impl ChangeFeed {
         if !name.starts_with(SLOT_PREFIX) {
             return Err(SlotError::NotOurs(maskbus_model::shorten(name)));
         }
+        let slot = ChangeSlot::new(name)?;
         if !walsender::one_server(source.target()) {
             tracing::info!(slot = name, "the source URL names several servers: the change stream reads its slot by SQL on the server the connection reached, not through a walsender");
         }
         Ok(Self {
-            slot: ChangeSlot::new(name)?,
+            slot,
             source,
             client: tokio::sync::Mutex::new(None),
             refused: std::sync::Mutex::new(Refused::default()),
@@ -634,7 +635,7 @@ impl ChangeFeed {
                         let old_values = cells_of(relation, old, &key);
                         if old_values != cells_of(relation, new, &key) {
                             let row =
-                                self.mask_key(&mut keys_of, &relation.entity, &key, old_values)?;
+                                self.mask_key(&mut keys_of, &relation.entity, shape, old_values)?;
                             add(&mut sets, shape, ChangeOp::Delete, row);
                         }
                     }
@@ -669,7 +670,7 @@ impl ChangeFeed {
                     let row = self.mask_key(
                         &mut keys_of,
                         &relation.entity,
-                        &key,
+                        shape,
                         cells_of(relation, old, &key),
                     )?;
                     add(&mut sets, shape, ChangeOp::Delete, row);
@@ -740,9 +741,10 @@ impl ChangeFeed {
         &'m self,
         maskers: &mut HashMap<String, maskbus_mask::Masker<'m>>,
         entity: &str,
-        key: &[String],
+        shape: &Shape,
         values: Vec<Option<&str>>,
     ) -> Result<MaskedRow, Refusal> {
+        let key = shape.key.names();
         if values.iter().any(Option::is_none) {
             return Err(Refusal::new(ErrorCode::PolicyRefused,
                 format!(
@@ -755,11 +757,21 @@ impl ChangeFeed {
             |e: maskbus_mask::MaskError| Refusal::new(ErrorCode::PolicyRefused, e.to_string());
         let masker = match maskers.entry(entity.to_string()) {
             std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
+            // The key columns' shapes, as pages and upserts mask them: a pseudonym shortened to
+            // a `varchar(n)`, an array's elements one by one. Without them a delete would name
+            // another masked key than the one the target stored.
             std::collections::hash_map::Entry::Vacant(new) => new.insert(
                 self.source
                     .policy()
-                    .masker(&maskbus_mask::qualify(entity), key)
-                    .map_err(refused)?,
+                    .masker(&maskbus_mask::qualify(entity), &key)
+                    .map_err(refused)?
+                    .with_shapes(
+                        shape
+                            .key_positions
+                            .iter()
+                            .filter_map(|&at| shape.cells.get(at).copied())
+                            .collect(),
+                    ),
             ),
         };
         masker
