@@ -258,6 +258,11 @@ async fn a_source_url_naming_two_servers_reads_the_slot_by_sql_and_streams_the_s
     assert!(logged.contains("names several servers"), "{logged}");
     assert!(logged.contains("slot peeked"), "{logged}");
     assert!(!logged.contains("changes streamed"), "{logged}");
+    // Not because the source refused a replication connection: it was never asked for one.
+    assert!(
+        !logged.contains("takes no replication connection"),
+        "{logged}"
+    );
 }
 
 #[tokio::test]

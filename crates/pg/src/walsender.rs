@@ -211,7 +211,7 @@ pub fn not_permitted(e: &PgError) -> bool {
 /// `target_session_attrs` asks, which a replication connection of its own cannot be sure to
 /// reach: the slot there is read by SQL, on that connection.
 pub fn one_server(source: &Target) -> bool {
-    source.config.get_hosts().len() <= 1
+    source.config.get_hosts().len() <= 1 && source.config.get_hostaddrs().len() <= 1
 }
 
 /// Whether `e` means every walsender the server allows is taken (`max_wal_senders`): the SQL
@@ -231,13 +231,16 @@ fn replication_config(
         reason: reason.into(),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(host)) => host.clone(),
-        Some(Host::Unix(dir)) => dir
+    // `hostaddr`, where given, is the address the SQL connection reached (the host name only
+    // names it, for TLS): the walsender goes there too.
+    let host = match (config.get_hostaddrs().first(), config.get_hosts().first()) {
+        (Some(address), _) => address.to_string(),
+        (None, Some(Host::Tcp(host))) => host.clone(),
+        (None, Some(Host::Unix(dir))) => dir
             .to_str()
             .ok_or_else(|| bad("its socket directory is not UTF-8"))?
             .to_string(),
-        None => return Err(bad("it names no host")),
+        (None, None) => return Err(bad("it names no host")),
     };
     let password = config
         .get_password()
@@ -354,6 +357,15 @@ mod tests {
         )
         .unwrap();
         assert!(!one_server(&failover));
+        let addressed = Target::parse(
+            "source",
+            "host=db.internal hostaddr=10.0.0.9 port=6000 user=u dbname=db",
+        )
+        .unwrap();
+        assert!(one_server(&addressed));
+        let config =
+            replication_config(&addressed, &ChangeSlot::new("maskbus_s").unwrap(), Lsn(0)).unwrap();
+        assert_eq!((config.host.as_str(), config.port), ("10.0.0.9", 6000));
     }
 
     #[test]
