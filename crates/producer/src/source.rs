@@ -545,13 +545,33 @@ impl Source {
 
     /// The masker of `shape`'s entity, its columns in the shape's order, fitted to their shapes.
     pub(crate) fn masker(&self, shape: &Shape) -> Result<maskbus_mask::Masker<'_>, Refusal> {
+        self.masker_of(shape, &shape.columns, shape.cells.clone())
+    }
+
+    /// The masker of `shape`'s key columns alone, in key order, fitted to their shapes as
+    /// [`Source::masker`] fits them (a pseudonym shortened to a `varchar(n)`, an array's
+    /// elements one by one): a deleted row's key is masked into the key its row was stored by.
+    pub(crate) fn key_masker(&self, shape: &Shape) -> Result<maskbus_mask::Masker<'_>, Refusal> {
+        let cells = shape
+            .key_positions
+            .iter()
+            .filter_map(|&at| shape.cells.get(at).copied())
+            .collect();
+        self.masker_of(shape, &shape.key.names(), cells)
+    }
+
+    fn masker_of(
+        &self,
+        shape: &Shape,
+        columns: &[String],
+        cells: Vec<maskbus_mask::CellShape>,
+    ) -> Result<maskbus_mask::Masker<'_>, Refusal> {
+        let entity = shape.table.to_string();
         Ok(self
             .policy
-            .masker(&shape.table.to_string(), &shape.columns)
-            .map_err(|e| {
-                Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&shape.table.to_string())
-            })?
-            .with_shapes(shape.cells.clone()))
+            .masker(&entity, columns)
+            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&entity))?
+            .with_shapes(cells))
     }
 
     /// Reads the rows of `sql` as they arrive, masks each and cuts them into pages

@@ -652,13 +652,7 @@ impl ChangeFeed {
                             .into_iter()
                             .map(|v| v.map(String::from))
                             .collect();
-                        let masker = match rows_of.entry(relation.entity.clone()) {
-                            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
-                            std::collections::hash_map::Entry::Vacant(new) => {
-                                new.insert(self.source.masker(shape)?)
-                            }
-                        };
-                        masker
+                        cached(&mut rows_of, &relation.entity, || self.source.masker(shape))?
                             .mask(values)
                             .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
                     };
@@ -753,30 +747,9 @@ impl ChangeFeed {
                 ),
             ));
         }
-        let refused =
-            |e: maskbus_mask::MaskError| Refusal::new(ErrorCode::PolicyRefused, e.to_string());
-        let masker = match maskers.entry(entity.to_string()) {
-            std::collections::hash_map::Entry::Occupied(known) => known.into_mut(),
-            // The key columns' shapes, as pages and upserts mask them: a pseudonym shortened to
-            // a `varchar(n)`, an array's elements one by one. Without them a delete would name
-            // another masked key than the one the target stored.
-            std::collections::hash_map::Entry::Vacant(new) => new.insert(
-                self.source
-                    .policy()
-                    .masker(&maskbus_mask::qualify(entity), &key)
-                    .map_err(refused)?
-                    .with_shapes(
-                        shape
-                            .key_positions
-                            .iter()
-                            .filter_map(|&at| shape.cells.get(at).copied())
-                            .collect(),
-                    ),
-            ),
-        };
-        masker
+        cached(maskers, entity, || self.source.key_masker(shape))?
             .mask(values.into_iter().map(|v| v.map(String::from)).collect())
-            .map_err(refused)
+            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))
     }
 
     /// The row with this key as the source holds it now, masked; `None` if it is gone.
@@ -968,6 +941,20 @@ fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -
         reply.parts = parts;
     }
     out
+}
+
+/// `entity`'s masker in `maskers`, made by `make` the first time a transaction needs it.
+fn cached<'c, 'm>(
+    maskers: &'c mut HashMap<String, maskbus_mask::Masker<'m>>,
+    entity: &str,
+    make: impl FnOnce() -> Result<maskbus_mask::Masker<'m>, Refusal>,
+) -> Result<&'c maskbus_mask::Masker<'m>, Refusal> {
+    if !maskers.contains_key(entity) {
+        maskers.insert(entity.to_string(), make()?);
+    }
+    maskers
+        .get(entity)
+        .ok_or_else(|| Refusal::new(ErrorCode::Unavailable, "a table's masker went missing"))
 }
 
 #[cfg(test)]
