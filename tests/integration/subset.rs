@@ -427,6 +427,91 @@ async fn a_fraction_picks_the_rows_of_its_definition_on_every_kind_of_key() {
     }
 }
 
+/// Every "Seq Scan" node on `table` in an `EXPLAIN (ANALYZE, FORMAT JSON)` plan: how many
+/// times each ran.
+fn seq_scan_loops(plan: &serde_json::Value, table: &str, loops: &mut Vec<u64>) {
+    if plan["Node Type"] == "Seq Scan" && plan["Relation Name"] == table {
+        loops.push(plan["Actual Loops"].as_u64().unwrap_or(0));
+    }
+    for child in plan["Plans"].as_array().into_iter().flatten() {
+        seq_scan_loops(child, table, loops);
+    }
+}
+
+/// A foreign key without an index on the child's columns: the closure joins each round's rows
+/// to the child as a set, so the child is scanned once per round, not once per parent row (a
+/// step per row made a 100,000-row child scanned for each of thousands of rows: minutes).
+#[tokio::test]
+async fn a_foreign_key_without_an_index_is_followed_by_a_scan_per_round_not_per_row() {
+    use maskbus_pg::closure::{Closure, ClosureTable, Link, Pick, Root};
+    use maskbus_pg::KeySource::PrimaryKey;
+    let dbs = TestDatabases::create("subset_unindexed", &["src"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(
+        "CREATE TABLE shops (id bigint PRIMARY KEY);
+         CREATE TABLE orders (id bigint PRIMARY KEY, shop_id bigint NOT NULL REFERENCES shops);
+         CREATE TABLE lines (id bigint PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders);
+         INSERT INTO shops SELECT g FROM generate_series(1, 2000) g;
+         INSERT INTO orders SELECT g, 1 + g % 2000 FROM generate_series(1, 20000) g;
+         INSERT INTO lines SELECT g, 1 + g % 20000 FROM generate_series(1, 40000) g;
+         ANALYZE;",
+    )
+    .await
+    .unwrap();
+    let table = |name: &str| ClosureTable {
+        table: TableRef::new("public", name),
+        key: key_def(&[("id", "bigint")], PrimaryKey),
+    };
+    let link = |child, column: &str, parent| Link {
+        child,
+        columns: vec![column.into()],
+        parent,
+        parent_columns: vec!["id".into()],
+    };
+    let closure = Closure {
+        tables: vec![table("shops"), table("orders"), table("lines")],
+        roots: vec![Root {
+            table: 0,
+            pick: Pick::Condition("shops.id <= 200".into()),
+        }],
+        down: vec![link(1, "shop_id", 0), link(2, "order_id", 1)],
+        up: vec![link(1, "shop_id", 0), link(2, "order_id", 1)],
+    };
+    let kept = kept_rows(&src, &closure).await;
+    let count = |t: i32| kept.iter().filter(|(table, _)| *table == t).count();
+    // 200 shops, each with 10 orders, each with 2 lines.
+    assert_eq!((count(0), count(1), count(2)), (200, 2000, 4000));
+    // The same statement, explained as it ran.
+    let limit = 1_000_000i64;
+    let roots = src.query(&closure.root_rows(), &[&limit]).await.unwrap();
+    let tables: Vec<i32> = roots.iter().map(|r| r.get(0)).collect();
+    let keys: Vec<String> = roots.iter().map(|r| r.get(1)).collect();
+    let explained: serde_json::Value = src
+        .query_one(
+            &format!(
+                "EXPLAIN (ANALYZE, FORMAT JSON) {}",
+                closure.kept_rows_from()
+            ),
+            &[&limit, &tables, &keys],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    for child in ["orders", "lines"] {
+        let mut loops = Vec::new();
+        seq_scan_loops(&explained[0]["Plan"], child, &mut loops);
+        assert!(
+            !loops.is_empty(),
+            "{child} has no index to probe: {explained}"
+        );
+        // A few rounds (down two levels, then nothing new), never one per row found.
+        assert!(
+            loops.iter().all(|&n| n <= 8),
+            "{child} scanned {loops:?} times: {explained}"
+        );
+    }
+}
+
 /// A key the policy names may repeat: every row of a kept key is shipped, so the parents of
 /// every one of them are kept, not only of the row the step down happened to read.
 #[tokio::test]

@@ -13,9 +13,11 @@
 //!   found going down whose key the policy names: several rows may share it).
 //!
 //! `UNION` (not `UNION ALL`) drops a row met twice, so cycles and self-references end. Each
-//! step is a `LATERAL` branch per foreign key, probing the parent's key (always indexed) or
-//! the child's foreign key columns (indexed in most schemas: `maskbus subset plan` shows the cost
-//! before anything moves). The work is the server's; the producer only streams pages of it.
+//! round's rows are named once (`d`) and every foreign key is a step joined to them as a set:
+//! the server probes the parent's key (always indexed) or the child's foreign key columns where
+//! an index serves them, and hashes the round's rows and scans the child once per round where
+//! none does (a step per row would scan it once per row). `maskbus subset plan` shows the cost
+//! before anything moves. The work is the server's; the producer only streams pages of it.
 
 use crate::model::{KeyDef, TableRef};
 use crate::quote_ident;
@@ -221,7 +223,7 @@ impl Closure {
             )
         };
         format!(
-            "SELECT {select} FROM {from} WHERE d.t = {} AND d.s <> {PARENT} AND ({matched}) = ({})",
+            "SELECT {select} FROM d, {from} WHERE d.t = {} AND d.s <> {PARENT} AND ({matched}) = ({})",
             link.parent,
             typed_key("d", &parent.key),
         )
@@ -240,7 +242,7 @@ impl Closure {
             String::new()
         };
         format!(
-            "SELECT u.t, u.k, u.s FROM {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child}{which} AND ({}) = ({})",
+            "SELECT u.t, u.k, u.s FROM d, {} c CROSS JOIN LATERAL ({}) u WHERE d.t = {child}{which} AND ({}) = ({})",
             rows.table.sql(),
             self.parents(links, "p").join(" UNION ALL "),
             key_row("c", &rows.key),
@@ -304,8 +306,12 @@ impl Closure {
         let rel = if steps.is_empty() {
             format!("rel(t, k, s) AS ({roots})")
         } else {
+            // The rows of the last round are named once (`d`), as a recursive term may name
+            // `rel` only once, and each step joins them as a set: the server may hash a round's
+            // rows and scan a child table once per round where no index serves the foreign key,
+            // instead of once per row (a `LATERAL` step per row of `rel` can only loop).
             format!(
-                "rel(t, k, s) AS ({roots} UNION SELECT e.t, e.k, e.s FROM rel d CROSS JOIN LATERAL ({}) e)",
+                "rel(t, k, s) AS ({roots} UNION (WITH d AS (SELECT t, k, s FROM rel) {}))",
                 steps.join(" UNION ALL ")
             )
         };
@@ -444,11 +450,18 @@ mod tests {
         assert!(sql.starts_with("WITH RECURSIVE rel(t, k, s) AS (SELECT 0::int AS t, ARRAY[\"customers\".\"id\"::text]::text[] AS k, 0 AS s"));
         assert!(sql
             .contains("FROM \"public\".\"customers\" AS \"customers\" WHERE (customers.id < 10)"));
+        // the round's rows are named once, and every step joins them
+        assert!(sql.contains("UNION (WITH d AS (SELECT t, k, s FROM rel) SELECT "));
+        assert_eq!(
+            sql.matches("FROM rel").count(),
+            2,
+            "rel in the step and in kept"
+        );
         // down: from a customer (t = 0) that goes down to its accounts (t = 1), by the
         // customer's key itself, each with its customer read from the account in hand
-        assert!(sql.contains("SELECT x.t, x.k, x.s FROM \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s UNION ALL SELECT 0::int AS t, ARRAY[q.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" q WHERE (q.\"id\") = (c.\"customer_id\")) x WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
+        assert!(sql.contains("SELECT x.t, x.k, x.s FROM d, \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s UNION ALL SELECT 0::int AS t, ARRAY[q.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" q WHERE (q.\"id\") = (c.\"customer_id\")) x WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
         // up: from a root or a parent account (t = 1), looked up once, to its customer (t = 0)
-        assert!(sql.contains(" UNION ALL SELECT u.t, u.k, u.s FROM \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"customer_id\")) u WHERE d.t = 1 AND d.s <> 1 AND (c.\"id\") = ((d.k[1])::bigint)) e)"));
+        assert!(sql.contains(" UNION ALL SELECT u.t, u.k, u.s FROM d, \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"customer_id\")) u WHERE d.t = 1 AND d.s <> 1 AND (c.\"id\") = ((d.k[1])::bigint)))"));
         assert!(sql.ends_with("kept(t, k) AS (SELECT DISTINCT t, k FROM rel)"));
         assert_eq!(
             bank().member(1, "t"),
@@ -471,8 +484,8 @@ mod tests {
         closure.down = vec![by(1, "customer_no", 0, "number")];
         closure.up = vec![by(2, "account_id", 1, "id"), by(2, "holder_id", 0, "id")];
         let sql = closure.with_clause();
-        assert!(sql.contains("FROM \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_no\") = (p.\"number\") WHERE d.t = 0 AND d.s <> 2 AND (p.\"id\") = ((d.k[1])::bigint)"));
-        assert_eq!(sql.matches("FROM \"public\".\"cards\" c").count(), 1);
+        assert!(sql.contains("FROM d, \"public\".\"accounts\" c JOIN \"public\".\"customers\" p ON (c.\"customer_no\") = (p.\"number\") WHERE d.t = 0 AND d.s <> 2 AND (p.\"id\") = ((d.k[1])::bigint)"));
+        assert_eq!(sql.matches("FROM d, \"public\".\"cards\" c").count(), 1);
         assert!(sql.contains("CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"accounts\" p WHERE (p.\"id\") = (c.\"account_id\") UNION ALL SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"holder_id\")) u WHERE d.t = 2 AND d.s <> 1 AND (c.\"id\") = ((d.k[1])::bigint)"));
     }
 
@@ -538,7 +551,7 @@ mod tests {
         closure.tables[1].key.source = KeySource::Policy;
         let sql = closure.with_clause();
         // down to accounts without their parents inline ...
-        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s FROM \"public\".\"accounts\" c WHERE d.t = 0 AND d.s <> 2"));
+        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s FROM d, \"public\".\"accounts\" c WHERE d.t = 0 AND d.s <> 2"));
         // ... and up from every account row, found going down or not
         assert!(sql.contains("u WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)"));
     }
