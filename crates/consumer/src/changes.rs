@@ -1,12 +1,19 @@
-//! The target side of the change stream: a change request's replies grouped into source
-//! transactions, each applied in one target transaction together with the stream position it
-//! reaches (`maskbus.stream_state`), so a crash anywhere loses and doubles nothing.
+//! The target side of the change stream: a change request's replies read in part order as they
+//! come, checked into source transactions ([`Grouping`]) and applied in one target transaction
+//! together with the stream position they reach (`maskbus.stream_state`), so a crash anywhere
+//! loses and doubles nothing.
+//!
+//! A large source transaction arrives as the producer masks it: its replies are applied as they
+//! come, in the same open target transaction, which commits with the last. An answer that stops
+//! before a transaction's commit (the producer met a migration, a refusal, a silence) is rolled
+//! back whole: the target never holds part of a source transaction.
 //!
 //! A transaction's sets are applied in the order the source made them, which the source's own
 //! foreign keys already accepted; deferrable constraints are checked at commit. Upserts are by
 //! key (a change seen twice changes nothing), deletes by key, a truncate of several tables is
 //! one `TRUNCATE`.
 
+use super::client::Answer;
 use super::pages::{self, EntityPlan};
 use super::target_db::TargetDb;
 use super::writer::params;
@@ -27,18 +34,27 @@ pub struct StreamState {
     pub rows: i64,
 }
 
-/// One source transaction's sets of changes, in order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TransactionChanges {
-    pub lsn: Lsn,
-    pub sets: Vec<ReceivedChanges>,
+/// A change request's replies, read in part order and checked as they come: each source
+/// transaction's sets end with one marked `commit` that names where the transaction ends (the
+/// sets before it name the same position, or none when they went before the commit was read),
+/// and no transaction ends after the position the answer stands at.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Grouping {
+    through: Lsn,
+    started: bool,
+    more: bool,
+    schema_changed: bool,
+    closed: std::collections::BTreeSet<String>,
+    /// A transaction is open (sets read since the last commit), and the position its sets
+    /// named so far.
+    open: Option<Option<Lsn>>,
+    transactions: u64,
 }
 
-/// What one change request brought.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChangeBatch {
-    pub transactions: Vec<TransactionChanges>,
-    /// Where the stream stands once they are applied.
+/// What a whole answer said, once read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnswerSummary {
+    /// Where the stream stands once its transactions are applied.
     pub through: Lsn,
     /// The stream was started by this request.
     pub started: bool,
@@ -48,64 +64,88 @@ pub struct ChangeBatch {
     pub schema_changed: bool,
     /// Tables the producer left out of these changes: they fail closed.
     pub closed: std::collections::BTreeSet<String>,
+    /// Whole source transactions read.
+    pub transactions: u64,
+    /// The answer stopped inside a transaction, for a migration met there: nothing of it may be
+    /// applied (the schema goes first, then the transaction is asked for again).
+    pub abandoned: bool,
 }
 
-/// Groups a change request's replies (in part order) into transactions. A transaction must be
-/// whole (its last set marked `commit`), and sets of one transaction must agree on its position.
-pub fn group(replies: Vec<ReceivedReply>) -> Result<ChangeBatch, ConsumerError> {
-    let bad = |reason: &str| ConsumerError::BadReply {
-        entity: String::new(),
-        reason: reason.to_string(),
-    };
-    let mut batch = ChangeBatch {
-        transactions: Vec::new(),
-        through: Lsn::default(),
-        started: false,
-        more: false,
-        schema_changed: false,
-        closed: std::collections::BTreeSet::new(),
-    };
-    let mut open: Vec<ReceivedChanges> = Vec::new();
-    for reply in replies {
-        let ReceivedReply::Changes(set) = reply else {
-            return Err(bad("expected changes"));
-        };
-        batch.through = set.through.0;
-        batch.started |= set.started;
-        batch.more |= set.more;
-        batch.schema_changed |= set.schema_changed;
-        batch
-            .closed
+impl Grouping {
+    /// Reads the next set; true when it holds changes to apply.
+    pub fn read(&mut self, set: &ReceivedChanges) -> Result<bool, ConsumerError> {
+        self.through = set.through.0;
+        self.started |= set.started;
+        self.more |= set.more;
+        self.schema_changed |= set.schema_changed;
+        self.closed
             .extend(set.closed.iter().map(|e| maskbus_model::qualify(e)));
         if set.op == ChangeOp::None {
-            continue;
+            return Ok(false);
         }
-        let Some(lsn) = set.lsn else {
-            return Err(bad(
-                "a set of changes without the position of its transaction",
-            ));
-        };
-        if open.first().is_some_and(|first| first.lsn != set.lsn) {
-            return Err(bad("a transaction's changes were cut before its commit"));
+        let named = set.lsn.map(|p| p.0);
+        if let (Some(Some(open)), Some(lsn)) = (self.open, named) {
+            if open != lsn {
+                return Err(bad("a transaction's changes were cut before its commit"));
+            }
         }
-        if lsn.0 > batch.through {
+        if named.is_some_and(|lsn| lsn > self.through) {
             return Err(bad(
                 "a transaction ends after the position the reply stands at",
             ));
         }
-        let commit = set.commit;
-        open.push(set);
-        if commit {
-            batch.transactions.push(TransactionChanges {
-                lsn: lsn.0,
-                sets: std::mem::take(&mut open),
-            });
+        if set.commit {
+            if named.is_none() {
+                return Err(bad(
+                    "a transaction's last set of changes does not say where it ends",
+                ));
+            }
+            self.open = None;
+            self.transactions += 1;
+        } else {
+            let so_far = self.open.flatten();
+            self.open = Some(named.or(so_far));
         }
+        Ok(true)
     }
-    if !open.is_empty() {
-        return Err(bad("a transaction's changes were cut before its commit"));
+
+    /// What the answer said, once its last reply is read: refused if it stopped inside a
+    /// transaction for any reason but a migration.
+    pub fn finish(self) -> Result<AnswerSummary, ConsumerError> {
+        let abandoned = self.open.is_some();
+        if abandoned && !self.schema_changed {
+            return Err(bad("a transaction's changes were cut before its commit"));
+        }
+        Ok(AnswerSummary {
+            through: self.through,
+            started: self.started,
+            more: self.more,
+            schema_changed: self.schema_changed,
+            closed: self.closed,
+            transactions: self.transactions,
+            abandoned,
+        })
     }
-    Ok(batch)
+}
+
+fn bad(reason: &str) -> ConsumerError {
+    ConsumerError::BadReply {
+        entity: String::new(),
+        reason: reason.to_string(),
+    }
+}
+
+/// What applying one answer did.
+#[derive(Clone, Debug, Default)]
+pub struct Applied {
+    pub summary: AnswerSummary,
+    /// Rows written or deleted.
+    pub rows: u64,
+    /// The entities changes were applied to, in the order first met.
+    pub touched: Vec<String>,
+    /// Entities whose watermarks went in this round (they fail closed: copied again once they
+    /// follow).
+    pub forgotten: std::collections::BTreeSet<String>,
 }
 
 /// Applies the change stream to the target and keeps its position there.
@@ -222,133 +262,198 @@ impl<'db> ChangeApplier<'db> {
         Ok(())
     }
 
-    /// Applies source transactions, in order, and records the position the last one reaches, all
-    /// in one target transaction: the target never holds part of a source transaction, and a
-    /// crash keeps all of them or none. Returns the rows written or deleted.
+    /// Reads an answer's replies as they come and applies their source transactions, in
+    /// order, in one target transaction that records the position the answer stands at: the
+    /// target never holds part of a source transaction, and a crash keeps all of them or none.
     /// A set of a table in `skip` (one that fails closed, to be copied again once it follows)
-    /// is passed over.
+    /// or that the producer says fails closed is passed over, and the watermark of each such
+    /// table not in `forgotten` goes in the same transaction.
     pub async fn apply(
         &self,
         plans: &[EntityPlan],
-        transactions: &[TransactionChanges],
+        answer: &mut Answer<'_>,
         skip: &std::collections::BTreeSet<String>,
-    ) -> Result<u64, ConsumerError> {
-        let Some(last) = transactions.last() else {
-            return Ok(0);
-        };
-        let mut client = self.client().await?;
+        forgotten: &std::collections::BTreeSet<String>,
+    ) -> Result<Applied, ConsumerError> {
         let failed = |what: String| {
             let target = self.db.target();
             move |e: tokio_postgres::Error| ConsumerError::from(target.query_error(what, &e))
         };
-        let tx = client
-            .transaction()
-            .await
-            .map_err(failed("BEGIN of streamed transactions".into()))?;
-        tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
-            .await
-            .map_err(failed("SET CONSTRAINTS".into()))?;
-        // Each statement is prepared once per batch: the sets of many small transactions share
+        let mut grouping = Grouping::default();
+        let mut applied = Applied::default();
+        // An idle answer (one reply with no change) opens no target transaction.
+        let idle = matches!(
+            answer.peek().await?,
+            Some(ReceivedReply::Changes(first)) if first.op == ChangeOp::None
+        );
+        let mut client = self.client().await?;
+        let tx = if idle {
+            None
+        } else {
+            let tx = client
+                .transaction()
+                .await
+                .map_err(failed("BEGIN of streamed transactions".into()))?;
+            tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
+                .await
+                .map_err(failed("SET CONSTRAINTS".into()))?;
+            Some(tx)
+        };
+        // Each statement is prepared once per answer: the sets of many small transactions share
         // a few shapes.
         let mut prepared: HashMap<String, tokio_postgres::Statement> = HashMap::new();
-        let mut rows = 0u64;
-        for transaction in transactions {
-            let what = |verb: &str, entity: &str| {
+        // Consecutive truncates (a CASCADE) go in one statement, once the next set is read.
+        let mut truncates: Vec<&maskbus_pg::TableRef> = Vec::new();
+        let mut read = 0u32;
+        // The next reply is claimed and read while the target runs the statement of this one.
+        let mut next = answer.next().await?;
+        while let Some(reply) = next.take() {
+            read += 1;
+            let set = match reply {
+                ReceivedReply::Changes(set) => set,
+                ReceivedReply::Error { error, .. } => {
+                    return Err(ConsumerError::Refused {
+                        what: format!("the source's changes (after {} replies)", read - 1),
+                        error,
+                    })
+                }
+                _ => return Err(bad("expected changes")),
+            };
+            if !grouping.read(&set)?
+                || skip.contains(&set.entity)
+                || grouping.closed.contains(&set.entity)
+            {
+                next = answer.next().await?;
+                continue;
+            }
+            let what = |verb: &str| {
                 format!(
-                    "{verb} {entity} for the source transaction ending at {} (if the target has drifted from the source, `maskbus verify --repair` mends it)",
-                    transaction.lsn
+                    "{verb} {} for the source's changes (if the target has drifted from the source, `maskbus verify --repair` mends it)",
+                    set.entity
                 )
             };
-            let mut sets = transaction.sets.iter().peekable();
-            while let Some(set) = sets.next() {
-                if skip.contains(&set.entity) {
+            let Some(tx) = tx.as_ref() else {
+                return Err(bad("changes after a reply that said there were none"));
+            };
+            let plan = plan_of(plans, &set.entity)?;
+            if set.op != ChangeOp::Truncate && !truncates.is_empty() {
+                tx.batch_execute(&statements::truncate(&truncates))
+                    .await
+                    .map_err(failed(what("truncating before")))?;
+                truncates.clear();
+            }
+            if !applied.touched.contains(&plan.entity) {
+                applied.touched.push(plan.entity.clone());
+            }
+            let (sql, verb) = match set.op {
+                ChangeOp::None | ChangeOp::Truncate => {
+                    if set.op == ChangeOp::Truncate {
+                        truncates.push(&plan.table);
+                    }
+                    next = answer.next().await?;
                     continue;
                 }
-                let (sql, verb) = match set.op {
-                    ChangeOp::None => continue,
-                    ChangeOp::Truncate => {
-                        // Tables truncated together (a CASCADE) go in one statement.
-                        let mut tables = vec![&plan_of(plans, &set.entity)?.table];
-                        while let Some(next) = sets.next_if(|s| s.op == ChangeOp::Truncate) {
-                            tables.push(&plan_of(plans, &next.entity)?.table);
-                        }
-                        tx.batch_execute(&statements::truncate(&tables))
-                            .await
-                            .map_err(failed(what("truncating", &set.entity)))?;
-                        continue;
-                    }
-                    ChangeOp::Delete => {
-                        let plan = plan_of(plans, &set.entity)?;
-                        if set.columns != plan.key.names()
-                            || set.rows.iter().any(|r| r.len() != set.columns.len())
-                        {
-                            return Err(ConsumerError::BadReply {
-                                entity: plan.entity.clone(),
-                                reason: "a delete carries the key columns, and only them".into(),
-                            });
-                        }
-                        (
-                            statements::delete_by_key(&plan.table, &plan.key),
-                            "deleting from",
-                        )
-                    }
-                    ChangeOp::Upsert => {
-                        let plan = plan_of(plans, &set.entity)?;
-                        let columns = pages::reply_columns(
-                            plan,
-                            &set.entity,
-                            &set.key,
-                            &set.columns,
-                            &set.rows,
-                        )?;
-                        // No links are deferred here: the source made these rows in this order.
-                        let sql = statements::upsert(&statements::Write {
-                            table: &plan.table,
-                            key: &plan.key,
-                            columns: &columns,
-                            deferred: &[],
-                            identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
+                ChangeOp::Delete => {
+                    if set.columns != plan.key.names()
+                        || set.rows.iter().any(|r| r.len() != set.columns.len())
+                    {
+                        return Err(ConsumerError::BadReply {
+                            entity: plan.entity.clone(),
+                            reason: "a delete carries the key columns, and only them".into(),
                         });
-                        (sql, "writing")
                     }
-                };
-                let statement = match prepared.get(&sql) {
-                    Some(statement) => statement.clone(),
-                    None => {
-                        let statement = tx
-                            .prepare(&sql)
-                            .await
-                            .map_err(failed(what(verb, &set.entity)))?;
-                        prepared.insert(sql, statement.clone());
-                        statement
-                    }
-                };
-                let columns: Vec<Vec<Option<&str>>> = (0..set.columns.len())
-                    .map(|i| set.rows.iter().map(|row| row.get(i)).collect())
-                    .collect();
-                rows += tx
-                    .execute(&statement, &params(&columns))
-                    .await
-                    .map_err(failed(what(verb, &set.entity)))?;
+                    (
+                        statements::delete_by_key(&plan.table, &plan.key),
+                        "deleting from",
+                    )
+                }
+                ChangeOp::Upsert => {
+                    let columns =
+                        pages::reply_columns(plan, &set.entity, &set.key, &set.columns, &set.rows)?;
+                    // No links are deferred here: the source made these rows in this order.
+                    let sql = statements::upsert(&statements::Write {
+                        table: &plan.table,
+                        key: &plan.key,
+                        columns: &columns,
+                        deferred: &[],
+                        identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
+                    });
+                    (sql, "writing")
+                }
+            };
+            let statement = match prepared.get(&sql) {
+                Some(statement) => statement.clone(),
+                None => {
+                    let statement = tx.prepare(&sql).await.map_err(failed(what(verb)))?;
+                    prepared.insert(sql, statement.clone());
+                    statement
+                }
+            };
+            let columns: Vec<Vec<Option<&str>>> = (0..set.columns.len())
+                .map(|i| set.rows.iter().map(|row| row.get(i)).collect())
+                .collect();
+            let values = params(&columns);
+            let (executed, following) =
+                tokio::join!(tx.execute(&statement, &values), answer.next());
+            applied.rows += executed.map_err(failed(what(verb)))?;
+            next = following?;
+        }
+        let summary = grouping.finish()?;
+        let mut forget: std::collections::BTreeSet<String> =
+            skip.union(&summary.closed).cloned().collect();
+        forget.retain(|entity| !forgotten.contains(entity));
+        if summary.abandoned {
+            // Rolled back whole (the transaction is dropped): the schema goes first.
+            applied.summary = summary;
+            applied.rows = 0;
+            applied.touched.clear();
+            return Ok(applied);
+        }
+        let Some(tx) = tx.filter(|_| summary.transactions > 0 || !applied.touched.is_empty())
+        else {
+            // Nothing applied: the position moves past what brought nothing, and the tables
+            // newly failing closed lose their watermark.
+            if !forget.is_empty() {
+                self.forget_watermarks(&forget).await?;
             }
+            self.reached(summary.through).await?;
+            applied.forgotten = forget;
+            applied.summary = summary;
+            return Ok(applied);
+        };
+        if !truncates.is_empty() {
+            tx.batch_execute(&statements::truncate(&truncates))
+                .await
+                .map_err(failed("truncating streamed tables".into()))?;
+        }
+        if !forget.is_empty() {
+            let entities: Vec<&str> = forget.iter().map(String::as_str).collect();
+            tx.execute(
+                "DELETE FROM maskbus.sync_state WHERE entity = ANY($1)",
+                &[&entities],
+            )
+            .await
+            .map_err(failed("forgetting watermarks".into()))?;
         }
         tx.execute(
             "UPDATE maskbus.stream_state
                 SET applied_lsn = $1, transactions_applied = transactions_applied + $2,
                     rows_applied = rows_applied + $3, updated_at = now()",
             &[
-                &last.lsn.to_string(),
-                &(transactions.len() as i64),
-                &(rows as i64),
+                &summary.through.to_string(),
+                &(summary.transactions as i64),
+                &(applied.rows as i64),
             ],
         )
         .await
         .map_err(failed("recording the stream position".into()))?;
         tx.commit().await.map_err(failed(format!(
             "COMMIT of the source transactions up to {}",
-            last.lsn
+            summary.through
         )))?;
-        Ok(rows)
+        applied.forgotten = forget;
+        applied.summary = summary;
+        Ok(applied)
     }
 }
 
@@ -386,18 +491,31 @@ mod tests {
         ReceivedReply::from_body(&raw).unwrap()
     }
 
+    /// Reads `replies` through a grouping: which sets are applied, and what the answer said.
+    fn group(replies: Vec<ReceivedReply>) -> Result<(Vec<bool>, AnswerSummary), ConsumerError> {
+        let mut grouping = Grouping::default();
+        let mut applied = Vec::new();
+        for reply in replies {
+            let ReceivedReply::Changes(set) = reply else {
+                return Err(bad("expected changes"));
+            };
+            applied.push(grouping.read(&set)?);
+        }
+        Ok((applied, grouping.finish()?))
+    }
+
     #[test]
     fn replies_become_whole_transactions() {
-        let batch = group(vec![
+        let (applied, batch) = group(vec![
             set("public.a", "upsert", Some("0/10"), false, "0/30", 0),
             set("public.b", "delete", Some("0/10"), true, "0/30", 1),
             set("public.a", "upsert", Some("0/20"), true, "0/30", 2),
         ])
         .unwrap();
+        assert_eq!(applied, vec![true, true, true]);
         assert_eq!(batch.through, Lsn(0x30));
-        assert_eq!(batch.transactions.len(), 2);
-        assert_eq!(batch.transactions[0].sets.len(), 2);
-        assert_eq!(batch.transactions[1].lsn, Lsn(0x20));
+        assert_eq!(batch.transactions, 2);
+        assert!(!batch.abandoned);
         // A transaction cut before its commit, or mixed with another, is refused whole.
         for bad in [
             vec![set("public.a", "upsert", Some("0/10"), false, "0/30", 0)],
@@ -410,8 +528,48 @@ mod tests {
         ] {
             assert!(group(bad).is_err());
         }
-        let idle = group(vec![set("", "none", None, false, "0/30", 0)]).unwrap();
-        assert!(idle.transactions.is_empty());
+        let (applied, idle) = group(vec![set("", "none", None, false, "0/30", 0)]).unwrap();
+        assert_eq!(applied, vec![false]);
+        assert_eq!(idle.transactions, 0);
         assert_eq!(idle.through, Lsn(0x30));
+    }
+
+    #[test]
+    fn a_transaction_sent_as_it_was_masked_names_its_end_with_its_commit() {
+        // The first replies went before the commit was read: no position, standing where the
+        // consumer asked from; the last names the end and stands there.
+        let (applied, batch) = group(vec![
+            set("public.a", "upsert", None, false, "0/5", 0),
+            set("public.a", "upsert", None, false, "0/5", 1),
+            set("public.a", "upsert", Some("0/20"), true, "0/20", 2),
+        ])
+        .unwrap();
+        assert_eq!(applied, vec![true, true, true]);
+        assert_eq!((batch.transactions, batch.through), (1, Lsn(0x20)));
+        // Stopped inside the transaction for a migration: nothing of it is applied.
+        let mut migration = set("", "none", None, false, "0/5", 1);
+        if let ReceivedReply::Changes(c) = &mut migration {
+            c.schema_changed = true;
+        }
+        let (_, abandoned) = group(vec![
+            set("public.a", "upsert", None, false, "0/5", 0),
+            migration,
+        ])
+        .unwrap();
+        assert!(abandoned.abandoned && abandoned.schema_changed);
+        assert_eq!(abandoned.transactions, 0);
+        // Stopped inside it for any other reason: refused.
+        assert!(group(vec![
+            set("public.a", "upsert", None, false, "0/5", 0),
+            set("", "none", None, false, "0/5", 1),
+        ])
+        .is_err());
+        // A position named before the commit must be the commit's.
+        assert!(group(vec![
+            set("public.a", "upsert", None, false, "0/5", 0),
+            set("public.a", "upsert", Some("0/10"), false, "0/30", 1),
+            set("public.a", "upsert", Some("0/20"), true, "0/30", 2),
+        ])
+        .is_err());
     }
 }

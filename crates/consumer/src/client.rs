@@ -6,7 +6,7 @@ use super::ConsumerError;
 use maskbus_config::ConsumerConfig;
 use maskbus_mailbox::{Mailbox, Outgoing};
 use maskbus_protocol::{ErrorCode, ErrorReply, ReceivedReply, Request};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -62,141 +62,90 @@ impl Asker {
     /// Sends a request and waits for all its replies (a page request may have several), asking
     /// again after each timeout.
     pub async fn ask(&self, request: &Request) -> Result<Vec<ReceivedReply>, ConsumerError> {
-        const TRIES: u32 = 3;
+        self.ask_parts(request).await?.all().await
+    }
+
+    /// Sends a request; its replies are then read one at a time, in order, as they come
+    /// ([`Answer::next`]), so a consumer can apply the first while the producer still makes the
+    /// rest.
+    pub async fn ask_parts(&self, request: &Request) -> Result<Answer<'_>, ConsumerError> {
         let body = maskbus_mailbox::body_of(request).map_err(|e| ConsumerError::BadReply {
             entity: String::new(),
             reason: format!("could not encode a request: {e}"),
         })?;
-        for _ in 0..TRIES {
-            let correlation = format!(
-                "{}-{}",
-                self.run_id,
-                self.requests.fetch_add(1, Ordering::Relaxed)
-            );
-            // Waiting before the request leaves: a reply that another task waiting on the same
-            // mailbox claims at once is handed over, not dropped as a late answer.
-            self.lock_in_flight()
-                .insert(correlation.clone(), Vec::new());
-            let sent = self
-                .mailbox
-                .send(Outgoing {
-                    to: self.producer_mailbox.clone(),
-                    kind: "request".into(),
-                    correlation_id: Some(correlation.clone()),
-                    reply_to: Some(self.mailbox_name.clone()),
-                    body: body.clone(),
-                })
-                .await;
-            if let Err(e) = sent {
-                self.lock_in_flight().remove(&correlation);
-                return Err(e.into());
+        let mut answer = Answer {
+            asker: self,
+            body,
+            correlation: String::new(),
+            tries: 0,
+            held: BTreeMap::new(),
+            next: 0,
+            parts: None,
+            deadline: tokio::time::Instant::now(),
+            peeked: None,
+        };
+        answer.send().await?;
+        Ok(answer)
+    }
+
+    /// Claims what came to this consumer's mailbox within `wait`: replies to requests being
+    /// waited for are handed to their waiters (through `in_flight`), the rest acked as late
+    /// answers; forged and unreadable replies go to the dead letters.
+    async fn receive(&self, wait: Duration) -> Result<(), ConsumerError> {
+        let received = self.mailbox.receive(&self.mailbox_name, 32, wait).await?;
+        let mut handled = Vec::with_capacity(received.messages.len());
+        let mut failure = None;
+        for message in received.messages {
+            if let Some(trusted) = &self.trusted_sender {
+                if &message.sender != trusted {
+                    // A forged reply: kept as evidence in the dead letters, never applied.
+                    let reason = format!(
+                        "refused: a reply from role {} (only {trusted}, the owner of {}, answers)",
+                        maskbus_pg::excerpt(&message.sender, 64),
+                        self.producer_mailbox
+                    );
+                    tracing::warn!(message = message.id, %reason, "refused a reply");
+                    if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
+                        failure = Some(e.into());
+                        break;
+                    }
+                    continue;
+                }
             }
-            let deadline = tokio::time::Instant::now() + self.request_timeout;
-            let mut answers: Vec<ReceivedReply> = Vec::new();
-            let outcome = loop {
-                // A request answered twice (its lease ran out while the producer worked) sends
-                // each part twice: keep one reply per part, so no row is applied twice.
-                for reply in self
-                    .lock_in_flight()
-                    .get_mut(&correlation)
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-                {
-                    if !answers.iter().any(|a| a.part_of().0 == reply.part_of().0) {
-                        answers.push(reply);
-                    }
-                }
-                let complete = answers
-                    .first()
-                    .is_some_and(|a| answers.len() as u32 >= a.part_of().1);
-                if complete {
-                    answers.sort_by_key(|a| a.part_of().0);
-                    break Some(Ok(std::mem::take(&mut answers)));
-                }
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                if left.is_zero() {
-                    break None;
-                }
-                // Short waits: a reply for this request may also be claimed by another task
-                // waiting on the same mailbox, which hands it over through `in_flight`.
-                let received = match self
-                    .mailbox
-                    .receive(&self.mailbox_name, 32, left.min(Duration::from_millis(100)))
-                    .await
-                {
-                    Ok(received) => received,
-                    Err(e) => break Some(Err(e.into())),
-                };
-                let mut handled = Vec::with_capacity(received.messages.len());
-                let mut failure = None;
-                for message in received.messages {
-                    if let Some(trusted) = &self.trusted_sender {
-                        if &message.sender != trusted {
-                            // A forged reply: kept as evidence in the dead letters, never applied.
-                            let reason = format!(
-                                "refused: a reply from role {} (only {trusted}, the owner of {}, answers)",
-                                maskbus_pg::excerpt(&message.sender, 64),
-                                self.producer_mailbox
-                            );
-                            tracing::warn!(message = message.id, %reason, "refused a reply");
-                            if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
-                                failure = Some(e.into());
-                                break;
-                            }
-                            continue;
-                        }
-                    }
-                    let owner = message.correlation_id.clone().unwrap_or_default();
-                    let waiting =
-                        owner == correlation || self.lock_in_flight().contains_key(&owner);
-                    if !waiting {
-                        // A late answer to an earlier request: archived by the ack, so the audit
-                        // still sees it; the page it carries is asked for again anyway.
-                        handled.push(message.lease);
-                        continue;
-                    }
-                    match ReceivedReply::from_body(&message.body) {
-                        Ok(reply) => {
-                            handled.push(message.lease);
-                            if owner == correlation {
-                                answers.push(reply);
-                            } else if let Some(theirs) = self.lock_in_flight().get_mut(&owner) {
-                                theirs.push(reply);
-                            }
-                        }
-                        Err(e) => {
-                            // Poison: dead-lettered with the reason; the wait goes on (the
-                            // request is asked again after its timeout if its answer was this).
-                            let reason = format!(
-                                "not a maskbus reply: {}",
-                                maskbus_pg::excerpt(&e.to_string(), 200)
-                            );
-                            tracing::warn!(message = message.id, %reason, "dead-lettered a reply");
-                            if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
-                                failure = Some(e.into());
-                                break;
-                            }
-                        }
-                    }
-                }
-                if let Err(e) = self.mailbox.ack_batch(&handled).await {
-                    break Some(Err(e.into()));
-                }
-                if let Some(e) = failure {
-                    break Some(Err(e));
-                }
-            };
-            self.lock_in_flight().remove(&correlation);
-            if let Some(result) = outcome {
-                return result;
+            let owner = message.correlation_id.clone().unwrap_or_default();
+            if !self.lock_in_flight().contains_key(&owner) {
+                // A late answer to an earlier request: archived by the ack, so the audit still
+                // sees it; what it carries is asked for again anyway.
+                handled.push(message.lease);
+                continue;
             }
-            tracing::warn!(mailbox = %self.producer_mailbox, "no reply in {:?}; asking again", self.request_timeout);
+            match ReceivedReply::from_body(&message.body) {
+                Ok(reply) => {
+                    handled.push(message.lease);
+                    if let Some(theirs) = self.lock_in_flight().get_mut(&owner) {
+                        theirs.push(reply);
+                    }
+                }
+                Err(e) => {
+                    // Poison: dead-lettered with the reason; the wait goes on (the request is
+                    // asked again after its timeout if its answer was this).
+                    let reason = format!(
+                        "not a maskbus reply: {}",
+                        maskbus_pg::excerpt(&e.to_string(), 200)
+                    );
+                    tracing::warn!(message = message.id, %reason, "dead-lettered a reply");
+                    if let Err(e) = self.mailbox.dead_letter(message.lease, &reason).await {
+                        failure = Some(e.into());
+                        break;
+                    }
+                }
+            }
         }
-        Err(ConsumerError::NoReply {
-            mailbox: self.producer_mailbox.clone(),
-            tries: TRIES,
-            timeout: self.request_timeout,
-        })
+        self.mailbox.ack_batch(&handled).await?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn lock_in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<ReceivedReply>>> {
@@ -213,11 +162,21 @@ impl Asker {
         request: &Request,
         what: &str,
     ) -> Result<Vec<ReceivedReply>, ConsumerError> {
+        self.ask_parts_patiently(request, what).await?.all().await
+    }
+
+    /// [`Asker::ask_parts`], asking again while the producer's first reply is "unavailable";
+    /// any other refusal is returned as [`ConsumerError::Refused`].
+    pub async fn ask_parts_patiently(
+        &self,
+        request: &Request,
+        what: &str,
+    ) -> Result<Answer<'_>, ConsumerError> {
         let mut retry =
             maskbus_pg::Retry::new(30, Duration::from_millis(200), Duration::from_secs(5));
         loop {
-            let replies = self.ask(request).await?;
-            match replies.first() {
+            let mut answer = self.ask_parts(request).await?;
+            match answer.peek().await? {
                 Some(ReceivedReply::Error { error, .. })
                     if error.code() == ErrorCode::Unavailable =>
                 {
@@ -232,12 +191,174 @@ impl Asker {
                         error: error.clone(),
                     })
                 }
-                _ => return Ok(replies),
+                _ => return Ok(answer),
             }
         }
         Err(ConsumerError::Refused {
             what: what.to_string(),
             error: ErrorReply::new(ErrorCode::Unavailable),
         })
+    }
+}
+
+/// The replies to one request, read in order as they come. A request that gets no reply within
+/// the request timeout is sent again (three tries in all); once a reply has been read, a
+/// silence that long ends the answer with [`ConsumerError::Cut`] (the consumer, which may have
+/// used what it read, starts over). A request answered twice (its lease ran out while the
+/// producer worked) sends each part twice: one reply per part is kept, so no row is applied
+/// twice.
+pub struct Answer<'a> {
+    asker: &'a Asker,
+    body: Box<serde_json::value::RawValue>,
+    /// The correlation id of the last try.
+    correlation: String,
+    tries: u32,
+    /// Replies received, by part, not yet read.
+    held: BTreeMap<u32, ReceivedReply>,
+    /// The part to read next.
+    next: u32,
+    /// How many parts there are, once a reply has said.
+    parts: Option<u32>,
+    /// When a silence ends the wait for the next part.
+    deadline: tokio::time::Instant,
+    /// A reply looked at and not read yet.
+    peeked: Option<ReceivedReply>,
+}
+
+/// How many times a request that gets no reply at all is sent.
+const TRIES: u32 = 3;
+
+impl Answer<'_> {
+    /// Sends the request (again), under a new correlation id.
+    async fn send(&mut self) -> Result<(), ConsumerError> {
+        let asker = self.asker;
+        self.forget();
+        self.tries += 1;
+        self.correlation = format!(
+            "{}-{}",
+            asker.run_id,
+            asker.requests.fetch_add(1, Ordering::Relaxed)
+        );
+        // Waiting before the request leaves: a reply that another task waiting on the same
+        // mailbox claims at once is handed over, not dropped as a late answer.
+        asker
+            .lock_in_flight()
+            .insert(self.correlation.clone(), Vec::new());
+        let sent = asker
+            .mailbox
+            .send(Outgoing {
+                to: asker.producer_mailbox.clone(),
+                kind: "request".into(),
+                correlation_id: Some(self.correlation.clone()),
+                reply_to: Some(asker.mailbox_name.clone()),
+                body: self.body.clone(),
+            })
+            .await;
+        if let Err(e) = sent {
+            self.forget();
+            return Err(e.into());
+        }
+        self.deadline = tokio::time::Instant::now() + asker.request_timeout;
+        Ok(())
+    }
+
+    /// Stops waiting for the last try's replies.
+    fn forget(&mut self) {
+        if !self.correlation.is_empty() {
+            self.asker.lock_in_flight().remove(&self.correlation);
+        }
+    }
+
+    /// The next reply without reading it.
+    pub async fn peek(&mut self) -> Result<Option<&ReceivedReply>, ConsumerError> {
+        if self.peeked.is_none() {
+            self.peeked = self.next_part().await?;
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    /// The next reply in part order, waiting for it; `None` once the last has been read.
+    pub async fn next(&mut self) -> Result<Option<ReceivedReply>, ConsumerError> {
+        if let Some(peeked) = self.peeked.take() {
+            return Ok(Some(peeked));
+        }
+        self.next_part().await
+    }
+
+    /// Every reply left, in part order.
+    pub async fn all(mut self) -> Result<Vec<ReceivedReply>, ConsumerError> {
+        let mut replies = Vec::new();
+        while let Some(reply) = self.next().await? {
+            replies.push(reply);
+        }
+        Ok(replies)
+    }
+
+    async fn next_part(&mut self) -> Result<Option<ReceivedReply>, ConsumerError> {
+        let asker = self.asker;
+        loop {
+            if self.parts.is_some_and(|parts| self.next >= parts) {
+                self.forget();
+                return Ok(None);
+            }
+            for reply in asker
+                .lock_in_flight()
+                .get_mut(&self.correlation)
+                .map(std::mem::take)
+                .unwrap_or_default()
+            {
+                let (part, parts) = reply.part_of();
+                if part < self.next {
+                    continue;
+                }
+                if let Some(parts) = parts {
+                    self.parts = Some(self.parts.map_or(parts, |known| known.min(parts)));
+                }
+                self.held.entry(part).or_insert(reply);
+            }
+            if let Some(reply) = self.held.remove(&self.next) {
+                self.next += 1;
+                self.deadline = tokio::time::Instant::now() + asker.request_timeout;
+                return Ok(Some(reply));
+            }
+            let left = self
+                .deadline
+                .saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                if self.next > 0 {
+                    self.forget();
+                    return Err(ConsumerError::Cut {
+                        mailbox: asker.producer_mailbox.clone(),
+                        read: self.next,
+                        timeout: asker.request_timeout,
+                    });
+                }
+                if self.tries >= TRIES {
+                    self.forget();
+                    return Err(ConsumerError::NoReply {
+                        mailbox: asker.producer_mailbox.clone(),
+                        tries: TRIES,
+                        timeout: asker.request_timeout,
+                    });
+                }
+                tracing::warn!(mailbox = %asker.producer_mailbox, "no reply in {:?}; asking again", asker.request_timeout);
+                self.held.clear();
+                self.parts = None;
+                self.send().await?;
+                continue;
+            }
+            // Short waits: a reply for this request may also be claimed by another task waiting
+            // on the same mailbox, which hands it over through `in_flight`.
+            if let Err(e) = asker.receive(left.min(Duration::from_millis(100))).await {
+                self.forget();
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Answer<'_> {
+    fn drop(&mut self) {
+        self.forget();
     }
 }

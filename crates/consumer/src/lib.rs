@@ -75,6 +75,12 @@ pub enum ConsumerError {
         tries: u32,
         timeout: Duration,
     },
+    #[error("the producer's answer at mailbox {mailbox} stopped after {read} replies: nothing more came within {timeout:?}; the consumer starts that step again")]
+    Cut {
+        mailbox: String,
+        read: u32,
+        timeout: Duration,
+    },
     #[error("a reply for {entity} does not fit the target: {reason}")]
     BadReply { entity: String, reason: String },
     #[error("{entity}: {reason}")]
@@ -102,6 +108,7 @@ impl ConsumerError {
     pub fn is_transient(&self) -> bool {
         match self {
             ConsumerError::Pg(e) | ConsumerError::Mailbox(MailboxError::Pg(e)) => e.is_transient(),
+            ConsumerError::Cut { .. } => true,
             _ => false,
         }
     }

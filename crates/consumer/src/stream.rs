@@ -12,12 +12,13 @@
 //! A lost stream (the slot dropped, or moved past this target) is started again from step 1,
 //! with a warning: deletes made while it was lost are found by `maskbus verify`.
 
-use super::changes::{self, ChangeApplier};
+use super::changes::ChangeApplier;
+use super::client::Answer;
 use super::pages::EntityPlan;
 use super::writer::PageWriter;
 use super::{Consumer, ConsumerError};
 use maskbus_protocol::{
-    ErrorCode, Request, Snapshot, MAX_CHANGE_ROWS, MAX_CHANGE_WAIT_MS, VERSION,
+    ErrorCode, ReceivedReply, Request, Snapshot, MAX_CHANGE_ROWS, MAX_CHANGE_WAIT_MS, VERSION,
 };
 use std::time::Duration;
 use tokio::sync::watch;
@@ -85,7 +86,10 @@ impl<'a> Follower<'a> {
                     self.applier.forgotten().await?;
                     continue;
                 }
-                Err(e) if e.is_transient() => {
+                Err(e)
+                    if e.is_transient()
+                        || matches!(&e, ConsumerError::Refused { error, .. } if error.code() == ErrorCode::Unavailable) =>
+                {
                     self.plans = None;
                     tracing::warn!(error = %e, "transient failure; resuming the stream from the target's position");
                     if !retry.pause().await {
@@ -115,15 +119,22 @@ impl<'a> Follower<'a> {
     /// With `wait`, the producer holds an answer with no change that long for one to come.
     pub async fn round(&mut self, wait: Duration) -> Result<RoundReport, ConsumerError> {
         let Some(state) = self.applier.state().await? else {
-            let batch = self.ask_changes(None, None, Duration::ZERO).await?;
-            if !batch.started {
-                return Err(ConsumerError::BadReply {
-                    entity: String::new(),
-                    reason: "the producer did not start the stream".into(),
-                });
-            }
-            self.applier.started(batch.through).await?;
-            tracing::info!(position = %batch.through, "change stream started; copying the source");
+            let replies = self
+                .ask_changes(None, None, Duration::ZERO)
+                .await?
+                .all()
+                .await?;
+            let started = match replies.first() {
+                Some(ReceivedReply::Changes(start)) if start.started => start.through.0,
+                _ => {
+                    return Err(ConsumerError::BadReply {
+                        entity: String::new(),
+                        reason: "the producer did not start the stream".into(),
+                    })
+                }
+            };
+            self.applier.started(started).await?;
+            tracing::info!(position = %started, "change stream started; copying the source");
             return Ok(RoundReport::default());
         };
         let Some(join) = state.join else {
@@ -156,20 +167,30 @@ impl<'a> Follower<'a> {
             self.failed = failed;
         }
         let asked = std::time::Instant::now();
-        let batch = self
+        let mut answer = self
             .ask_changes(Some(state.applied), Some(join), wait)
             .await?;
         let answered_ms = asked.elapsed().as_millis() as u64;
         let plans = self.plans.as_deref().unwrap_or_default();
-        let mut report = RoundReport {
-            caught_up: batch.transactions.is_empty() && !batch.more,
-            ..RoundReport::default()
-        };
-        // Tables that fail closed: their changes are passed over, and their watermark goes, so
-        // that they are copied again (and repaired) once they follow.
-        let mut skip: std::collections::BTreeSet<String> =
+        // Tables that fail closed: their changes are passed over, and their watermark goes
+        // (once per table, with the changes), so that they are copied again (and repaired) once
+        // they follow.
+        let skip: std::collections::BTreeSet<String> =
             self.failed.iter().map(|f| f.entity.clone()).collect();
-        skip.extend(batch.closed.iter().cloned());
+        let applying = std::time::Instant::now();
+        let applied = self
+            .applier
+            .apply(plans, &mut answer, &skip, &self.forgotten)
+            .await?;
+        drop(answer);
+        let batch = applied.summary;
+        tracing::debug!(
+            answered_ms,
+            apply_ms = applying.elapsed().as_millis() as u64,
+            rows = applied.rows,
+            "changes received and applied"
+        );
+        self.forgotten.extend(applied.forgotten);
         for entity in &batch.closed {
             if !self.failed.iter().any(|f| f.entity == *entity) {
                 self.failed.push(super::Skipped {
@@ -178,34 +199,16 @@ impl<'a> Follower<'a> {
                 });
             }
         }
-        // Once per table, not every round.
-        let newly: std::collections::BTreeSet<String> =
-            skip.difference(&self.forgotten).cloned().collect();
-        if !newly.is_empty() {
-            self.applier.forget_watermarks(&newly).await?;
-            self.forgotten.extend(newly);
-        }
-        let applying = std::time::Instant::now();
-        report.rows = self
-            .applier
-            .apply(plans, &batch.transactions, &skip)
-            .await?;
-        tracing::debug!(
-            answered_ms,
-            apply_ms = applying.elapsed().as_millis() as u64,
-            rows = report.rows,
-            "changes received and applied"
-        );
-        report.transactions = batch.transactions.len() as u64;
-        let mut touched: Vec<EntityPlan> = Vec::new();
-        for set in batch.transactions.iter().flat_map(|t| &t.sets) {
-            if let Some(plan) = plans.iter().find(|p| p.entity == set.entity) {
-                if !touched.iter().any(|t| t.entity == plan.entity) {
-                    touched.push(plan.clone());
-                }
-            }
-        }
-        self.applier.reached(batch.through).await?;
+        let report = RoundReport {
+            transactions: batch.transactions,
+            rows: applied.rows,
+            caught_up: batch.transactions == 0 && !batch.more && !batch.abandoned,
+        };
+        let touched: Vec<EntityPlan> = applied
+            .touched
+            .iter()
+            .filter_map(|entity| plans.iter().find(|p| p.entity == *entity).cloned())
+            .collect();
         // A migration: the served schema before the changes that need it (the producer held
         // them back); when idle, a look for changes the stream does not show (an index, a
         // constraint, a policy's rules). Tables that lost their watermark to it (their rows
@@ -260,12 +263,14 @@ impl<'a> Follower<'a> {
         Ok(())
     }
 
+    /// Asks for the changes after `after` (none: start the stream); the answer is read as it
+    /// comes.
     async fn ask_changes(
         &self,
         after: Option<maskbus_protocol::Lsn>,
         join: Option<Snapshot>,
         wait: Duration,
-    ) -> Result<changes::ChangeBatch, ConsumerError> {
+    ) -> Result<Answer<'a>, ConsumerError> {
         let config = self.consumer.config();
         let request = Request::Changes {
             v: VERSION,
@@ -275,11 +280,9 @@ impl<'a> Follower<'a> {
             wait_ms: (!wait.is_zero())
                 .then(|| wait.as_millis().min(u128::from(MAX_CHANGE_WAIT_MS)) as u32),
         };
-        let replies = self
-            .consumer
+        self.consumer
             .asker()
-            .ask_patiently(&request, "the source's changes")
-            .await?;
-        changes::group(replies)
+            .ask_parts_patiently(&request, "the source's changes")
+            .await
     }
 }

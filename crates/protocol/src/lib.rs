@@ -300,6 +300,12 @@ pub enum ReceivedReply {
     Error {
         v: u32,
         error: ErrorReply,
+        /// Its place among an answer's replies when replies went before it (a source
+        /// transaction sent as it was masked): the last, `part` of `parts`.
+        #[serde(default)]
+        part: Option<u32>,
+        #[serde(default)]
+        parts: Option<u32>,
     },
 }
 
@@ -326,14 +332,18 @@ pub struct SchemaLeftOut {
 }
 
 impl ReceivedReply {
-    /// How many replies answer the request this one answers (pages, changes and hashes may
-    /// come in several parts), and which of them this is.
-    pub fn part_of(&self) -> (u32, u32) {
+    /// Which of the replies to its request this one is, and how many there are: `None` while
+    /// that is not known yet (a source transaction sent as it is masked: its replies say
+    /// `parts = 0` until the last ones). Pages, changes and hashes may come in several parts.
+    pub fn part_of(&self) -> (u32, Option<u32>) {
         match self {
-            ReceivedReply::Page(p) => (p.part, p.parts.max(1)),
-            ReceivedReply::Changes(c) => (c.part, c.parts.max(1)),
-            ReceivedReply::Hashes(h) => (h.part, h.parts.max(1)),
-            _ => (0, 1),
+            ReceivedReply::Page(p) => (p.part, Some(p.parts.max(1))),
+            ReceivedReply::Changes(c) => (c.part, (c.parts > 0).then_some(c.parts)),
+            ReceivedReply::Hashes(h) => (h.part, Some(h.parts.max(1))),
+            ReceivedReply::Error { part, parts, .. } => {
+                (part.unwrap_or(0), Some(parts.unwrap_or(1).max(1)))
+            }
+            _ => (0, Some(1)),
         }
     }
 

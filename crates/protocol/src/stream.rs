@@ -69,6 +69,9 @@ pub struct ReceivedChanges {
     /// column without a rule): the consumer copies them again once they follow.
     #[serde(default)]
     pub closed: Vec<String>,
+    /// Its place among the replies of its request, from 0. `parts` is their number, or 0 while
+    /// more follow whose number is not known yet: a large source transaction goes as it is
+    /// masked, each reply before its last without `lsn`, which only its commit tells.
     pub part: u32,
     pub parts: u32,
 }
