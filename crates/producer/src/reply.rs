@@ -47,6 +47,12 @@ pub enum Reply {
     Error {
         v: u32,
         error: ErrorReply,
+        /// Its place among an answer's replies when replies went before it (a source
+        /// transaction sent as it was masked, [`EarlyReplies`]): the last, `part` of `parts`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        part: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parts: Option<u32>,
     },
 }
 
@@ -74,7 +80,24 @@ pub struct PageReply {
 impl Reply {
     /// An error reply: only ever an [`ErrorReply`], a closed type.
     pub fn error(error: ErrorReply) -> Self {
-        Reply::Error { v: VERSION, error }
+        Reply::Error {
+            v: VERSION,
+            error,
+            part: None,
+            parts: None,
+        }
+    }
+
+    /// The same reply, if an error, as the last of an answer whose first `sent` replies went
+    /// before it ([`EarlyReplies`]; the replies of the change stream number themselves).
+    pub fn after_early(mut self, sent: u32) -> Self {
+        if let Reply::Error { part, parts, .. } = &mut self {
+            if sent > 0 {
+                *part = Some(sent);
+                *parts = Some(sent + 1);
+            }
+        }
+        self
     }
 
     /// The message kind written on the bus.
@@ -140,5 +163,51 @@ impl ChangeReply {
             part: 0,
             parts: 1,
         }
+    }
+}
+
+/// Where the first replies of an answer go while the rest is still being made: a large source
+/// transaction in the change stream goes to the bus as it is masked, so the consumer applies it
+/// while it still arrives. The receiving end sends each through the producer's one reply path
+/// (`Producer::reply`); only [`ChangeReply`]s, made from masked rows, go this way.
+pub struct EarlyReplies {
+    to_bus: tokio::sync::mpsc::Sender<Reply>,
+    sent: u32,
+    rows: usize,
+}
+
+impl EarlyReplies {
+    /// The sender, and the receiver that takes its replies to the bus (at most `depth` waiting).
+    pub fn channel(depth: usize) -> (Self, tokio::sync::mpsc::Receiver<Reply>) {
+        let (to_bus, receiver) = tokio::sync::mpsc::channel(depth.max(1));
+        (
+            Self {
+                to_bus,
+                sent: 0,
+                rows: 0,
+            },
+            receiver,
+        )
+    }
+
+    /// Sends one reply on; false when the receiving end is gone (the bus failed).
+    pub async fn send(&mut self, reply: ChangeReply) -> bool {
+        let rows = reply.rows.len();
+        if self.to_bus.send(Reply::Changes(reply)).await.is_err() {
+            return false;
+        }
+        self.sent += 1;
+        self.rows += rows;
+        true
+    }
+
+    /// Replies sent so far.
+    pub fn sent(&self) -> u32 {
+        self.sent
+    }
+
+    /// Rows in them.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 }

@@ -5,7 +5,7 @@
 //! parsed gets an error reply (or, with nowhere to reply to, goes to the dead letters with the
 //! reason); it is never dropped and never crashes the loop.
 
-use crate::reply::Reply;
+use crate::reply::{EarlyReplies, Reply};
 use crate::source::{PageAsk, Source};
 use maskbus_mailbox::{body_of, Mailbox, MailboxError, Message};
 use maskbus_protocol::{self, ErrorCode, ErrorReply, Request, MAX_PENDING_REPLIES};
@@ -27,6 +27,18 @@ pub struct Producer {
     /// side by side, so the quota counts these too. Held while a quota is checked.
     reserved: tokio::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
+
+/// A change request's fields, as the feed takes them.
+type ChangeAsk = (
+    Option<maskbus_protocol::Position>,
+    Option<maskbus_protocol::Snapshot>,
+    u32,
+    Duration,
+);
+
+/// Replies made early that may wait for the bus at once: the masking goes on while a few are
+/// written.
+const EARLY_DEPTH: usize = 4;
 
 /// The most answers prepared ahead at once (each up to `MAX_ANSWER_BYTES`): the page streams
 /// of a few consumers reading their tables in ranges.
@@ -223,7 +235,7 @@ impl Producer {
             } => match &self.feed {
                 Some(feed) => {
                     let wait = std::time::Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
-                    feed.answer(after, join, limit, wait).await
+                    feed.answer(after, join, limit, wait, None).await
                 }
                 None => vec![Reply::error(ErrorReply::new(ErrorCode::NoChangeStream))],
             },
@@ -349,9 +361,25 @@ impl Producer {
         parsed: Result<Request, ErrorReply>,
         started: Instant,
     ) -> Result<Handled, MailboxError> {
-        // Parsed once, above; a page request may have been prepared already.
+        // Parsed once, above; a page request may have been prepared already, and a change
+        // request may send its first replies before the rest is made.
+        let mut early = (0, 0);
         let replies = match parsed {
             Ok(page @ Request::Page { .. }) => self.answer_page(page).await,
+            Ok(Request::Changes {
+                after,
+                join,
+                limit,
+                wait_ms,
+                ..
+            }) if self.feed.is_some() => {
+                let wait = Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
+                let (replies, sent) = self
+                    .answer_changes(message, reply_to, (after, join, limit, wait))
+                    .await?;
+                early = sent;
+                replies
+            }
             Ok(request) => self.answer_request(request).await,
             Err(error) => vec![Reply::error(error)],
         };
@@ -412,6 +440,8 @@ impl Producer {
             .iter()
             .filter(|r| matches!(r, Reply::Page(_)))
             .count() as u64;
+        let (early_replies, early_rows) = early;
+        let rows = rows + early_rows;
         self.reply(reply_to, message.correlation_id.clone(), replies)
             .await?;
         self.mailbox.ack(message.lease).await?;
@@ -428,6 +458,7 @@ impl Producer {
             entity = %entity,
             outcome = kind,
             rows,
+            early_replies,
             duration_ms = started.elapsed().as_millis() as u64,
             "served"
         );
@@ -435,6 +466,44 @@ impl Producer {
             kind: reply_kind,
             rows,
         })
+    }
+
+    /// Answers a change request, sending the replies the feed makes before its answer is whole
+    /// (a large source transaction, [`EarlyReplies`]) as they come, each through
+    /// [`Producer::reply`]. Returns the rest of the answer, and how many replies and rows went
+    /// early.
+    async fn answer_changes(
+        &self,
+        message: &Message,
+        reply_to: &str,
+        (after, join, limit, wait): ChangeAsk,
+    ) -> Result<(Vec<Reply>, (u32, usize)), MailboxError> {
+        let Some(feed) = &self.feed else {
+            return Ok((
+                vec![Reply::error(ErrorReply::new(ErrorCode::NoChangeStream))],
+                (0, 0),
+            ));
+        };
+        let (mut early, mut to_bus) = EarlyReplies::channel(EARLY_DEPTH);
+        let forward = async {
+            while let Some(reply) = to_bus.recv().await {
+                self.reply(reply_to, message.correlation_id.clone(), vec![reply])
+                    .await?;
+            }
+            Ok::<_, MailboxError>(())
+        };
+        let answer = async {
+            let replies = feed
+                .answer(after, join, limit, wait, Some(&mut early))
+                .await;
+            let sent = (early.sent(), early.rows());
+            // The forwarding ends once every early reply is on the bus.
+            drop(early);
+            (replies, sent)
+        };
+        let (forwarded, (replies, sent)) = tokio::join!(forward, answer);
+        forwarded?;
+        Ok((replies, sent))
     }
 
     /// Serves until `shutdown` resolves, then finishes the request in flight and returns.

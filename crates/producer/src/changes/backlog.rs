@@ -62,6 +62,32 @@ impl Backlog {
         self.complete
     }
 
+    /// Messages held, whole transactions and the one arriving.
+    pub fn held(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// The `at`th message held.
+    pub fn message(&self, at: usize) -> Option<&SlotChange> {
+        self.messages.get(at)
+    }
+
+    /// The id of the first transaction held (its `Begin`), if one is.
+    pub fn first_xid(&self) -> Option<u32> {
+        self.messages
+            .iter()
+            .find_map(|change| match change.message {
+                Message::Begin { xid, .. } => Some(xid),
+                _ => None,
+            })
+    }
+
+    /// The relation and type descriptions sent before the first message held, which what is
+    /// held may name.
+    pub fn described(&self) -> impl Iterator<Item = &SlotChange> {
+        self.described.values()
+    }
+
     /// Every transaction committed after this is here or still to come.
     pub fn from(&self) -> Lsn {
         self.from
@@ -115,20 +141,34 @@ impl Backlog {
             })
     }
 
-    /// The descriptions, then whole transactions from the first, stopping at the first commit
-    /// once `budget` messages are reached (as the SQL interface does); true when that is every
-    /// whole transaction held.
-    pub fn served(&self, budget: usize) -> (Vec<SlotChange>, bool) {
+    /// The descriptions, then whole transactions from the first, stopping once `budget` messages
+    /// are reached (at a commit, as the SQL interface does) or before a transaction of `large`
+    /// messages or more that is not the first; true when that is every whole transaction held.
+    pub fn served(&self, budget: usize, large: usize) -> (Vec<SlotChange>, bool) {
         let mut out: Vec<SlotChange> = self.described.values().cloned().collect();
         let mut taken = 0;
-        for change in self.messages.iter().take(self.complete) {
-            taken += 1;
-            out.push(change.clone());
-            if taken >= budget && matches!(change.message, Message::Commit { .. }) {
+        while taken < self.complete {
+            let len = self.transaction_len(taken);
+            if taken > 0 && (taken >= budget || len >= large) {
                 break;
             }
+            out.extend(self.messages.range(taken..taken + len).cloned());
+            taken += len;
         }
         (out, taken == self.complete)
+    }
+
+    /// Messages of the first transaction held, whole or arriving.
+    pub fn first_len(&self) -> usize {
+        self.transaction_len(0)
+    }
+
+    /// Messages of the transaction held from `at` on: up to its commit, or all held.
+    fn transaction_len(&self, at: usize) -> usize {
+        self.messages
+            .range(at..)
+            .position(|change| matches!(change.message, Message::Commit { .. }))
+            .map_or(self.messages.len() - at, |commit| commit + 1)
     }
 }
 
@@ -202,25 +242,50 @@ mod tests {
         }
         // The open transaction is not served; both whole ones are, again and again.
         assert_eq!(backlog.whole(), 7);
-        let (served, whole) = backlog.served(1000);
+        let (served, whole) = backlog.served(1000, usize::MAX);
         assert_eq!(kinds(&served), "B1 Ra I C20 B2 I C30");
         assert!(whole);
-        assert_eq!(kinds(&backlog.served(1000).0), kinds(&served));
+        assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), kinds(&served));
         // A budget stops at the commit after it.
-        let (cut, whole) = backlog.served(2);
+        let (cut, whole) = backlog.served(2, usize::MAX);
         assert_eq!((kinds(&cut).as_str(), whole), ("B1 Ra I C20", false));
         // Confirming the first lets it go; its relation is still described for the second.
         assert!(backlog.confirm(Lsn(20)));
-        assert_eq!(kinds(&backlog.served(1000).0), "Ra B2 I C30");
+        assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra B2 I C30");
         // A position inside a transaction confirms only what ended by then.
         assert!(backlog.confirm(Lsn(25)));
-        assert_eq!(kinds(&backlog.served(1000).0), "Ra B2 I C30");
+        assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra B2 I C30");
         backlog.push(commit(40));
         assert!(backlog.confirm(Lsn(40)));
-        assert_eq!(kinds(&backlog.served(1000).0), "Ra");
+        assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra");
         assert_eq!(backlog.whole(), 0);
         // A position before what the backlog holds cannot be served from it.
         assert!(!backlog.confirm(Lsn(39)));
+    }
+
+    #[test]
+    fn a_large_transaction_after_the_first_waits_for_an_answer_of_its_own() {
+        let mut backlog = Backlog::new(Lsn(10));
+        for s in [begin(1), relation(5, "a"), insert(5), commit(20)] {
+            backlog.push(s);
+        }
+        for s in [begin(2), insert(5), insert(5), insert(5), commit(30)] {
+            backlog.push(s);
+        }
+        backlog.push(begin(3));
+        backlog.push(insert(5));
+        assert_eq!(backlog.first_len(), 4);
+        // Five messages make a large transaction: the first goes alone.
+        let (served, whole) = backlog.served(1000, 5);
+        assert_eq!((kinds(&served).as_str(), whole), ("B1 Ra I C20", false));
+        assert!(backlog.confirm(Lsn(20)));
+        // Now first, it is served (the feed sends it as it is masked); the one arriving counts
+        // what is held of it.
+        assert_eq!(backlog.first_len(), 5);
+        assert_eq!(kinds(&backlog.served(1000, 5).0), "Ra B2 I I I C30");
+        assert!(backlog.confirm(Lsn(30)));
+        assert_eq!(backlog.first_len(), 2);
+        assert_eq!(backlog.first_xid(), Some(3));
     }
 
     #[test]
@@ -243,8 +308,8 @@ mod tests {
             backlog.push(s);
         }
         assert!(backlog.confirm(Lsn(20)));
-        assert_eq!(kinds(&backlog.served(10).0), "Rold B2 Rnew C30");
+        assert_eq!(kinds(&backlog.served(10, usize::MAX).0), "Rold B2 Rnew C30");
         assert!(backlog.confirm(Lsn(30)));
-        assert_eq!(kinds(&backlog.served(10).0), "Rnew");
+        assert_eq!(kinds(&backlog.served(10, usize::MAX).0), "Rnew");
     }
 }

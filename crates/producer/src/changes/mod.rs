@@ -10,31 +10,32 @@
 //! - A slot that is gone, or that has moved past what the consumer committed, means changes the
 //!   consumer never got: the answer says so (`stream_lost`) and the consumer starts over.
 //!
-//! Deletes carry the key columns only, masked like the rest (a key's rule is `keep` or a
-//! bijective pseudonym, checked when the entity is first read: the consumer deletes the same
-//! masked key it stored). An update of a key is a delete of the old key and an upsert of the
-//! new row. A row whose change left a TOASTed value out is read from the source by its key.
+//! - An answer holds whole transactions, or, when a large one arrives first, that one alone, sent
+//!   as it arrives and is masked ([`ChangeFeed::pipeline`]): the consumer applies it while the
+//!   rest still comes, and commits with its last reply.
+//!
+//! `masking` masks each row change (deletes by their masked key, updates of a key as a delete and
+//! an upsert); `parts` cuts them into replies; `txn` reads pgoutput's messages; `backlog` keeps
+//! what a walsender sent until the consumer confirms it.
 
 mod backlog;
+mod masking;
+mod parts;
 mod txn;
 
 use backlog::Backlog;
+use masking::{Admit, Masking};
+use parts::Parts;
 
 pub use txn::{visible_in, Transaction};
 
-use crate::page_cut::row_json_len;
-use crate::reply::{ChangeReply, Reply};
-use crate::source::{Refusal, Shape, Source};
-use maskbus_mask::MaskedRow;
+use crate::reply::{ChangeReply, EarlyReplies, Reply};
+use crate::source::{Refusal, Source};
 use maskbus_pg::slot::{self, ChangeSlot, SlotChange};
 use maskbus_pg::walsender::{self, SlotStream, Streamed};
 use maskbus_pg::{PgError, TableRef, Target};
-use maskbus_protocol::{
-    ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_BYTES, MAX_PAGE_ROWS, VERSION,
-};
-use std::collections::HashMap;
+use maskbus_protocol::{ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_ROWS};
 use std::sync::Arc;
-use txn::{cells_of, has_unchanged, RowChange};
 
 /// How often a long poll asks whether the source may have committed something new, the least
 /// wait between two looks at the slot.
@@ -46,6 +47,15 @@ const LOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 /// How long an idle answer waits at most for the WAL flush to pass what was written before
 /// the question (three WAL writer delays at the default 200 ms, and room).
 const FLUSH_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// A transaction first in line that holds this many messages (so far) is sent alone, as it
+/// arrives and is masked ([`ChangeFeed::pipeline`]): more than one reply's worth of rows.
+const PIPELINE_AT: usize = MAX_PAGE_ROWS as usize;
+
+/// The longest wait for the next message of a transaction being sent: the walsender sends a
+/// transaction without pause once its commit is decoded, so a silence this long means it is
+/// gone.
+const PIPELINE_GAP: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The prefix of every slot maskbus makes: what `maskbus slot list` looks for.
 pub const SLOT_PREFIX: &str = "maskbus_";
@@ -120,15 +130,6 @@ fn peek_limit(limit: u32) -> i32 {
     (limit as i32).saturating_mul(2).saturating_add(64)
 }
 
-/// One set of changes: one entity, one operation, consecutive in its transaction.
-struct ChangeSet {
-    entity: String,
-    op: ChangeOp,
-    key: Vec<String>,
-    columns: Vec<String>,
-    rows: Vec<MaskedRow>,
-}
-
 impl ChangeFeed {
     /// The feed of slot `name` (it must start with [`SLOT_PREFIX`]).
     pub fn new(name: &str, source: Arc<Source>) -> Result<Self, SlotError> {
@@ -169,12 +170,15 @@ impl ChangeFeed {
     }
 
     /// Answers a change request: starts the stream without `after`, else serves what follows it.
+    /// With `early`, a large source transaction goes to it as it is masked ([`Self::pipeline`]),
+    /// and what is returned is the rest of the answer, numbered after what went early.
     pub async fn answer(
         &self,
         after: Option<Position>,
         join: Option<Snapshot>,
         limit: u32,
         wait: std::time::Duration,
+        mut early: Option<&mut EarlyReplies>,
     ) -> Vec<Reply> {
         let mut guard = self.client.lock().await;
         let outcome = async {
@@ -229,7 +233,9 @@ impl ChangeFeed {
                     let Some(open) = live.as_mut() else {
                         return self.peek_poll(client, first, &question).await;
                     };
-                    let streamed = self.stream_poll(open, &question).await;
+                    let streamed = self
+                        .stream_poll(open, &question, early.as_deref_mut())
+                        .await;
                     if open.broken {
                         // The next answer starts the stream again from what the consumer has
                         // confirmed.
@@ -254,7 +260,8 @@ impl ChangeFeed {
                     // The connection may be what failed: the next request opens a new one.
                     *guard = None;
                 }
-                vec![refusal.into_reply()]
+                let sent = early.map_or(0, |early| early.sent());
+                vec![refusal.into_reply().after_early(sent)]
             }
         }
     }
@@ -267,6 +274,7 @@ impl ChangeFeed {
         &self,
         live: &mut Live,
         question: &Question<'_>,
+        mut early: Option<&mut EarlyReplies>,
     ) -> Result<Vec<ChangeReply>, Refusal> {
         let budget = peek_limit(question.limit) as usize;
         let started = tokio::time::Instant::now();
@@ -278,12 +286,27 @@ impl ChangeFeed {
         loop {
             let now = tokio::time::Instant::now();
             let whole = live.backlog.whole();
+            // A large transaction first: masked and sent as it arrives (or as it is held), so
+            // the consumer applies it while the rest is still coming.
+            if early.is_some() && live.backlog.first_len() >= PIPELINE_AT {
+                let passed_over = live
+                    .backlog
+                    .first_xid()
+                    .is_some_and(|xid| question.join.is_some_and(|s| visible_in(xid, s)));
+                if let (Some(early), false) = (early.as_deref_mut(), passed_over) {
+                    return self.pipeline(live, question, early).await;
+                }
+            }
             if whole >= budget {
                 break;
             }
+            // A transaction arriving (its commit decoded, the walsender still sending it) is
+            // waited for, even past the deadline: it comes without pause.
+            let arriving = live.backlog.held() > whole;
             // Idle at the deadline: the answer goes once the walsender stands past the
             // question, or after the grace.
             if whole == 0
+                && !arriving
                 && now >= deadline
                 && (live.backlog.stands_at() >= question.asked_at || now >= grace)
             {
@@ -291,6 +314,8 @@ impl ChangeFeed {
             }
             let timeout = if whole > 0 {
                 std::time::Duration::ZERO
+            } else if arriving {
+                PIPELINE_GAP
             } else if now < deadline {
                 deadline - now
             } else {
@@ -309,15 +334,30 @@ impl ChangeFeed {
                     }
                     live.backlog.push(streamed);
                 }
-                // Nothing more at hand: whole transactions go now; else the checks above.
+                // Nothing more at hand: whole transactions go now; else the checks above. A
+                // transaction that stopped arriving means the walsender is gone.
                 Ok(None) => {
                     if live.backlog.whole() > 0 {
                         break;
                     }
+                    if arriving {
+                        live.broken = true;
+                        return Err(Refusal::new(
+                            ErrorCode::Unavailable,
+                            "the walsender stopped sending a transaction it had begun",
+                        ));
+                    }
                 }
             }
         }
-        let (messages, whole) = live.backlog.served(budget);
+        // With a pipeline at hand, a large transaction after the first waits for the next
+        // answer, which sends it as it is masked.
+        let large = if early.is_some() {
+            PIPELINE_AT
+        } else {
+            usize::MAX
+        };
+        let (messages, whole) = live.backlog.served(budget, large);
         tracing::debug!(
             read_ms = started.elapsed().as_millis() as u64,
             receive_ms = first.map_or(0, |f| f.elapsed().as_millis() as u64),
@@ -327,6 +367,92 @@ impl ChangeFeed {
         );
         let stands_at = live.backlog.stands_at();
         self.serve(messages, whole, stands_at, question).await
+    }
+
+    /// Serves the transaction arriving first, alone, as it arrives: each reply goes to `early`
+    /// as soon as it is cut and the next has begun, and the last ones, with the commit, are
+    /// returned. Under pgoutput (without streaming) a transaction is sent only once it has
+    /// committed, so what goes early never belongs to a transaction that aborts. Should the
+    /// answer stop before the commit (a table's columns changed, a refusal, the walsender gone),
+    /// its last reply says so and the consumer, which applies the replies in one target
+    /// transaction, rolls all of it back.
+    async fn pipeline(
+        &self,
+        live: &mut Live,
+        question: &Question<'_>,
+        early: &mut EarlyReplies,
+    ) -> Result<Vec<ChangeReply>, Refusal> {
+        let started = tokio::time::Instant::now();
+        let malformed = |reason: String| Refusal::new(ErrorCode::SourceFailed, reason);
+        let mut decoder = txn::Decoder::default();
+        for described in live.backlog.described() {
+            decoder.push(described.message.clone()).map_err(malformed)?;
+        }
+        let mut masking = Masking::new(&self.source);
+        let mut parts = Parts::default();
+        let mut at = 0usize;
+        let mut rows = 0usize;
+        loop {
+            while let Some(change) = live.backlog.message(at) {
+                at += 1;
+                let change = match decoder.push(change.message.clone()).map_err(malformed)? {
+                    txn::Decoded::Change(change) => change,
+                    txn::Decoded::Commit { end } => {
+                        parts.commit(end);
+                        // More is held already: the consumer asks again at once.
+                        let more = live.backlog.held() > at;
+                        tracing::debug!(
+                            pipeline_ms = started.elapsed().as_millis() as u64,
+                            rows,
+                            early = early.sent(),
+                            "changes masked as they arrived"
+                        );
+                        return Ok(with_closed(parts.finish(end, more), masking.closed()));
+                    }
+                    txn::Decoded::Begin { .. } | txn::Decoded::Nothing => continue,
+                };
+                match masking.admit(&change).await? {
+                    Admit::Mask => rows += masking.mask(&change, &mut parts).await?,
+                    Admit::Closed => {}
+                    Admit::Changed(entity) => {
+                        // Nothing of this transaction is applied: the consumer applies the
+                        // schema first, then asks again from where it stands.
+                        tracing::info!(%entity, "a table's columns changed in the stream: the consumer applies the schema before its changes");
+                        self.source.forget_shapes().await;
+                        parts.abandon();
+                        let mut out = parts.finish(question.after, true);
+                        if let Some(last) = out.last_mut() {
+                            last.schema_changed = true;
+                        }
+                        return Ok(with_closed(out, masking.closed()));
+                    }
+                }
+                // A reply goes as soon as it is cut: the consumer applies it while this one
+                // masks the rest (a row read again from the source may take a while).
+                for reply in parts.take_ready(question.after) {
+                    if !early.send(reply).await {
+                        return Err(Refusal::new(
+                            ErrorCode::Unavailable,
+                            "the bus took no more of this answer",
+                        ));
+                    }
+                }
+            }
+            match live.stream.next(PIPELINE_GAP).await {
+                Ok(Some(streamed)) => live.backlog.push(streamed),
+                Ok(None) => {
+                    live.broken = true;
+                    return Err(Refusal::new(
+                        ErrorCode::Unavailable,
+                        "the walsender stopped sending a transaction it had begun",
+                    ));
+                }
+                Err(e) => {
+                    live.broken = true;
+                    return Err(e.into());
+                }
+            }
+        }
     }
 
     /// A long poll by SQL: with nothing to send, look at the slot again until `wait` is up.
@@ -502,11 +628,10 @@ impl ChangeFeed {
         let transactions = txn::transactions(peeked)
             .map_err(|reason| Refusal::new(ErrorCode::SourceFailed, reason))?;
         let mut through = after;
-        let mut sets_by_txn: Vec<(Lsn, Vec<ChangeSet>)> = Vec::new();
+        let mut masking = Masking::new(&self.source);
+        let mut parts = Parts::default();
         let mut rows = 0usize;
         let mut cut = false;
-        let mut shapes: HashMap<String, Shape> = HashMap::new();
-        let mut closed: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         for transaction in transactions {
             if rows >= limit as usize {
                 cut = true;
@@ -520,28 +645,24 @@ impl ChangeFeed {
                 continue;
             }
             // A table that fails closed (a column without a rule) is left out of the stream; the
-            // consumer copies it again once it follows.
-            self.close_refused(&transaction, &mut shapes, &mut closed)
-                .await?;
-            // A transaction after a migration on one of its tables (the stream describes other
-            // columns than the table had): nothing of it or after it goes out until the consumer
-            // has the new schema. The shapes are read again from the catalog for the next look.
-            if let Some(entity) = self
-                .columns_changed(&transaction, &mut shapes, &closed)
-                .await?
-            {
+            // consumer copies it again once it follows. A transaction after a migration on one
+            // of its tables (the stream describes other columns than the table had): nothing of
+            // it or after it goes out until the consumer has the new schema. The shapes are read
+            // again from the catalog for the next look.
+            if let Some(entity) = masking.changed(&transaction.changes).await? {
                 tracing::info!(%entity, "a table's columns changed in the stream: the consumer applies the schema before its changes");
                 self.source.forget_shapes().await;
-                let mut out = replies(sets_by_txn, through, true);
+                let mut out = parts.finish(through, true);
                 if let Some(last) = out.last_mut() {
                     last.schema_changed = true;
                 }
-                return Ok(with_closed(out, &closed));
+                return Ok(with_closed(out, masking.closed()));
             }
             through = transaction.end;
-            let sets = self.sets(&transaction, &mut shapes, &closed).await?;
-            rows += sets.iter().map(|s| s.rows.len()).sum::<usize>();
-            sets_by_txn.push((transaction.end, sets));
+            for change in &transaction.changes {
+                rows += masking.mask(change, &mut parts).await?;
+            }
+            parts.commit(transaction.end);
         }
         tracing::debug!(
             mask_ms = started.elapsed().as_millis() as u64,
@@ -555,226 +676,9 @@ impl ChangeFeed {
             through = through.max(stands_at);
         }
         Ok(with_closed(
-            replies(sets_by_txn, through, cut || !whole),
-            &closed,
+            parts.finish(through, cut || !whole),
+            masking.closed(),
         ))
-    }
-
-    /// Adds to `closed` each table of `transaction` that the policy refuses now (a column
-    /// without a rule, a rule for a column gone): its changes are left out.
-    async fn close_refused(
-        &self,
-        transaction: &Transaction,
-        shapes: &mut HashMap<String, Shape>,
-        closed: &mut std::collections::BTreeSet<String>,
-    ) -> Result<(), Refusal> {
-        for change in &transaction.changes {
-            let relations: Vec<&txn::Relation> = match change {
-                RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
-                    vec![relation]
-                }
-                RowChange::Truncate { relations } => relations.iter().collect(),
-            };
-            for relation in relations {
-                if closed.contains(&relation.entity) {
-                    continue;
-                }
-                match self.shape(shapes, &relation.entity).await {
-                    Ok(_) => {}
-                    Err(refusal)
-                        if matches!(
-                            refusal.code(),
-                            ErrorCode::NoRule | ErrorCode::PolicyRefused
-                        ) =>
-                    {
-                        tracing::warn!(entity = %relation.entity, refused = %refusal, "this table fails closed: its changes are left out of the stream until the policy has its rules");
-                        closed.insert(relation.entity.clone());
-                    }
-                    Err(refusal) => return Err(refusal),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A transaction's changes as masked sets, consecutive changes of one entity and operation
-    /// together.
-    async fn sets(
-        &self,
-        transaction: &Transaction,
-        shapes: &mut HashMap<String, Shape>,
-        closed: &std::collections::BTreeSet<String>,
-    ) -> Result<Vec<ChangeSet>, Refusal> {
-        let mut sets: Vec<ChangeSet> = Vec::new();
-        // One masker per table and per kind of row for the whole transaction: a big update
-        // is thousands of rows of one table, and a masker is looked up in the policy and
-        // fitted to the table's columns once.
-        let mut rows_of: HashMap<String, maskbus_mask::Masker<'_>> = HashMap::new();
-        let mut keys_of: HashMap<String, maskbus_mask::Masker<'_>> = HashMap::new();
-        for change in &transaction.changes {
-            let touches_closed = match change {
-                RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
-                    closed.contains(&relation.entity)
-                }
-                RowChange::Truncate { relations } => {
-                    relations.iter().any(|r| closed.contains(&r.entity))
-                }
-            };
-            if touches_closed {
-                continue;
-            }
-            match change {
-                RowChange::Upsert {
-                    relation,
-                    new,
-                    old_key,
-                } => {
-                    let shape = self.shape(shapes, &relation.entity).await?;
-                    let key = shape.key.names();
-                    if let Some(old) = old_key {
-                        let old_values = cells_of(relation, old, &key);
-                        if old_values != cells_of(relation, new, &key) {
-                            let row =
-                                self.mask_key(&mut keys_of, &relation.entity, shape, old_values)?;
-                            add(&mut sets, shape, ChangeOp::Delete, row);
-                        }
-                    }
-                    let row = if has_unchanged(new) {
-                        // A TOASTed value the update did not touch: read the row as it is now
-                        // (a later change in the stream brings it further still).
-                        let key_values = cells_of(relation, new, &key);
-                        match self.current_row(&relation.entity, &key, key_values).await? {
-                            Some(row) => row,
-                            None => continue,
-                        }
-                    } else {
-                        let values: Vec<Option<String>> = cells_of(relation, new, &shape.columns)
-                            .into_iter()
-                            .map(|v| v.map(String::from))
-                            .collect();
-                        cached(&mut rows_of, &relation.entity, || self.source.masker(shape))?
-                            .mask(values)
-                            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
-                    };
-                    add(&mut sets, shape, ChangeOp::Upsert, row);
-                }
-                RowChange::Delete { relation, old } => {
-                    let shape = self.shape(shapes, &relation.entity).await?;
-                    let key = shape.key.names();
-                    let row = self.mask_key(
-                        &mut keys_of,
-                        &relation.entity,
-                        shape,
-                        cells_of(relation, old, &key),
-                    )?;
-                    add(&mut sets, shape, ChangeOp::Delete, row);
-                }
-                RowChange::Truncate { relations } => {
-                    for relation in relations {
-                        let shape = self.shape(shapes, &relation.entity).await?;
-                        sets.push(ChangeSet {
-                            entity: shape.table.to_string(),
-                            op: ChangeOp::Truncate,
-                            key: shape.key.names(),
-                            columns: Vec::new(),
-                            rows: Vec::new(),
-                        });
-                    }
-                }
-            }
-        }
-        Ok(sets)
-    }
-
-    /// The first table of `transaction` whose columns in the stream are not those it had when
-    /// its shape was read (a column added, dropped or renamed since).
-    async fn columns_changed(
-        &self,
-        transaction: &Transaction,
-        shapes: &mut HashMap<String, Shape>,
-        closed: &std::collections::BTreeSet<String>,
-    ) -> Result<Option<String>, Refusal> {
-        for change in &transaction.changes {
-            let relation = match change {
-                RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => relation,
-                RowChange::Truncate { .. } => continue,
-            };
-            if closed.contains(&relation.entity) {
-                continue;
-            }
-            let shape = self.shape(shapes, &relation.entity).await?;
-            let streamed: std::collections::BTreeSet<&str> =
-                relation.columns.iter().map(|c| c.name.as_str()).collect();
-            let known: std::collections::BTreeSet<&str> =
-                shape.columns.iter().map(String::as_str).collect();
-            if streamed != known {
-                return Ok(Some(relation.entity.clone()));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The entity's shape, asked of the source once per look.
-    async fn shape<'s>(
-        &self,
-        shapes: &'s mut HashMap<String, Shape>,
-        entity: &str,
-    ) -> Result<&'s Shape, Refusal> {
-        if !shapes.contains_key(entity) {
-            let shape = self.source.shape(entity).await?;
-            shapes.insert(entity.to_string(), shape);
-        }
-        shapes
-            .get(entity)
-            .ok_or_else(|| Refusal::new(ErrorCode::Unavailable, "an entity's shape went missing"))
-    }
-
-    /// A deleted row's key, through the masker (its rules for key columns are bijective). A change that does not
-    /// carry the whole key (a replica identity other than the key maskbus pages by) is refused.
-    fn mask_key<'m>(
-        &'m self,
-        maskers: &mut HashMap<String, maskbus_mask::Masker<'m>>,
-        entity: &str,
-        shape: &Shape,
-        values: Vec<Option<&str>>,
-    ) -> Result<MaskedRow, Refusal> {
-        let key = shape.key.names();
-        if values.iter().any(Option::is_none) {
-            return Err(Refusal::new(ErrorCode::PolicyRefused,
-                format!(
-                    "a delete of {entity} does not carry its key ({}): give the table REPLICA IDENTITY FULL, or a replica identity index on that key",
-                    key.join(", ")
-                ),
-            ));
-        }
-        cached(maskers, entity, || self.source.key_masker(shape))?
-            .mask(values.into_iter().map(|v| v.map(String::from)).collect())
-            .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))
-    }
-
-    /// The row with this key as the source holds it now, masked; `None` if it is gone.
-    async fn current_row(
-        &self,
-        entity: &str,
-        key: &[String],
-        values: Vec<Option<&str>>,
-    ) -> Result<Option<MaskedRow>, Refusal> {
-        let Some(values) = values.into_iter().map(|v| v.map(String::from)).collect() else {
-            return Ok(None);
-        };
-        let source_keys = crate::rows_by_key::KeysAre::Source;
-        match crate::rows_by_key::lookup(&self.source, entity, key, &[values], source_keys)
-            .await
-            .into_iter()
-            .next()
-        {
-            Some(Reply::Page(page)) => Ok(page.rows.into_iter().next()),
-            Some(Reply::Error { error, .. }) => Err(Refusal(
-                error,
-                format!("looking up a changed row of {entity} by key"),
-            )),
-            _ => Ok(None),
-        }
     }
 }
 
@@ -865,133 +769,9 @@ fn with_closed(
     out
 }
 
-/// Adds a row to the last set if it has the same entity and operation, or to a new set.
-fn add(sets: &mut Vec<ChangeSet>, shape: &Shape, op: ChangeOp, row: MaskedRow) {
-    let entity = shape.table.to_string();
-    match sets.last_mut() {
-        Some(last) if last.entity == entity && last.op == op => last.rows.push(row),
-        _ => sets.push(ChangeSet {
-            entity,
-            op,
-            key: shape.key.names(),
-            columns: if op == ChangeOp::Delete {
-                shape.key.names()
-            } else {
-                shape.columns.clone()
-            },
-            rows: vec![row],
-        }),
-    }
-}
-
-/// The replies of one change request: each set cut into replies of at most [`MAX_PAGE_ROWS`]
-/// rows and [`MAX_PAGE_BYTES`] of row text (at least one row), the last reply of each transaction marked `commit`; one reply with no change when
-/// there is none.
-fn replies(transactions: Vec<(Lsn, Vec<ChangeSet>)>, through: Lsn, more: bool) -> Vec<ChangeReply> {
-    let mut out: Vec<ChangeReply> = Vec::new();
-    for (end, sets) in transactions {
-        let first = out.len();
-        for set in sets {
-            let mut rows = set.rows.into_iter().peekable();
-            loop {
-                let mut chunk: Vec<MaskedRow> = Vec::new();
-                let mut bytes = 0;
-                while let Some(row) = rows.next_if(|row| {
-                    chunk.is_empty()
-                        || (chunk.len() < MAX_PAGE_ROWS as usize
-                            && bytes + row_json_len(row) <= MAX_PAGE_BYTES)
-                }) {
-                    bytes += row_json_len(&row);
-                    chunk.push(row);
-                }
-                out.push(ChangeReply {
-                    v: VERSION,
-                    entity: set.entity.clone(),
-                    op: set.op,
-                    key: set.key.clone(),
-                    columns: set.columns.clone(),
-                    rows: chunk,
-                    lsn: Some(Position(end)),
-                    commit: false,
-                    through: Position(through),
-                    more,
-                    started: false,
-                    schema_changed: false,
-                    closed: Vec::new(),
-                    part: 0,
-                    parts: 0,
-                });
-                if rows.peek().is_none() {
-                    break;
-                }
-            }
-        }
-        if out.len() > first {
-            if let Some(last) = out.last_mut() {
-                last.commit = true;
-            }
-        }
-    }
-    if out.is_empty() {
-        out.push(ChangeReply::standing_at(Position(through), more, false));
-    }
-    let parts = out.len() as u32;
-    for (part, reply) in out.iter_mut().enumerate() {
-        reply.part = part as u32;
-        reply.parts = parts;
-    }
-    out
-}
-
-/// `entity`'s masker in `maskers`, made by `make` the first time a transaction needs it.
-fn cached<'c, 'm>(
-    maskers: &'c mut HashMap<String, maskbus_mask::Masker<'m>>,
-    entity: &str,
-    make: impl FnOnce() -> Result<maskbus_mask::Masker<'m>, Refusal>,
-) -> Result<&'c maskbus_mask::Masker<'m>, Refusal> {
-    if !maskers.contains_key(entity) {
-        maskers.insert(entity.to_string(), make()?);
-    }
-    maskers
-        .get(entity)
-        .ok_or_else(|| Refusal::new(ErrorCode::Unavailable, "a table's masker went missing"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn set(sizes: &[usize]) -> ChangeSet {
-        let columns = vec!["id".to_string(), "body".to_string()];
-        let rows = crate::page_cut::rows_of_sizes(sizes);
-        ChangeSet {
-            entity: "public.t".to_string(),
-            op: ChangeOp::Upsert,
-            key: vec!["id".to_string()],
-            columns,
-            rows,
-        }
-    }
-
-    #[test]
-    fn a_transaction_is_cut_into_replies_by_rows_and_by_bytes_its_last_marked_commit() {
-        let many = replies(vec![(Lsn(7), vec![set(&[10; 4500])])], Lsn(7), false);
-        let sizes: Vec<usize> = many.iter().map(|r| r.rows.len()).collect();
-        assert_eq!(sizes, vec![2000, 2000, 500]);
-        assert_eq!(
-            many.iter().map(|r| r.commit).collect::<Vec<_>>(),
-            vec![false, false, true]
-        );
-        // 3 MiB rows: two fit in a reply's 8 MiB, and a row larger than that still travels.
-        let large = replies(
-            vec![(Lsn(9), vec![set(&[3 << 20, 3 << 20, 3 << 20, 9 << 20])])],
-            Lsn(9),
-            false,
-        );
-        let sizes: Vec<usize> = large.iter().map(|r| r.rows.len()).collect();
-        assert_eq!(sizes, vec![2, 1, 1]);
-        assert!(large.iter().all(|r| r.parts == 3) && large[2].commit && !large[1].commit);
-    }
 
     #[test]
     fn a_refused_walsender_is_tried_again_once_the_retry_has_passed() {

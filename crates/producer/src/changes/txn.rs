@@ -1,11 +1,14 @@
-//! The pure half of the change stream: pgoutput messages grouped into source transactions, the
-//! transactions the consumer's copy holds already passed over, and each row change named by its
-//! entity and what it does. No I/O; the feed (`super`) masks what comes out.
+//! The pure half of the change stream: pgoutput messages read one at a time ([`Decoder`]) or
+//! grouped into source transactions, the transactions the consumer's copy holds already passed
+//! over, and each row change named by its entity and what it does. No I/O; the feed (`super`)
+//! masks what comes out. A relation is shared by every change of it (one description, not a
+//! copy per row).
 
 use maskbus_pg::pgoutput::{Cell, Lsn, Message, OldRow, RelationColumn};
 use maskbus_pg::slot::SlotChange;
 use maskbus_protocol::Snapshot;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A relation as the stream described it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,17 +23,17 @@ pub struct Relation {
 pub enum RowChange {
     /// A new row, or a row's new values (cells in the relation's column order).
     Upsert {
-        relation: Relation,
+        relation: Arc<Relation>,
         new: Vec<Cell>,
         /// The row's key before an update that changed it (cells in column order).
         old_key: Option<Vec<Cell>>,
     },
     Delete {
-        relation: Relation,
+        relation: Arc<Relation>,
         old: Vec<Cell>,
     },
     Truncate {
-        relations: Vec<Relation>,
+        relations: Vec<Arc<Relation>>,
     },
 }
 
@@ -43,32 +46,50 @@ pub struct Transaction {
     pub changes: Vec<RowChange>,
 }
 
-/// Groups messages (as a slot returns them: whole transactions, in commit order) into
-/// transactions. A change whose relation was never described is an error (the stream is not
-/// pgoutput as this build knows it).
-pub fn transactions(messages: Vec<SlotChange>) -> Result<Vec<Transaction>, String> {
-    let mut relations: HashMap<u32, Relation> = HashMap::new();
-    let mut done = Vec::new();
-    let mut open: Option<Transaction> = None;
-    let relation = |relations: &HashMap<u32, Relation>, oid: u32| {
-        relations.get(&oid).cloned().ok_or_else(|| {
-            format!("a change names relation {oid}, which the stream did not describe")
-        })
-    };
-    for change in messages {
-        match change.message {
+/// Reads messages one at a time, as a walsender sends them: the relations described so far, and
+/// whether a transaction is open. A change whose relation was never described is an error (the
+/// stream is not pgoutput as this build knows it); a change outside a transaction is passed
+/// over.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    relations: HashMap<u32, Arc<Relation>>,
+    open: bool,
+}
+
+/// What one message says.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// A transaction begins (it has committed: pgoutput sends a transaction once its commit is
+    /// decoded).
+    Begin {
+        xid: u32,
+    },
+    Change(RowChange),
+    /// The transaction ends; confirming `end` confirms it.
+    Commit {
+        end: Lsn,
+    },
+    /// A description, or nothing maskbus reads.
+    Nothing,
+}
+
+impl Decoder {
+    pub fn push(&mut self, message: Message) -> Result<Decoded, String> {
+        let relation = |oid: u32| {
+            self.relations.get(&oid).cloned().ok_or_else(|| {
+                format!("a change names relation {oid}, which the stream did not describe")
+            })
+        };
+        let change = match message {
             Message::Begin { xid, .. } => {
-                open = Some(Transaction {
-                    xid,
-                    end: Lsn::default(),
-                    changes: Vec::new(),
-                })
+                self.open = true;
+                return Ok(Decoded::Begin { xid });
             }
             Message::Commit { end_lsn, .. } => {
-                if let Some(mut txn) = open.take() {
-                    txn.end = end_lsn;
-                    done.push(txn);
+                if !std::mem::take(&mut self.open) {
+                    return Ok(Decoded::Nothing);
                 }
+                return Ok(Decoded::Commit { end: end_lsn });
             }
             Message::Relation {
                 oid,
@@ -76,64 +97,87 @@ pub fn transactions(messages: Vec<SlotChange>) -> Result<Vec<Transaction>, Strin
                 name,
                 columns,
             } => {
-                relations.insert(
+                self.relations.insert(
                     oid,
-                    Relation {
+                    Arc::new(Relation {
                         entity: format!("{schema}.{name}"),
                         columns,
-                    },
+                    }),
                 );
+                return Ok(Decoded::Nothing);
             }
-            Message::Insert { relation: oid, new } => push(
-                &mut open,
-                RowChange::Upsert {
-                    relation: relation(&relations, oid)?,
-                    new,
-                    old_key: None,
-                },
-            ),
+            Message::Insert { relation: oid, new } => RowChange::Upsert {
+                relation: relation(oid)?,
+                new,
+                old_key: None,
+            },
             Message::Update {
                 relation: oid,
                 old,
                 new,
-            } => push(
-                &mut open,
-                RowChange::Upsert {
-                    relation: relation(&relations, oid)?,
-                    new,
-                    old_key: old.map(|o| match o {
-                        OldRow::Key(cells) | OldRow::Full(cells) => cells,
-                    }),
+            } => RowChange::Upsert {
+                relation: relation(oid)?,
+                new,
+                old_key: old.map(|o| match o {
+                    OldRow::Key(cells) | OldRow::Full(cells) => cells,
+                }),
+            },
+            Message::Delete { relation: oid, old } => RowChange::Delete {
+                relation: relation(oid)?,
+                old: match old {
+                    OldRow::Key(cells) | OldRow::Full(cells) => cells,
                 },
-            ),
-            Message::Delete { relation: oid, old } => push(
-                &mut open,
-                RowChange::Delete {
-                    relation: relation(&relations, oid)?,
-                    old: match old {
-                        OldRow::Key(cells) | OldRow::Full(cells) => cells,
-                    },
-                },
-            ),
+            },
             Message::Truncate {
                 relations: oids, ..
-            } => {
-                let named = oids
+            } => RowChange::Truncate {
+                relations: oids
                     .iter()
-                    .map(|oid| relation(&relations, *oid))
-                    .collect::<Result<_, _>>()?;
-                push(&mut open, RowChange::Truncate { relations: named })
+                    .map(|oid| relation(*oid))
+                    .collect::<Result<_, _>>()?,
+            },
+            Message::Origin { .. } | Message::Type { .. } | Message::Logical { .. } => {
+                return Ok(Decoded::Nothing)
             }
-            Message::Origin { .. } | Message::Type { .. } | Message::Logical { .. } => {}
+        };
+        Ok(if self.open {
+            Decoded::Change(change)
+        } else {
+            Decoded::Nothing
+        })
+    }
+}
+
+/// Groups messages (as a slot returns them: whole transactions, in commit order) into
+/// transactions, through a [`Decoder`].
+pub fn transactions(messages: Vec<SlotChange>) -> Result<Vec<Transaction>, String> {
+    let mut decoder = Decoder::default();
+    let mut done = Vec::new();
+    let mut open: Option<Transaction> = None;
+    for change in messages {
+        match decoder.push(change.message)? {
+            Decoded::Begin { xid } => {
+                open = Some(Transaction {
+                    xid,
+                    end: Lsn::default(),
+                    changes: Vec::new(),
+                })
+            }
+            Decoded::Change(row) => {
+                if let Some(txn) = open.as_mut() {
+                    txn.changes.push(row);
+                }
+            }
+            Decoded::Commit { end } => {
+                if let Some(mut txn) = open.take() {
+                    txn.end = end;
+                    done.push(txn);
+                }
+            }
+            Decoded::Nothing => {}
         }
     }
     Ok(done)
-}
-
-fn push(open: &mut Option<Transaction>, change: RowChange) {
-    if let Some(txn) = open.as_mut() {
-        txn.changes.push(change);
-    }
 }
 
 /// Whether the transaction with 32-bit id `xid` is visible in `snapshot` (committed before it
