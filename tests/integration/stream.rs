@@ -2,7 +2,9 @@
 //! deletes of parents with their children reach the target in commit order; kill -9 of either
 //! agent mid-stream loses and doubles nothing; an abandoned slot is reported and dropped;
 //! verify finds rows changed, added and removed by hand, and --repair makes the target equal;
-//! a source the walsender cannot be sure to reach (a URL naming two servers) is read by SQL.
+//! a source the walsender cannot be sure to reach (a URL naming two servers) is read by SQL; a
+//! large transaction is applied as it arrives, and either agent killed inside it leaves the
+//! target without any of it until it is applied whole.
 //!
 //! The dev cluster commits with `synchronous_commit = off`, and a slot decodes only WAL flushed
 //! to disk: the sessions that change the source here commit synchronously, so a `--once` that
@@ -380,6 +382,219 @@ async fn kill_9_of_either_agent_mid_stream_loses_and_doubles_nothing() {
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     assert_target_is_masked_source(&dbs).await;
     maskbus(&["slot", "drop", "maskbus_stream_kill", "--config", &producer]).success();
+}
+
+/// How many of the bank's transactions carry the big update's mark (an amount no seeded row has).
+async fn marked(client: &maskbus_pg::tokio_postgres::Client) -> i64 {
+    client
+        .query_one(
+            "SELECT count(*) FROM transactions WHERE amount >= 500000",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// Replies the producer sent before it knew how many its answer would have: a transaction sent
+/// as it was masked.
+async fn early_replies(bus: &maskbus_pg::tokio_postgres::Client) -> i64 {
+    bus.query_one(
+        "SELECT count(*) FROM mq.mail WHERE kind = 'changes' AND body LIKE '%\"parts\":0%'",
+        &[],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+/// A large source transaction goes to the consumer as the producer masks it, and the consumer
+/// applies it as it comes in one target transaction: killed inside it (its first statement held
+/// on a lock), the target holds none of it, and the next run applies all of it.
+#[tokio::test]
+async fn a_large_transaction_is_applied_as_it_arrives_and_a_consumer_killed_inside_it_leaves_none_of_it(
+) {
+    let test = "stream_big_consumer";
+    let (dbs, files, producer, consumer) =
+        stream_bank(test, "600", "follow_interval = \"100ms\"").await;
+    let log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let dst = connect(&dbs.url("dst")).await;
+    let bus = connect(&dbs.url("bus")).await;
+    let mut follower = Background::spawn(&["run", "--config", &consumer]);
+    // The target's transactions table is held: the follower's first statement waits.
+    let holder = connect(&dbs.url("dst")).await;
+    holder
+        .batch_execute("BEGIN; LOCK TABLE transactions IN SHARE MODE")
+        .await
+        .unwrap();
+    let src = source_session(&dbs).await;
+    let changed = src
+        .execute(
+            "UPDATE transactions SET amount = amount + 1000000 WHERE id <= 5000",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed, 5000);
+    wait_until("the follower's first statement waits for the lock", || async {
+        dst.query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, i64>(0)
+            > 0
+    })
+    .await;
+    // The producer sent the first parts before the rest was masked.
+    wait_until("replies sent before the answer was whole", || async {
+        early_replies(&bus).await > 0
+    })
+    .await;
+    follower.kill9();
+    holder.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        marked(&dst).await,
+        0,
+        "nothing of the transaction committed"
+    );
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    assert_eq!(marked(&dst).await, 5000);
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
+    producer_run.kill9();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("changes masked as they arrived"),
+        "{logged}"
+    );
+}
+
+/// The producer killed inside a large transaction it was sending (held on a row it reads again
+/// from the source, whose table is locked): the consumer, which applied the first replies in its
+/// open transaction, hears nothing more, rolls back, and asks again; the producer started again
+/// sends the whole transaction, and the target ends equal to the masked source.
+#[tokio::test]
+async fn the_producer_killed_inside_a_large_transaction_leaves_the_consumer_to_roll_back_and_ask_again(
+) {
+    let test = "stream_big_producer";
+    let (dbs, files, producer, consumer) =
+        stream_bank(test, "600", "follow_interval = \"100ms\"").await;
+    let producer_log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &producer_log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let consumer_log = files.write("consumer.log", "");
+    let mut follower = Background::spawn_logged(&["run", "--config", &consumer], &consumer_log);
+    let dst = connect(&dbs.url("dst")).await;
+    let bus = connect(&dbs.url("bus")).await;
+    let src = source_session(&dbs).await;
+    // A value stored out of line (TOASTed): an update that leaves it alone does not carry it,
+    // so the producer reads that row again from the source.
+    src.batch_execute(
+        "UPDATE transactions SET description = (SELECT string_agg(md5(g::text), ' ') FROM generate_series(1, 400) g) WHERE id = 4001",
+    )
+    .await
+    .unwrap();
+    wait_until("the long description arrives", || async {
+        dst.query_one(
+            "SELECT length(description) > 8000 FROM transactions WHERE id = 4001",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, bool>(0)
+    })
+    .await;
+    // 4,000 plain rows, then the row whose description stays: the producer sends the first
+    // replies, then waits on the table the test locks as the transaction commits. The lock is
+    // asked for while the follower's long poll waits for a change (queued behind the writer, it
+    // holds every reader of the table, the follower's idle look at the schema too).
+    let writer = source_session(&dbs).await;
+    writer
+        .batch_execute(
+            "BEGIN;
+             UPDATE transactions SET amount = amount + 1000000 WHERE id <= 4000;
+             UPDATE transactions SET amount = amount + 1000000 WHERE id = 4001;",
+        )
+        .await
+        .unwrap();
+    let long_polls = || async {
+        bus.query_one(
+            "SELECT coalesce(max(id), 0) FROM mq.mail WHERE kind = 'request' AND body LIKE '%\"wait_ms\"%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, i64>(0)
+    };
+    let before = long_polls().await;
+    wait_until("the follower's next long poll", || async {
+        long_polls().await > before
+    })
+    .await;
+    let locker = source_session(&dbs).await;
+    let locked = tokio::spawn(async move {
+        locker
+            .batch_execute("BEGIN; LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        locker
+    });
+    wait_until("the lock waits for the writer", || async {
+        src.query_one(
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'transactions' AND l.mode = 'AccessExclusiveLock' AND NOT l.granted",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get::<_, i64>(0)
+            > 0
+    })
+    .await;
+    writer.batch_execute("COMMIT").await.unwrap();
+    let locker = locked.await.unwrap();
+    wait_until("replies sent before the answer was whole", || async {
+        early_replies(&bus).await > 0
+    })
+    .await;
+    producer_run.kill9();
+    wait_until("the consumer to give up on the cut answer", || async {
+        std::fs::read_to_string(&consumer_log)
+            .unwrap()
+            .contains("stopped after")
+    })
+    .await;
+    assert_eq!(
+        marked(&dst).await,
+        0,
+        "nothing of the transaction committed"
+    );
+    locker.batch_execute("COMMIT").await.unwrap();
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    wait_until("the whole transaction applied", || async {
+        marked(&dst).await == 4001
+    })
+    .await;
+    follower.kill9();
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
 }
 
 #[tokio::test]
