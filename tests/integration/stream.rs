@@ -800,3 +800,156 @@ async fn watermark_mode_deletes_through_a_cycle_arrive_with_repair() {
     maskbus(&["run", "--config", &consumer, "--once", "--repair"]).success();
     assert_target_is_masked_source_by(&dbs, &zoo_policy()).await;
 }
+
+/// One reply of a change answer, as a producer writes it: `rows` one-column rows of entity
+/// `public.t`, part `part` of `parts` (0: more follow), answering claim `attempt`.
+fn change_reply(rows: &[&str], part: u32, parts: u32, attempt: u32) -> maskbus_mailbox::Body {
+    let last = parts > 0 && part + 1 == parts;
+    let rows: Vec<Vec<&str>> = rows.iter().map(|row| vec![*row]).collect();
+    maskbus_mailbox::body_of(&serde_json::json!({
+        "type": "changes",
+        "v": maskbus_agents::protocol::VERSION,
+        "entity": "public.t",
+        "op": "upsert",
+        "key": ["id"],
+        "columns": ["id"],
+        "rows": rows,
+        "lsn": if last { Some("aaaaaaaaaaaaaaab") } else { None },
+        "commit": last,
+        "through": "aaaaaaaaaaaaaaab",
+        "part": part,
+        "parts": parts,
+        "attempt": attempt,
+    }))
+    .unwrap()
+}
+
+/// The rows of a change reply, to compare.
+fn change_rows(reply: &maskbus_agents::protocol::ReceivedReply) -> Vec<String> {
+    match reply {
+        maskbus_agents::protocol::ReceivedReply::Changes(changes) => changes
+            .rows
+            .iter()
+            .map(|row| row.get(0).unwrap_or_default().to_string())
+            .collect(),
+        other => panic!("expected changes, got {other:?}"),
+    }
+}
+
+/// Sends `bodies` as replies to `request`, as the producer does.
+async fn answer_with(
+    producer: &maskbus_mailbox::Mailbox,
+    request: &maskbus_mailbox::Message,
+    bodies: Vec<maskbus_mailbox::Body>,
+) {
+    let to = request.reply_to.as_deref().unwrap();
+    let replies = bodies
+        .into_iter()
+        .map(|body| (request.correlation_id.clone(), body))
+        .collect();
+    producer
+        .send_batch(to, "changes", None, replies)
+        .await
+        .unwrap();
+}
+
+/// A change request claimed twice (its lease ran out while the first claim's answer was being
+/// sent: a large source transaction takes a while) is answered twice, and the two answers need
+/// not be cut alike. The consumer reads the replies of one claim only: a later claim's answer
+/// replaces one of which nothing was read yet, and once a reply of one claim has been read the
+/// other's are never taken for its next parts: the first one's silence cuts the answer off
+/// (transient: the consumer, which rolls back what it applied, asks again). That silence counts
+/// from when the consumer asks for the next part, not from when it read the last.
+#[tokio::test]
+async fn the_replies_of_two_claims_of_one_change_request_are_never_mixed() {
+    use maskbus_agents::consumer::{client::Asker, ConsumerError};
+    use maskbus_agents::protocol::{Request, VERSION};
+    let dbs = TestDatabases::create("st_claims", &["bus", "dst"]).await;
+    let bus = maskbus_pg::Target::parse("bus", &dbs.url("bus")).unwrap();
+    maskbus_mailbox::install(&bus).await.unwrap();
+    let files = ConfigFiles::new("st_claims");
+    let path = files.write(
+        "consumer.toml",
+        &format!(
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nrequest_timeout = \"2s\"\n",
+            dbs.url("bus"),
+            dbs.url("dst")
+        ),
+    );
+    let maskbus_agents::config::AgentConfig::Consumer(config) =
+        maskbus_agents::config::load(std::path::Path::new(&path)).unwrap()
+    else {
+        panic!("a consumer config");
+    };
+    let connect = || maskbus_mailbox::Mailbox::connect(bus.clone(), Default::default());
+    let asker = Asker::new(connect().await.unwrap(), &config).await.unwrap();
+    // The test answers as the producer would.
+    let producer = connect().await.unwrap();
+    let request = Request::Changes {
+        v: VERSION,
+        after: None,
+        join: None,
+        limit: 1000,
+        wait_ms: None,
+    };
+    let claim = || async {
+        let mut claimed = producer.claim(&config.producer_mailbox, 10).await.unwrap();
+        assert_eq!(claimed.len(), 1, "one request is waiting");
+        claimed.remove(0)
+    };
+
+    // Nothing read yet: the second claim's whole answer replaces the first's first part.
+    let answer = asker.ask_parts(&request).await.unwrap();
+    let message = claim().await;
+    answer_with(&producer, &message, vec![change_reply(&["old-0"], 0, 0, 1)]).await;
+    answer_with(
+        &producer,
+        &message,
+        vec![
+            change_reply(&["new-0"], 0, 2, 2),
+            change_reply(&["new-1"], 1, 2, 2),
+        ],
+    )
+    .await;
+    let read: Vec<Vec<String>> = answer
+        .all()
+        .await
+        .unwrap()
+        .iter()
+        .map(change_rows)
+        .collect();
+    assert_eq!(read, [vec!["new-0"], vec!["new-1"]]);
+
+    // A part of the first claim read: the second claim's parts are not its sequel.
+    let mut answer = asker.ask_parts(&request).await.unwrap();
+    let message = claim().await;
+    answer_with(&producer, &message, vec![change_reply(&["old-0"], 0, 0, 1)]).await;
+    let first = answer.next().await.unwrap().expect("the first part");
+    assert_eq!(change_rows(&first), ["old-0"]);
+    answer_with(
+        &producer,
+        &message,
+        vec![
+            change_reply(&["new-0"], 0, 2, 2),
+            change_reply(&["new-1"], 1, 2, 2),
+        ],
+    )
+    .await;
+    match answer.next().await {
+        Err(ConsumerError::Cut { read: 1, .. }) => {}
+        other => panic!("expected the answer cut off after one part, got {other:?}"),
+    }
+
+    // The silence counts from when the next part is asked for: a consumer that spent longer
+    // than the request timeout on the last part (a long statement on the target) still reads
+    // the next one, which waited on the bus meanwhile.
+    let mut answer = asker.ask_parts(&request).await.unwrap();
+    let message = claim().await;
+    answer_with(&producer, &message, vec![change_reply(&["a"], 0, 0, 1)]).await;
+    assert_eq!(change_rows(&answer.next().await.unwrap().unwrap()), ["a"]);
+    answer_with(&producer, &message, vec![change_reply(&["b"], 1, 2, 1)]).await;
+    // The work itself, not a synchronisation: the time is what is tested.
+    tokio::time::sleep(config.request_timeout + std::time::Duration::from_millis(200)).await;
+    assert_eq!(change_rows(&answer.next().await.unwrap().unwrap()), ["b"]);
+    assert!(answer.next().await.unwrap().is_none(), "two parts in all");
+}

@@ -83,6 +83,7 @@ impl Asker {
             parts: None,
             deadline: tokio::time::Instant::now(),
             peeked: None,
+            attempt: None,
         };
         answer.send().await?;
         Ok(answer)
@@ -204,9 +205,11 @@ impl Asker {
 /// The replies to one request, read in order as they come. A request that gets no reply within
 /// the request timeout is sent again (three tries in all); once a reply has been read, a
 /// silence that long ends the answer with [`ConsumerError::Cut`] (the consumer, which may have
-/// used what it read, starts over). A request answered twice (its lease ran out while the
-/// producer worked) sends each part twice: one reply per part is kept, so no row is applied
-/// twice.
+/// used what it read, starts over); the silence counts from when the next reply is asked for.
+/// A request answered twice (its lease ran out while the producer worked) sends each part
+/// twice: one reply per part is kept, so no row is applied twice. Change answers, which need
+/// not be cut alike twice, say which claim of the request they answer: the replies of one
+/// claim are read, never parts of two.
 pub struct Answer<'a> {
     asker: &'a Asker,
     body: Box<serde_json::value::RawValue>,
@@ -223,6 +226,9 @@ pub struct Answer<'a> {
     deadline: tokio::time::Instant,
     /// A reply looked at and not read yet.
     peeked: Option<ReceivedReply>,
+    /// The claim of the request whose answer is read, once a reply has said
+    /// ([`ReceivedReply::attempt`]).
+    attempt: Option<u32>,
 }
 
 /// How many times a request that gets no reply at all is sent.
@@ -233,6 +239,7 @@ impl Answer<'_> {
     async fn send(&mut self) -> Result<(), ConsumerError> {
         let asker = self.asker;
         self.forget();
+        self.attempt = None;
         self.tries += 1;
         self.correlation = format!(
             "{}-{}",
@@ -296,6 +303,11 @@ impl Answer<'_> {
 
     async fn next_part(&mut self) -> Result<Option<ReceivedReply>, ConsumerError> {
         let asker = self.asker;
+        if self.next > 0 {
+            // The silence counts from now: while the caller used the last reply (a long
+            // statement on the target) nothing was received.
+            self.deadline = tokio::time::Instant::now() + asker.request_timeout;
+        }
         loop {
             if self.parts.is_some_and(|parts| self.next >= parts) {
                 self.forget();
@@ -307,6 +319,21 @@ impl Answer<'_> {
                 .map(std::mem::take)
                 .unwrap_or_default()
             {
+                if let Some(attempt) = reply.attempt() {
+                    match self.attempt {
+                        Some(kept) if kept == attempt => {}
+                        // A later claim's answer supersedes one of which nothing was read;
+                        // once something was, only that answer is read (should its producer
+                        // be gone, the silence cuts the answer off).
+                        Some(kept) if self.next == 0 && attempt > kept => {
+                            self.held.clear();
+                            self.parts = None;
+                            self.attempt = Some(attempt);
+                        }
+                        None if self.next == 0 => self.attempt = Some(attempt),
+                        _ => continue,
+                    }
+                }
                 let (part, parts) = reply.part_of();
                 if part < self.next {
                     continue;
@@ -318,7 +345,6 @@ impl Answer<'_> {
             }
             if let Some(reply) = self.held.remove(&self.next) {
                 self.next += 1;
-                self.deadline = tokio::time::Instant::now() + asker.request_timeout;
                 return Ok(Some(reply));
             }
             let left = self

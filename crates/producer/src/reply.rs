@@ -53,6 +53,9 @@ pub enum Reply {
         part: Option<u32>,
         #[serde(skip_serializing_if = "Option::is_none")]
         parts: Option<u32>,
+        /// The claim of the request this answers, in a change answer ([`Reply::of_attempt`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
     },
 }
 
@@ -85,7 +88,21 @@ impl Reply {
             error,
             part: None,
             parts: None,
+            attempt: None,
         }
+    }
+
+    /// The same reply, if part of a change answer, tagged with the claim of the request it
+    /// answers (the bus counts claims from 1). A request whose lease ran out while its answer
+    /// was being sent may be answered again, cut differently; the consumer reads one answer
+    /// only, never parts of two.
+    pub fn of_attempt(mut self, claim: u32) -> Self {
+        match &mut self {
+            Reply::Changes(changes) => changes.attempt = claim,
+            Reply::Error { attempt, .. } => *attempt = Some(claim),
+            _ => {}
+        }
+        self
     }
 
     /// The same reply, if an error, as the last of an answer whose first `sent` replies went
@@ -140,6 +157,8 @@ pub struct ChangeReply {
     pub closed: Vec<String>,
     pub part: u32,
     pub parts: u32,
+    /// The claim of the request this answers ([`Reply::of_attempt`]).
+    pub attempt: u32,
 }
 
 impl ChangeReply {
@@ -162,6 +181,7 @@ impl ChangeReply {
             started,
             part: 0,
             parts: 1,
+            attempt: 0,
         }
     }
 }
@@ -190,7 +210,8 @@ impl EarlyReplies {
         )
     }
 
-    /// Sends one reply on; false when the receiving end is gone (the bus failed).
+    /// Sends one reply on; false when the receiving end is gone (the bus failed and the
+    /// forwarding stopped).
     pub async fn send(&mut self, reply: ChangeReply) -> bool {
         let rows = reply.rows.len();
         if self.to_bus.send(Reply::Changes(reply)).await.is_err() {

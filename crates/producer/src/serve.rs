@@ -485,9 +485,13 @@ impl Producer {
             ));
         };
         let (mut early, mut to_bus) = EarlyReplies::channel(EARLY_DEPTH);
-        let forward = async {
+        let correlation = &message.correlation_id;
+        let claim = u32::try_from(message.attempts).unwrap_or(0);
+        // The receiver moves into the forwarding, so that a bus failure drops it and the
+        // pipeline's next send sees the receiving end gone instead of waiting forever.
+        let forward = async move {
             while let Some(reply) = to_bus.recv().await {
-                self.reply(reply_to, message.correlation_id.clone(), vec![reply])
+                self.reply(reply_to, correlation.clone(), vec![reply.of_attempt(claim)])
                     .await?;
             }
             Ok::<_, MailboxError>(())
@@ -503,6 +507,7 @@ impl Producer {
         };
         let (forwarded, (replies, sent)) = tokio::join!(forward, answer);
         forwarded?;
+        let replies = replies.into_iter().map(|r| r.of_attempt(claim)).collect();
         Ok((replies, sent))
     }
 

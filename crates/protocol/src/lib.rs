@@ -306,6 +306,9 @@ pub enum ReceivedReply {
         part: Option<u32>,
         #[serde(default)]
         parts: Option<u32>,
+        /// The claim of the request it answers, in a change answer.
+        #[serde(default)]
+        attempt: Option<u32>,
     },
 }
 
@@ -344,6 +347,16 @@ impl ReceivedReply {
                 (part.unwrap_or(0), Some(parts.unwrap_or(1).max(1)))
             }
             _ => (0, Some(1)),
+        }
+    }
+
+    /// Which claim of its request this reply answers, where it says (change answers): replies
+    /// of different attempts belong to different answers, which may be cut differently.
+    pub fn attempt(&self) -> Option<u32> {
+        match self {
+            ReceivedReply::Changes(c) => (c.attempt > 0).then_some(c.attempt),
+            ReceivedReply::Error { attempt, .. } => *attempt,
+            _ => None,
         }
     }
 

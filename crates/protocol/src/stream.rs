@@ -74,6 +74,11 @@ pub struct ReceivedChanges {
     /// masked, each reply before its last without `lsn`, which only its commit tells.
     pub part: u32,
     pub parts: u32,
+    /// The claim of the request this answers, from 1 (0 from a producer that does not say). A
+    /// request may be claimed again once its lease ran out, and that answer cut differently:
+    /// the replies of one attempt are read, never parts of two.
+    #[serde(default)]
+    pub attempt: u32,
 }
 
 /// The rows of one key range: the last key in it, how many rows, and their combined hash.

@@ -153,6 +153,7 @@ impl Parts {
             closed: Vec::new(),
             part,
             parts: 0,
+            attempt: 0,
         }
     }
 }
