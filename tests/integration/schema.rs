@@ -819,3 +819,56 @@ async fn kill_9_of_the_producer_during_a_migration_then_the_next_run_completes_i
         rows_of(&dbs.url("src"), &["people", "pets"]).await
     );
 }
+
+/// A consumer that lags behind a migration: rows changed in the old shape, then the columns
+/// changed (a rename, an added column with a default, a column changed and its rows in one
+/// transaction), and only then a sync. The changes made in the old shape are not followed
+/// forever: the target ends equal to the source.
+#[tokio::test]
+async fn changes_made_before_a_migration_the_consumer_has_not_followed_yet_reach_the_target() {
+    let (dbs, mut step) = Migrating::start("schema_lag", true).await;
+    let src = source_of(&dbs).await;
+    let consumer = step.consumer.clone();
+    let sync = || {
+        let run = maskbus_with_env(
+            &["run", "--config", &consumer, "--once"],
+            &[("MASKBUS_LOG", "info")],
+        );
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    };
+    let equal = || {
+        let (src, dst) = (dbs.url("src"), dbs.url("dst"));
+        async move {
+            assert_eq!(
+                rows_of(&dst, &["people", "pets"]).await,
+                rows_of(&src, &["people", "pets"]).await
+            );
+            assert_eq!(columns(&dst).await, columns(&src).await);
+        }
+    };
+    sync();
+    equal().await;
+    src.batch_execute("UPDATE pets SET weight = weight + 1 WHERE id <= 5")
+        .await
+        .unwrap();
+    src.batch_execute("ALTER TABLE pets RENAME COLUMN name TO pet_name")
+        .await
+        .unwrap();
+    step.policy(&migration_policy("", "pet_name = \"keep\"", false));
+    sync();
+    equal().await;
+    src.batch_execute(
+        "UPDATE pets SET weight = weight + 1 WHERE id <= 5;
+         ALTER TABLE pets ADD COLUMN colour text DEFAULT 'brown';
+         UPDATE pets SET colour = 'black' WHERE id = 7;",
+    )
+    .await
+    .unwrap();
+    step.policy(&migration_policy(
+        "",
+        "pet_name = \"keep\"\ncolour = \"keep\"",
+        false,
+    ));
+    sync();
+    equal().await;
+}

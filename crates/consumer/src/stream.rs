@@ -195,7 +195,7 @@ impl<'a> Follower<'a> {
             if !self.failed.iter().any(|f| f.entity == *entity) {
                 self.failed.push(super::Skipped {
                     entity: entity.clone(),
-                    reason: "the producer's policy refuses it now (a column without a rule, or a rule for a column gone): its changes wait, and it is copied again once the policy has its rules".into(),
+                    reason: "the producer left its changes out (its policy refuses it now: a column without a rule, or a rule for a column gone; or they were made before a migration not followed yet): they wait, and it is copied again once the policy has its rules".into(),
                 });
             }
         }

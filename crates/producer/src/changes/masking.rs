@@ -3,8 +3,10 @@
 //!
 //! Before a change is masked it is admitted ([`Masking::admit`]): a table whose policy refuses it
 //! now (a column without a rule) is closed and its changes are left out; a table whose columns in
-//! the stream are not those its shape has (a migration since the shape was read) stops the
-//! answer, as the consumer must apply the new schema first.
+//! the stream are not those its shape has has its shape read again: the same now (a migration
+//! since the shape was read), it stops the answer, as the consumer must apply the new schema
+//! first; still not (the change was made before a migration since), the table is closed too and
+//! the consumer copies it again.
 //!
 //! Deletes carry the key columns only, masked like the rest (a key's rule is `keep` or a
 //! bijective pseudonym, fitted to the key columns' shapes as pages fit them: the consumer
@@ -27,7 +29,8 @@ pub enum Admit {
     Mask,
     /// Leave it out: its table fails closed.
     Closed,
-    /// Stop before it: this table's columns changed (the consumer applies the schema first).
+    /// Stop before it: this table's columns changed, and the change has the new ones (the
+    /// consumer applies the schema first).
     Changed(String),
 }
 
@@ -41,6 +44,9 @@ pub struct Masking<'s> {
     /// columns once.
     rows_of: HashMap<String, Masker<'s>>,
     keys_of: HashMap<String, Masker<'s>>,
+    /// Tables whose shape was read again in this answer, the stream having described other
+    /// columns.
+    reread: BTreeSet<String>,
 }
 
 impl<'s> Masking<'s> {
@@ -51,6 +57,7 @@ impl<'s> Masking<'s> {
             closed: BTreeSet::new(),
             rows_of: HashMap::new(),
             keys_of: HashMap::new(),
+            reread: BTreeSet::new(),
         }
     }
 
@@ -90,15 +97,37 @@ impl<'s> Masking<'s> {
             return Ok(admit);
         }
         if let RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } = change {
-            let shape = shape(self.source, &mut self.shapes, &relation.entity).await?;
-            let streamed: BTreeSet<&str> =
-                relation.columns.iter().map(|c| c.name.as_str()).collect();
-            let known: BTreeSet<&str> = shape.columns.iter().map(String::as_str).collect();
-            if streamed != known {
-                return Ok(Admit::Changed(relation.entity.clone()));
+            let entity = &relation.entity;
+            if self.fits(relation).await? {
+                return Ok(Admit::Mask);
             }
+            // The shape read may be older than the change (a migration since): read again.
+            if self.reread.insert(entity.clone()) {
+                self.source.forget_shapes().await;
+                self.shapes.remove(entity);
+                self.rows_of.remove(entity);
+                self.keys_of.remove(entity);
+                if self.fits(relation).await? {
+                    return Ok(Admit::Changed(entity.clone()));
+                }
+            }
+            // The change is older than the table's columns: it was made before a migration
+            // the source has since run, and no longer fits the table or its policy. Its table
+            // is left out like one that fails closed, so the consumer copies it again, after
+            // the migration, instead of asking for this change forever.
+            tracing::warn!(%entity, "changes made before a migration of this table, which the consumer had not followed yet, are left out: the table is copied again");
+            self.closed.insert(entity.clone());
+            return Ok(Admit::Closed);
         }
         Ok(Admit::Mask)
+    }
+
+    /// Whether the columns the stream describes are the table's, as its shape has them.
+    async fn fits(&mut self, relation: &Relation) -> Result<bool, Refusal> {
+        let shape = shape(self.source, &mut self.shapes, &relation.entity).await?;
+        let streamed: BTreeSet<&str> = relation.columns.iter().map(|c| c.name.as_str()).collect();
+        let known: BTreeSet<&str> = shape.columns.iter().map(String::as_str).collect();
+        Ok(streamed == known)
     }
 
     /// The first table of `changes` whose columns changed, the tables that fail closed closed

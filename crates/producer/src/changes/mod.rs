@@ -418,7 +418,6 @@ impl ChangeFeed {
                         // Nothing of this transaction is applied: the consumer applies the
                         // schema first, then asks again from where it stands.
                         tracing::info!(%entity, "a table's columns changed in the stream: the consumer applies the schema before its changes");
-                        self.source.forget_shapes().await;
                         parts.abandon();
                         let mut out = parts.finish(question.after, true);
                         if let Some(last) = out.last_mut() {
@@ -646,12 +645,11 @@ impl ChangeFeed {
             }
             // A table that fails closed (a column without a rule) is left out of the stream; the
             // consumer copies it again once it follows. A transaction after a migration on one
-            // of its tables (the stream describes other columns than the table had): nothing of
-            // it or after it goes out until the consumer has the new schema. The shapes are read
-            // again from the catalog for the next look.
+            // of its tables (the stream describes other columns than the table had, and the
+            // catalog, read again, has them): nothing of it or after it goes out until the
+            // consumer has the new schema. A change older than its table's columns closes it.
             if let Some(entity) = masking.changed(&transaction.changes).await? {
                 tracing::info!(%entity, "a table's columns changed in the stream: the consumer applies the schema before its changes");
-                self.source.forget_shapes().await;
                 let mut out = parts.finish(through, true);
                 if let Some(last) = out.last_mut() {
                     last.schema_changed = true;
