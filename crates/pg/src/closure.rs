@@ -207,8 +207,15 @@ impl Closure {
         );
         // A key named in the policy need not be unique: the child row in hand is then one of
         // several with its key, so its parents are left to the step up, which reads them all.
+        // Along the link just come down by the parent's key, the parent is `d` itself, whose
+        // parents are followed already (from a root or a parent by the step up, from a row
+        // found going down when it was found): naming it again would only look it up once per
+        // child row (9,689 index probes of accounts for the 1% subset's transactions).
         let ups = if child.key.is_constraint() {
             self.up_from(link.child)
+                .into_iter()
+                .filter(|up| !(by_parent_key && *up == link))
+                .collect()
         } else {
             Vec::new()
         };
@@ -458,14 +465,33 @@ mod tests {
             "rel in the step and in kept"
         );
         // down: from a customer (t = 0) that goes down to its accounts (t = 1), by the
-        // customer's key itself, each with its customer read from the account in hand
-        assert!(sql.contains("SELECT x.t, x.k, x.s FROM d, \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s UNION ALL SELECT 0::int AS t, ARRAY[q.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" q WHERE (q.\"id\") = (c.\"customer_id\")) x WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
+        // customer's key itself; the customer is the row in hand, not named again
+        assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s FROM d, \"public\".\"accounts\" c WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
         // up: from a root or a parent account (t = 1), looked up once, to its customer (t = 0)
         assert!(sql.contains(" UNION ALL SELECT u.t, u.k, u.s FROM d, \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 0::int AS t, ARRAY[p.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"customers\" p WHERE (p.\"id\") = (c.\"customer_id\")) u WHERE d.t = 1 AND d.s <> 1 AND (c.\"id\") = ((d.k[1])::bigint)))"));
         assert!(sql.ends_with("kept(t, k) AS (SELECT DISTINCT t, k FROM rel)"));
         assert_eq!(
             bank().member(1, "t"),
             "(t.\"id\") IN (SELECT (m.k[1])::bigint FROM kept m WHERE m.t = 1)"
+        );
+    }
+
+    #[test]
+    fn a_row_found_going_down_names_its_other_parents_from_the_row_in_hand() {
+        let mut closure = bank();
+        closure.tables.push(table("branches"));
+        // accounts (1) also reference branches (2)
+        closure.up.push(Link {
+            child: 1,
+            columns: vec!["branch_id".into()],
+            parent: 2,
+            parent_columns: vec!["id".into()],
+        });
+        let sql = closure.with_clause();
+        assert!(sql.contains("SELECT x.t, x.k, x.s FROM d, \"public\".\"accounts\" c CROSS JOIN LATERAL (SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s UNION ALL SELECT 2::int AS t, ARRAY[q.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"branches\" q WHERE (q.\"id\") = (c.\"branch_id\")) x WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"));
+        assert!(
+            !sql.contains("FROM \"public\".\"customers\" q"),
+            "the customer come down from is not looked up again"
         );
     }
 
