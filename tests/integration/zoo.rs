@@ -616,3 +616,75 @@ async fn policy_init_on_the_bank_checks_syncs_and_audits_clean() {
     assert!(policy.contains("ssn           = \"ssn\""), "{policy}");
     assert!(policy.contains("card_number = \"card\""), "{policy}");
 }
+
+/// The catalog names a column's type and length as `information_schema.columns` does (it
+/// computes them from `pg_type` with the view's expressions, without the view): on the zoo's
+/// every column and on the types a masker tells apart by them (domains over domains, arrays of
+/// a sized type, `bit`, `char` without a length).
+#[tokio::test]
+async fn the_catalog_names_every_type_as_the_information_schema_does() {
+    let dbs = TestDatabases::create("catalog_types", &["src"]).await;
+    let src = connect(&dbs.url("src")).await;
+    src.batch_execute(SCHEMA).await.unwrap();
+    src.batch_execute(
+        "CREATE SCHEMA types;
+         CREATE TYPE types.mood AS ENUM ('a', 'b');
+         CREATE TYPE types.pair AS (x int, y text);
+         CREATE DOMAIN types.short AS varchar(10);
+         CREATE DOMAIN types.shorter AS types.short CHECK (length(VALUE) < 5);
+         CREATE DOMAIN types.ints AS int[];
+         CREATE DOMAIN types.code AS char(3);
+         CREATE TABLE types.t (a int, b varchar(20), c char(4), e numeric(10,2), f bit(3),
+             g varbit(5), h timestamptz(3), j types.mood, k types.pair, l int4range, m int[],
+             n varchar(5)[], o types.short, p types.shorter, q types.ints, r types.code,
+             s types.mood[], u time(2) with time zone, v bpchar, w character varying, x \"char\",
+             y name, z money, aa xml, ab regclass, ac bit varying)",
+    )
+    .await
+    .unwrap();
+    let target = Target::parse("source", &dbs.url("src")).unwrap();
+    let schemas: Vec<String> = src
+        .query(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut compared = 0;
+    for info in maskbus_pg::catalog::tables(&target, &src, &schemas)
+        .await
+        .unwrap()
+    {
+        for column in &info.columns {
+            let row = src
+                .query_one(
+                    "SELECT CASE WHEN c.data_type = 'USER-DEFINED' THEN format_type(a.atttypid, NULL)
+                                 ELSE c.data_type::text END,
+                            c.character_maximum_length::int
+                       FROM information_schema.columns c
+                       JOIN pg_attribute a ON a.attrelid = format('%I.%I', c.table_schema, c.table_name)::regclass
+                                          AND a.attname = c.column_name
+                      WHERE c.table_schema = $1 AND c.table_name = $2 AND c.column_name = $3",
+                    &[&info.table.schema, &info.table.name, &column.name],
+                )
+                .await
+                .unwrap();
+            let expected: (String, Option<i32>) = (row.get(0), row.get(1));
+            assert_eq!(
+                (
+                    column.data_type.clone(),
+                    column.max_length.map(|n| n as i32)
+                ),
+                expected,
+                "{}.{}",
+                info.table,
+                column.name
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 60, "compared {compared} columns");
+}
