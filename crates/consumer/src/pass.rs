@@ -31,6 +31,22 @@ struct Moved {
     pages: u64,
     parents: u64,
     until: Option<Snapshot>,
+    /// The next entity's first request, asked for while this stream's last page was written,
+    /// with its replies.
+    carried: Option<Asked>,
+}
+
+/// A request asked for ahead of its turn, with its replies: used only for an equal request.
+type Asked = (Request, Vec<ReceivedReply>);
+
+/// The entity synced after the one in hand, when its turn begins with a plain page request
+/// (not in key ranges, not in a group, no parent that another worker loads): that request is
+/// asked for while the one in hand writes its last page, so the producer reads the next table
+/// (or computes a subset's closure) while the target writes.
+#[derive(Clone)]
+struct Upcoming {
+    plan: EntityPlan,
+    state: SyncState,
 }
 
 /// One pass of one worker over the tables the producer serves and the target can take.
@@ -49,6 +65,10 @@ pub struct Pass<'a> {
     until: Option<Snapshot>,
     /// Entities that failed (or whose parent did): their dependants are skipped.
     failed: BTreeSet<String>,
+    /// The entity after the one in hand, whose first request may be asked ahead.
+    upcoming: Option<Upcoming>,
+    /// Its first request and the replies, when they were asked ahead.
+    carried: Option<Asked>,
     report: PassReport,
 }
 
@@ -70,6 +90,8 @@ impl<'a> Pass<'a> {
             states: BTreeMap::new(),
             until: None,
             failed: BTreeSet::new(),
+            upcoming: None,
+            carried: None,
             report: PassReport::default(),
         }
     }
@@ -85,19 +107,22 @@ impl<'a> Pass<'a> {
             .filter_map(|(p, &m)| m.then_some(p))
     }
 
-    /// Asks for one request's pages (unless they were prefetched) and applies them with the
-    /// progress they lead to. While the target writes them, the next request is already on its
-    /// way to the producer; its replies are returned for the next call, with the parents fetched.
+    /// Asks for one request's pages (unless they were prefetched for this very request) and
+    /// applies them with the progress they lead to. While the target writes them, the next
+    /// request is already on its way to the producer: the stream's next, or when this was its
+    /// last page and `ahead`, the upcoming entity's first. Its replies are returned with it for
+    /// the next call, with the parents fetched.
     async fn fetch_and_apply(
         &self,
         plan: &EntityPlan,
         request: &Request,
-        prefetched: Option<Vec<ReceivedReply>>,
+        prefetched: Option<Asked>,
         progress: Progress,
-    ) -> Result<(ReceivedPage, Progress, Option<Vec<ReceivedReply>>, u64), ConsumerError> {
+        ahead: bool,
+    ) -> Result<(ReceivedPage, Progress, Option<Asked>, u64), ConsumerError> {
         let what = format!("a page of {}", plan.entity);
-        let replies = match prefetched {
-            Some(replies) => replies,
+        let replies = match prefetched.filter(|(asked, _)| asked == request) {
+            Some((_, replies)) => replies,
             None => self.asker.ask_patiently(request, &what).await?,
         };
         let page = pages::merge_pages(&plan.entity, replies)?;
@@ -108,12 +133,14 @@ impl<'a> Pass<'a> {
             });
         };
         let next = progress.after(&page, &until.0);
-        let next_request = pages::next_request(request, &page);
+        let next_request = pages::next_request(request, &page).or_else(|| {
+            let upcoming = self.upcoming.as_ref().filter(|_| ahead)?;
+            Some(self.first_request(&upcoming.plan, &upcoming.state, Some(until.clone())))
+        });
         let prefetch = async {
-            match &next_request {
-                Some(next) => self.asker.ask_patiently(next, &what).await.ok(),
-                None => None,
-            }
+            let next = next_request?;
+            let replies = self.asker.ask_patiently(&next, &what).await.ok()?;
+            Some((next, replies))
         };
         let parents = self.parents();
         let (applied, next_replies) =
@@ -125,18 +152,19 @@ impl<'a> Pass<'a> {
     /// [`Pass::fetch_and_apply`], asked again after a transient failure. The page and its
     /// progress commit together; on a transient failure (a database restarting) the same
     /// request is asked again, so nothing is skipped or doubled. Returns the page, the progress
-    /// it led to and the parents fetched; `prefetched` holds the next request's replies.
+    /// it led to and the parents fetched; `prefetched` holds the next request with its replies.
     async fn next_page(
         &self,
         plan: &EntityPlan,
         request: &Request,
-        prefetched: &mut Option<Vec<ReceivedReply>>,
+        prefetched: &mut Option<Asked>,
         progress: &Progress,
+        ahead: bool,
     ) -> Result<(ReceivedPage, Progress, u64), ConsumerError> {
         let mut retry = maskbus_pg::Retry::transient();
         loop {
             match self
-                .fetch_and_apply(plan, request, prefetched.take(), progress.clone())
+                .fetch_and_apply(plan, request, prefetched.take(), progress.clone(), ahead)
                 .await
             {
                 Ok((page, next, next_replies, parents)) => {
@@ -161,21 +189,15 @@ impl<'a> Pass<'a> {
         plan: &EntityPlan,
         state: SyncState,
     ) -> Result<u64, ConsumerError> {
+        let carried = self.carried.take();
         if let Some(moved) = self.sync_in_ranges(plan, &state).await? {
             return Ok(moved);
         }
-        let request = Request::Page {
-            v: VERSION,
-            entity: plan.entity.clone(),
-            since: state.synced_until.clone().map(Snapshot),
-            until: self.until.clone(),
-            after: state.pass_until.as_ref().and(state.after_key.clone()),
-            through: None,
-            limit: self.config.page_size,
-            pages: Some(self.config.pages_per_request),
-            subset: self.config.subset.clone(),
+        let request = self.first_request(plan, &state, self.until.clone());
+        let mut moved = Moved {
+            carried,
+            ..Moved::default()
         };
-        let mut moved = Moved::default();
         let outcome = self
             .read_stream(plan, request, Progress::Entity(state), None, &mut moved)
             .await;
@@ -184,15 +206,69 @@ impl<'a> Pass<'a> {
         if moved.until.is_some() {
             self.until = moved.until.clone();
         }
+        self.carried = moved.carried.take();
         self.report.pages += moved.pages;
         self.report.parents_fetched += moved.parents;
         outcome.map(|()| moved.rows)
     }
 
+    /// The first request of `plan`'s stream in one range, from its watermark `state`, in the
+    /// pass's window `until` (none before the first page has named it).
+    fn first_request(
+        &self,
+        plan: &EntityPlan,
+        state: &SyncState,
+        until: Option<Snapshot>,
+    ) -> Request {
+        Request::Page {
+            v: VERSION,
+            entity: plan.entity.clone(),
+            since: state.synced_until.clone().map(Snapshot),
+            until,
+            after: state.pass_until.as_ref().and(state.after_key.clone()),
+            through: None,
+            limit: self.config.page_size,
+            pages: Some(self.config.pages_per_request),
+            subset: self.config.subset.clone(),
+        }
+    }
+
+    /// The entity after `position` in `order` that this worker syncs, when its turn begins
+    /// with [`Self::first_request`]: never in key ranges (a subset, a delta, or one stream
+    /// configured), not filled in a group, and no parent of it another worker loads or that
+    /// failed (its turn would wait, or skip it).
+    fn upcoming_after(&self, order: &[usize], position: usize) -> Option<Upcoming> {
+        let at = order.iter().position(|&p| p == position)?;
+        self.upcoming_in(&order[at + 1..])
+    }
+
+    /// The first entity of `positions` this worker syncs, as [`Self::upcoming_after`] takes it.
+    fn upcoming_in(&self, positions: &[usize]) -> Option<Upcoming> {
+        let &next = positions.iter().find(|&&p| self.mine[p])?;
+        let plan = &self.plans[next];
+        let state = self.states.get(&plan.entity).cloned().unwrap_or_default();
+        let in_one_range =
+            self.config.streams < 2 || state.synced_until.is_some() || self.config.subset.is_some();
+        let waits = plan.parents.iter().any(|fk| {
+            self.failed.contains(&fk.parent.to_string())
+                || self
+                    .plans
+                    .iter()
+                    .position(|p| p.table == fk.parent)
+                    .is_some_and(|p| !self.mine[p])
+        });
+        (in_one_range && plan.together.is_none() && !waits).then(|| Upcoming {
+            plan: plan.clone(),
+            state,
+        })
+    }
+
     /// Reads one page stream (an entity, or one range of it) from `request` on, request by
     /// request until the producer says no more, each page written with the progress it leads
     /// to. `moved` counts what went in, and holds the window the pages named, also when a page
-    /// fails.
+    /// fails. The stream of an entity in one range (`range` none) asks for the upcoming
+    /// entity's first request while its last page is written, and leaves it in `moved`; it
+    /// starts from the one `moved` carries, when that is its own first.
     async fn read_stream(
         &self,
         plan: &EntityPlan,
@@ -201,14 +277,15 @@ impl<'a> Pass<'a> {
         range: Option<i32>,
         moved: &mut Moved,
     ) -> Result<(), ConsumerError> {
-        // The replies to the next request, asked for while this page was being written.
-        let mut prefetched: Option<Vec<ReceivedReply>> = None;
+        // The next request with its replies, asked for while this page was being written.
+        let mut prefetched: Option<Asked> = moved.carried.take();
+        let ahead = range.is_none();
         loop {
             if *self.stop.borrow() {
                 return Err(ConsumerError::Stopped);
             }
             let (page, next, parents) = self
-                .next_page(plan, &request, &mut prefetched, &progress)
+                .next_page(plan, &request, &mut prefetched, &progress, ahead)
                 .await?;
             progress = next;
             // A merged page holds the replies of one request: parts 0..=part.
@@ -222,7 +299,10 @@ impl<'a> Pass<'a> {
             }
             match pages::next_request(&request, &page) {
                 Some(next) => request = next,
-                None => return Ok(()),
+                None => {
+                    moved.carried = prefetched;
+                    return Ok(());
+                }
             }
         }
     }
@@ -477,25 +557,6 @@ impl<'a> Pass<'a> {
         let owned: Vec<EntityPlan> = self.my_plans().cloned().collect();
         let skipped = if me == 0 { skipped } else { Vec::new() };
         self.states = self.db.states().await?;
-        let load = if self.config.bulk_load {
-            let my_states = self
-                .states
-                .iter()
-                .filter(|(e, _)| my_entities.contains(*e))
-                .map(|(e, s)| (e.clone(), s.clone()))
-                .collect();
-            // Foreign keys to another worker's tables are lifted too: before they are rebuilt,
-            // the parents the other worker's older snapshot lacks are fetched (see below).
-            let candidates = super::load::never_synced(&owned, &my_states);
-            BulkLoad::lift(self.db, &self.plans, &candidates, self.config.workers).await?
-        } else {
-            BulkLoad::off(self.db)
-        };
-        let order: Vec<usize> = if load.children_first() {
-            (0..self.plans.len()).rev().collect()
-        } else {
-            (0..self.plans.len()).collect()
-        };
         // A pass cut short by a crash is resumed with its own closing snapshot, for every entity,
         // so parents and children stay within one window.
         let resumed = self
@@ -520,6 +581,46 @@ impl<'a> Pass<'a> {
             .filter(|s| !self.states.contains_key(&s.entity))
             .map(|s| s.entity.clone())
             .collect();
+        let order_of = |children_first: bool| -> Vec<usize> {
+            if children_first {
+                (0..self.plans.len()).rev().collect()
+            } else {
+                (0..self.plans.len()).collect()
+            }
+        };
+        let (load, carried) = if self.config.bulk_load {
+            let my_states = self
+                .states
+                .iter()
+                .filter(|(e, _)| my_entities.contains(*e))
+                .map(|(e, s)| (e.clone(), s.clone()))
+                .collect();
+            // Foreign keys to another worker's tables are lifted too: before they are rebuilt,
+            // the parents the other worker's older snapshot lacks are fetched (see below).
+            let candidates = super::load::never_synced(&owned, &my_states);
+            // The first request is asked for while the target lifts: in the order of a load of
+            // every table never synced (the usual case: those are the empty ones); when the
+            // lift finds otherwise, the replies go unused.
+            let guessed: BTreeSet<String> = candidates.iter().map(|p| p.entity.clone()).collect();
+            let guessed = super::load::children_first(&self.plans, &guessed, self.config.workers);
+            let refused = self.config.all_or_nothing && !skipped.is_empty();
+            let first = self.upcoming_in(&order_of(guessed)).filter(|_| !refused);
+            let until = self.until.clone();
+            let ask_first = async {
+                let first = first?;
+                let request = self.first_request(&first.plan, &first.state, until);
+                let what = format!("a page of {}", first.plan.entity);
+                let replies = self.asker.ask_patiently(&request, &what).await.ok()?;
+                Some((request, replies))
+            };
+            let lift = BulkLoad::lift(self.db, &self.plans, &candidates, self.config.workers);
+            let (load, carried) = tokio::join!(lift, ask_first);
+            (load?, carried)
+        } else {
+            (BulkLoad::off(self.db), None)
+        };
+        self.carried = carried;
+        let order = order_of(load.children_first());
         self.report.failed = skipped;
         if self.config.all_or_nothing && !self.report.failed.is_empty() {
             return Err(ConsumerError::Partial {
@@ -528,7 +629,7 @@ impl<'a> Pass<'a> {
             });
         }
         let mut open: Option<OpenGroup> = None;
-        for position in order {
+        for &position in &order {
             if !self.mine[position] {
                 continue;
             }
@@ -561,6 +662,7 @@ impl<'a> Pass<'a> {
                 Err(format!("its parent {} could not be synced", parent.parent))
             } else {
                 let state = self.states.get(&plan.entity).cloned().unwrap_or_default();
+                self.upcoming = self.upcoming_after(&order, position);
                 match self.sync_entity(&plan, state).await {
                     Ok(moved) => Ok(moved),
                     Err(e)
