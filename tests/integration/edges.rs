@@ -157,17 +157,11 @@ async fn bus_send_takes_a_large_body_from_a_file_or_standard_input() {
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), big.as_bytes()).unwrap();
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
-    let sizes: Vec<i32> = connect(&dbs.url("bus"))
-        .await
-        .query(
-            "SELECT octet_length(body::text) FROM mq.messages ORDER BY id",
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let sizes: Vec<i32> = first_column(
+        &connect(&dbs.url("bus")).await,
+        "SELECT octet_length(body::text) FROM mq.messages ORDER BY id",
+    )
+    .await;
     assert_eq!(sizes.len(), 2);
     assert!(sizes.iter().all(|n| *n > 512 * 1024), "{sizes:?}");
 }

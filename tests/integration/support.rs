@@ -99,6 +99,20 @@ pub async fn connect(url: &str) -> maskbus_pg::tokio_postgres::Client {
         .unwrap()
 }
 
+/// The first column of every row of `sql` (a statement without parameters).
+pub async fn first_column<T>(client: &maskbus_pg::tokio_postgres::Client, sql: &str) -> Vec<T>
+where
+    T: for<'a> maskbus_pg::tokio_postgres::types::FromSql<'a>,
+{
+    client
+        .query(sql, &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
 /// A fingerprint of a table's whole content, ordered by id: equal fingerprints, equal tables.
 pub async fn table_fingerprint(client: &maskbus_pg::tokio_postgres::Client, table: &str) -> String {
     client

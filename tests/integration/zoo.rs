@@ -643,16 +643,11 @@ async fn the_catalog_names_every_type_as_the_information_schema_does() {
     .await
     .unwrap();
     let target = Target::parse("source", &dbs.url("src")).unwrap();
-    let schemas: Vec<String> = src
-        .query(
-            "SELECT nspname::text FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let schemas: Vec<String> = first_column(
+        &src,
+        "SELECT nspname::text FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'",
+    )
+    .await;
     let mut compared = 0;
     for info in maskbus_pg::catalog::tables(&target, &src, &schemas)
         .await

@@ -134,7 +134,10 @@ impl<'a> Pass<'a> {
         };
         let next = progress.after(&page, &until.0);
         let next_request = pages::next_request(request, &page).or_else(|| {
-            let upcoming = self.upcoming.as_ref().filter(|_| ahead)?;
+            let upcoming = self
+                .upcoming
+                .as_ref()
+                .filter(|_| ahead && !*self.stop.borrow())?;
             Some(self.first_request(&upcoming.plan, &upcoming.state, Some(until.clone())))
         });
         let prefetch = async {
