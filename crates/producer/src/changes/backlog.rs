@@ -3,9 +3,13 @@
 //!
 //! A walsender sends each transaction once, so the producer keeps it until the consumer
 //! confirms a position past its commit: an answer the consumer never got (a lost reply, a
-//! consumer killed mid-apply) is served again from here. A relation is described once per
-//! session, before its first change, so the descriptions of the transactions let go of are kept
-//! and served ahead of what is left.
+//! consumer killed mid-apply) is served again from here. A large transaction, served as it
+//! arrives, is the exception: its messages are let go of as they are masked, so that the
+//! producer's memory does not grow with the size of a source transaction, and a consumer that
+//! did not commit it gets it from a new walsender, which sends again what the slot was not told
+//! is done ([`Confirmed::LetGo`]). A relation is described once per session, before its first
+//! change, so the descriptions of the transactions let go of are kept and served ahead of what
+//! is left.
 
 use maskbus_pg::pgoutput::{Lsn, Message};
 use maskbus_pg::slot::SlotChange;
@@ -25,6 +29,25 @@ pub struct Backlog {
     /// The walsender has decoded up to here: every transaction committed before it is in
     /// `messages[..complete]` or confirmed.
     stands_at: Lsn,
+    /// A transaction is arriving: its `Begin` has come and its `Commit` not yet.
+    arriving: bool,
+    /// The end of a transaction taken as it arrived ([`Backlog::take_first`]) that the consumer
+    /// has not confirmed yet; `Lsn(u64::MAX)` while its commit has not been taken.
+    let_go: Option<Lsn>,
+}
+
+/// What confirming a position leaves a backlog able to serve.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Confirmed {
+    /// What follows the position: it is held or still to come.
+    Serves,
+    /// Nothing: the position is before one the consumer confirmed, and the slot has been told
+    /// to move past it, so the changes between are gone.
+    Behind,
+    /// Nothing: a transaction after the position was let go of as it was served, and the
+    /// consumer has not committed it. The slot was not told to move past it: a new walsender
+    /// started from the position sends it again.
+    LetGo,
 }
 
 impl Backlog {
@@ -36,6 +59,8 @@ impl Backlog {
             complete: 0,
             from,
             stands_at: from,
+            arriving: false,
+            let_go: None,
         }
     }
 
@@ -43,18 +68,45 @@ impl Backlog {
         match streamed {
             Streamed::Change(change) => {
                 let commit = matches!(change.message, Message::Commit { .. });
+                if matches!(change.message, Message::Begin { .. }) {
+                    self.arriving = true;
+                }
                 self.messages.push_back(change);
                 if commit {
                     self.complete = self.messages.len();
+                    self.arriving = false;
                 }
             }
             // Mid-transaction, the position says nothing of that transaction.
             Streamed::StandsAt(lsn) => {
-                if self.messages.len() == self.complete {
+                if !self.arriving {
                     self.stands_at = self.stands_at.max(lsn);
                 }
             }
         }
+    }
+
+    /// Takes the first message held, for an answer that serves the first transaction as it
+    /// arrives and keeps none of it: descriptions stay described for what follows, and until
+    /// the consumer confirms the transaction's end, confirming a position before it says
+    /// [`Confirmed::LetGo`].
+    pub fn take_first(&mut self) -> Option<SlotChange> {
+        let change = self.messages.pop_front()?;
+        self.complete = self.complete.saturating_sub(1);
+        match &change.message {
+            Message::Relation { oid, .. } => {
+                self.described.insert((true, *oid), change.clone());
+            }
+            Message::Type { oid, .. } => {
+                self.described.insert((false, *oid), change.clone());
+            }
+            _ => {}
+        }
+        self.let_go = Some(match change.message {
+            Message::Commit { end_lsn, .. } => end_lsn,
+            _ => Lsn(u64::MAX),
+        });
+        Some(change)
     }
 
     /// Messages of whole transactions held.
@@ -65,11 +117,6 @@ impl Backlog {
     /// Messages held, whole transactions and the one arriving.
     pub fn held(&self) -> usize {
         self.messages.len()
-    }
-
-    /// The `at`th message held.
-    pub fn message(&self, at: usize) -> Option<&SlotChange> {
-        self.messages.get(at)
     }
 
     /// The id of the first transaction held (its `Begin`), if one is.
@@ -98,11 +145,14 @@ impl Backlog {
     }
 
     /// The consumer has committed everything up to `after`: the transactions that ended by then
-    /// are let go of. False when the backlog cannot serve what follows `after` (it starts later:
-    /// the stream must start again from `after`).
-    pub fn confirm(&mut self, after: Lsn) -> bool {
+    /// are let go of, unless the backlog cannot serve what follows `after` ([`Confirmed`]).
+    pub fn confirm(&mut self, after: Lsn) -> Confirmed {
         if after < self.from {
-            return false;
+            return Confirmed::Behind;
+        }
+        match self.let_go {
+            Some(end) if after < end => return Confirmed::LetGo,
+            _ => self.let_go = None,
         }
         while let Some(end) = self.first_end() {
             if end > after {
@@ -127,7 +177,7 @@ impl Backlog {
         }
         self.from = after;
         self.stands_at = self.stands_at.max(after);
-        true
+        Confirmed::Serves
     }
 
     /// The end of the first whole transaction held.
@@ -250,17 +300,17 @@ mod tests {
         let (cut, whole) = backlog.served(2, usize::MAX);
         assert_eq!((kinds(&cut).as_str(), whole), ("B1 Ra I C20", false));
         // Confirming the first lets it go; its relation is still described for the second.
-        assert!(backlog.confirm(Lsn(20)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(20)));
         assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra B2 I C30");
         // A position inside a transaction confirms only what ended by then.
-        assert!(backlog.confirm(Lsn(25)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(25)));
         assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra B2 I C30");
         backlog.push(commit(40));
-        assert!(backlog.confirm(Lsn(40)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(40)));
         assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra");
         assert_eq!(backlog.whole(), 0);
         // A position before what the backlog holds cannot be served from it.
-        assert!(!backlog.confirm(Lsn(39)));
+        assert_eq!(backlog.confirm(Lsn(39)), Confirmed::Behind);
     }
 
     #[test]
@@ -278,14 +328,47 @@ mod tests {
         // Five messages make a large transaction: the first goes alone.
         let (served, whole) = backlog.served(1000, 5);
         assert_eq!((kinds(&served).as_str(), whole), ("B1 Ra I C20", false));
-        assert!(backlog.confirm(Lsn(20)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(20)));
         // Now first, it is served (the feed sends it as it is masked); the one arriving counts
         // what is held of it.
         assert_eq!(backlog.first_len(), 5);
         assert_eq!(kinds(&backlog.served(1000, 5).0), "Ra B2 I I I C30");
-        assert!(backlog.confirm(Lsn(30)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(30)));
         assert_eq!(backlog.first_len(), 2);
         assert_eq!(backlog.first_xid(), Some(3));
+    }
+
+    #[test]
+    fn a_transaction_taken_as_it_arrives_is_not_kept_and_must_be_confirmed_or_sent_again() {
+        let mut backlog = Backlog::new(Lsn(10));
+        for s in [begin(1), relation(5, "a"), insert(5), insert(5)] {
+            backlog.push(s);
+        }
+        // Taken as it is masked: nothing of it stays held but its description.
+        let taken: Vec<SlotChange> = std::iter::from_fn(|| backlog.take_first()).collect();
+        assert_eq!(kinds(&taken), "B1 Ra I I");
+        assert_eq!(backlog.held(), 0);
+        // Still arriving: the walsender's position says nothing of it.
+        backlog.push(Streamed::StandsAt(Lsn(50)));
+        assert_eq!(backlog.stands_at(), Lsn(10));
+        // Not committed by the consumer (its end not even taken): it cannot be served again.
+        assert_eq!(backlog.confirm(Lsn(10)), Confirmed::LetGo);
+        for s in [insert(5), commit(20), begin(2), insert(5), commit(30)] {
+            backlog.push(s);
+        }
+        assert_eq!(
+            kinds(&[backlog.take_first(), backlog.take_first()].map(Option::unwrap)),
+            "I C20"
+        );
+        assert_eq!(backlog.whole(), 3);
+        // Before its end, still not servable; a position before the stream's is behind.
+        assert_eq!(backlog.confirm(Lsn(19)), Confirmed::LetGo);
+        assert_eq!(backlog.confirm(Lsn(9)), Confirmed::Behind);
+        // Once committed, what followed it is served as usual, its relation described.
+        assert_eq!(backlog.confirm(Lsn(20)), Confirmed::Serves);
+        assert_eq!(kinds(&backlog.served(1000, usize::MAX).0), "Ra B2 I C30");
+        assert_eq!(backlog.confirm(Lsn(30)), Confirmed::Serves);
+        assert_eq!(backlog.whole(), 0);
     }
 
     #[test]
@@ -307,9 +390,9 @@ mod tests {
         for s in [begin(2), relation(5, "new"), commit(30)] {
             backlog.push(s);
         }
-        assert!(backlog.confirm(Lsn(20)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(20)));
         assert_eq!(kinds(&backlog.served(10, usize::MAX).0), "Rold B2 Rnew C30");
-        assert!(backlog.confirm(Lsn(30)));
+        assert_eq!(Confirmed::Serves, backlog.confirm(Lsn(30)));
         assert_eq!(kinds(&backlog.served(10, usize::MAX).0), "Rnew");
     }
 }

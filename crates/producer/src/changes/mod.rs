@@ -23,7 +23,7 @@ mod masking;
 mod parts;
 mod txn;
 
-use backlog::Backlog;
+use backlog::{Backlog, Confirmed};
 use masking::{Admit, Masking};
 use parts::Parts;
 
@@ -300,6 +300,11 @@ impl ChangeFeed {
             if whole >= budget {
                 break;
             }
+            // A large transaction arriving behind whole ones is read no further: they go now,
+            // and it goes as it arrives in an answer of its own, kept by none.
+            if early.is_some() && whole > 0 && live.backlog.held() - whole >= PIPELINE_AT {
+                break;
+            }
             // A transaction arriving (its commit decoded, the walsender still sending it) is
             // waited for, even past the deadline: it comes without pause.
             let arriving = live.backlog.held() > whole;
@@ -371,7 +376,7 @@ impl ChangeFeed {
 
     /// Serves the transaction arriving first, alone, as it arrives: each reply goes to `early`
     /// as soon as it is cut and the next has begun, and the last ones, with the commit, are
-    /// returned. Under pgoutput (without streaming) a transaction is sent only once it has
+    /// returned. Its messages are let go of as they are masked ([`Backlog::take_first`]). Under pgoutput (without streaming) a transaction is sent only once it has
     /// committed, so what goes early never belongs to a transaction that aborts. Should the
     /// answer stop before the commit (a table's columns changed, a refusal, the walsender gone),
     /// its last reply says so and the consumer, which applies the replies in one target
@@ -388,19 +393,19 @@ impl ChangeFeed {
         for described in live.backlog.described() {
             decoder.push(described.message.clone()).map_err(malformed)?;
         }
+        // Each message is let go of as it is masked: the producer's memory does not grow with
+        // the transaction (a consumer that does not commit it gets it from a new walsender).
         let mut masking = Masking::new(&self.source);
         let mut parts = Parts::default();
-        let mut at = 0usize;
         let mut rows = 0usize;
         loop {
-            while let Some(change) = live.backlog.message(at) {
-                at += 1;
-                let change = match decoder.push(change.message.clone()).map_err(malformed)? {
+            while let Some(change) = live.backlog.take_first() {
+                let change = match decoder.push(change.message).map_err(malformed)? {
                     txn::Decoded::Change(change) => change,
                     txn::Decoded::Commit { end } => {
                         parts.commit(end);
                         // More is held already: the consumer asks again at once.
-                        let more = live.backlog.held() > at;
+                        let more = live.backlog.held() > 0;
                         tracing::debug!(
                             pipeline_ms = started.elapsed().as_millis() as u64,
                             rows,
@@ -554,21 +559,34 @@ impl ChangeFeed {
             Some(_) => {}
         }
         if let Some(open) = live.as_mut() {
-            if open.backlog.confirm(after) {
-                open.stream.acknowledge(after);
-                return Ok(());
+            match open.backlog.confirm(after) {
+                Confirmed::Serves => {
+                    open.stream.acknowledge(after);
+                    return Ok(());
+                }
+                Confirmed::Behind => {
+                    // The consumer went back before a position it confirmed (a target
+                    // restored, another consumer): the slot has been told to move past it, so
+                    // the changes between are gone.
+                    let from = open.backlog.from();
+                    if let Some(behind) = live.take() {
+                        behind.stream.close().await;
+                    }
+                    return Err(lost(format!(
+                        "replication slot {} was confirmed to {from}",
+                        self.slot.name()
+                    )));
+                }
+                Confirmed::LetGo => {
+                    // A large transaction served as it arrived was not committed by the
+                    // consumer (killed, cut off, a migration met in it): it is not kept, and a
+                    // new walsender started from `after` sends it again.
+                    tracing::debug!(%after, "a large transaction the consumer did not commit is read again from the slot");
+                    if let Some(let_go) = live.take() {
+                        let_go.stream.close().await;
+                    }
+                }
             }
-            // The consumer went back before a position it confirmed (a target restored, another
-            // consumer): the slot has been told to move past it, so the changes between are
-            // gone.
-            let from = open.backlog.from();
-            if let Some(behind) = live.take() {
-                behind.stream.close().await;
-            }
-            return Err(lost(format!(
-                "replication slot {} was confirmed to {from}",
-                self.slot.name()
-            )));
         }
         self.slot.advance(self.target(), client, after).await?;
         Ok(())
