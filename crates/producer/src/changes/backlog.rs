@@ -24,10 +24,11 @@ pub struct Backlog {
     messages: VecDeque<SlotChange>,
     /// `messages[..complete]` are whole transactions.
     complete: usize,
-    /// Every transaction committed after this is in `messages` or still to come.
+    /// Every transaction committed after this is in `messages` or still to come, but for one
+    /// taken as it arrived (`let_go`).
     from: Lsn,
     /// The walsender has decoded up to here: every transaction committed before it is in
-    /// `messages[..complete]` or confirmed.
+    /// `messages[..complete]`, confirmed, or taken as it arrived.
     stands_at: Lsn,
     /// A transaction is arriving: its `Begin` has come and its `Commit` not yet.
     arriving: bool,

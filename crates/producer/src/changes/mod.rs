@@ -363,6 +363,9 @@ impl ChangeFeed {
             usize::MAX
         };
         let (messages, whole) = live.backlog.served(budget, large);
+        // A transaction still arriving (committed: pgoutput sends nothing before) is more to
+        // come: the consumer asks again at once and is not told it has caught up.
+        let whole = whole && live.backlog.held() == live.backlog.whole();
         tracing::debug!(
             read_ms = started.elapsed().as_millis() as u64,
             receive_ms = first.map_or(0, |f| f.elapsed().as_millis() as u64),
@@ -376,8 +379,9 @@ impl ChangeFeed {
 
     /// Serves the transaction arriving first, alone, as it arrives: each reply goes to `early`
     /// as soon as it is cut and the next has begun, and the last ones, with the commit, are
-    /// returned. Its messages are let go of as they are masked ([`Backlog::take_first`]). Under pgoutput (without streaming) a transaction is sent only once it has
-    /// committed, so what goes early never belongs to a transaction that aborts. Should the
+    /// returned. Its messages are let go of as they are masked ([`Backlog::take_first`]). Under
+    /// pgoutput (without streaming) a transaction is sent only once it has committed, so what
+    /// goes early never belongs to a transaction that aborts. Should the
     /// answer stop before the commit (a table's columns changed, a refusal, the walsender gone),
     /// its last reply says so and the consumer, which applies the replies in one target
     /// transaction, rolls all of it back.
@@ -581,7 +585,7 @@ impl ChangeFeed {
                     // A large transaction served as it arrived was not committed by the
                     // consumer (killed, cut off, a migration met in it): it is not kept, and a
                     // new walsender started from `after` sends it again.
-                    tracing::debug!(%after, "a large transaction the consumer did not commit is read again from the slot");
+                    tracing::debug!(%after, "a large transaction not committed by the consumer is read again");
                     if let Some(let_go) = live.take() {
                         let_go.stream.close().await;
                     }
