@@ -25,43 +25,26 @@ BEGIN;
 UPDATE transactions SET amount = amount + 1 WHERE id >= 70001 AND id < 80001;
 ROLLBACK;
 
+-- The consumer's upsert, over the text arrays (arr) or the typed ones (arrt).
+\set upsert_head 'INSERT INTO transactions (id, account_id, card_id, amount, posted_at, merchant, description) OVERRIDING SYSTEM VALUE'
+\set upsert_tail 'ON CONFLICT (id) DO UPDATE SET account_id = EXCLUDED.account_id, card_id = EXCLUDED.card_id, amount = EXCLUDED.amount, posted_at = EXCLUDED.posted_at, merchant = EXCLUDED.merchant, description = EXCLUDED.description'
+\set from_text 'SELECT u.c0::bigint, u.c1::bigint, u.c2::bigint, u.c3::numeric, u.c4::timestamptz, u.c5::varchar, u.c6::text FROM arr, unnest(arr.a0, arr.a1, arr.a2, arr.a3, arr.a4, arr.a5, arr.a6) AS u(c0, c1, c2, c3, c4, c5, c6)'
+\set from_typed 'SELECT u.c0, u.c1, u.c2, u.c3, u.c4, u.c5, u.c6 FROM arrt, unnest(arrt.a0, arrt.a1, arrt.a2, arrt.a3, arrt.a4, arrt.a5, arrt.a6) AS u(c0, c1, c2, c3, c4, c5, c6)'
+
 CHECKPOINT;
 BEGIN;
-INSERT INTO transactions (id, account_id, card_id, amount, posted_at, merchant, description)
-  OVERRIDING SYSTEM VALUE
-  SELECT u.c0::bigint, u.c1::bigint, u.c2::bigint, u.c3::numeric, u.c4::timestamptz,
-         u.c5::varchar, u.c6::text
-    FROM arr, unnest(arr.a0, arr.a1, arr.a2, arr.a3, arr.a4, arr.a5, arr.a6)
-         AS u(c0, c1, c2, c3, c4, c5, c6)
-  ON CONFLICT (id) DO UPDATE SET account_id = EXCLUDED.account_id, card_id = EXCLUDED.card_id,
-    amount = EXCLUDED.amount, posted_at = EXCLUDED.posted_at, merchant = EXCLUDED.merchant,
-    description = EXCLUDED.description;
+:upsert_head :from_text :upsert_tail;
 ROLLBACK;
 
 CHECKPOINT;
 BEGIN;
-INSERT INTO transactions (id, account_id, card_id, amount, posted_at, merchant, description)
-  OVERRIDING SYSTEM VALUE
-  SELECT u.c0, u.c1, u.c2, u.c3, u.c4, u.c5, u.c6
-    FROM arrt, unnest(arrt.a0, arrt.a1, arrt.a2, arrt.a3, arrt.a4, arrt.a5, arrt.a6)
-         AS u(c0, c1, c2, c3, c4, c5, c6)
-  ON CONFLICT (id) DO UPDATE SET account_id = EXCLUDED.account_id, card_id = EXCLUDED.card_id,
-    amount = EXCLUDED.amount, posted_at = EXCLUDED.posted_at, merchant = EXCLUDED.merchant,
-    description = EXCLUDED.description;
+:upsert_head :from_typed :upsert_tail;
 ROLLBACK;
 
 CHECKPOINT;
 BEGIN;
 SET LOCAL session_replication_role = replica;
-INSERT INTO transactions (id, account_id, card_id, amount, posted_at, merchant, description)
-  OVERRIDING SYSTEM VALUE
-  SELECT u.c0::bigint, u.c1::bigint, u.c2::bigint, u.c3::numeric, u.c4::timestamptz,
-         u.c5::varchar, u.c6::text
-    FROM arr, unnest(arr.a0, arr.a1, arr.a2, arr.a3, arr.a4, arr.a5, arr.a6)
-         AS u(c0, c1, c2, c3, c4, c5, c6)
-  ON CONFLICT (id) DO UPDATE SET account_id = EXCLUDED.account_id, card_id = EXCLUDED.card_id,
-    amount = EXCLUDED.amount, posted_at = EXCLUDED.posted_at, merchant = EXCLUDED.merchant,
-    description = EXCLUDED.description;
+:upsert_head :from_text :upsert_tail;
 ROLLBACK;
 
 CHECKPOINT;
