@@ -94,20 +94,22 @@ impl Backlog {
     pub fn take_first(&mut self) -> Option<SlotChange> {
         let change = self.messages.pop_front()?;
         self.complete = self.complete.saturating_sub(1);
-        match &change.message {
-            Message::Relation { oid, .. } => {
-                self.described.insert((true, *oid), change.clone());
-            }
-            Message::Type { oid, .. } => {
-                self.described.insert((false, *oid), change.clone());
-            }
-            _ => {}
-        }
+        self.describe(&change);
         self.let_go = Some(match change.message {
             Message::Commit { end_lsn, .. } => end_lsn,
             _ => Lsn(u64::MAX),
         });
         Some(change)
+    }
+
+    /// Keeps a relation or type description let go of, for what follows it in the session.
+    fn describe(&mut self, change: &SlotChange) {
+        let key = match &change.message {
+            Message::Relation { oid, .. } => (true, *oid),
+            Message::Type { oid, .. } => (false, *oid),
+            _ => return,
+        };
+        self.described.insert(key, change.clone());
     }
 
     /// Messages of whole transactions held.
@@ -161,17 +163,8 @@ impl Backlog {
             }
             while let Some(change) = self.messages.pop_front() {
                 self.complete -= 1;
-                let commit = matches!(change.message, Message::Commit { .. });
-                match &change.message {
-                    Message::Relation { oid, .. } => {
-                        self.described.insert((true, *oid), change);
-                    }
-                    Message::Type { oid, .. } => {
-                        self.described.insert((false, *oid), change);
-                    }
-                    _ => {}
-                }
-                if commit {
+                self.describe(&change);
+                if matches!(change.message, Message::Commit { .. }) {
                     break;
                 }
             }
