@@ -218,6 +218,65 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
     assert_eq!(archived, 0, "what the audit scanned was purged");
 }
 
+/// Messages on the bus sent to `mailbox` and asking for replies on `reply_to`: (to, reply_to).
+async fn messages_between(dbs: &TestDatabases, mailbox: &str, reply_to: Option<&str>) -> i64 {
+    connect(&dbs.url("bus"))
+        .await
+        .query_one(
+            "SELECT count(*) FROM mq.mail WHERE mailbox = $1 \
+                AND ($2::text IS NULL OR reply_to = $2)",
+            &[&mailbox, &reply_to],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn verify_beside_a_running_follower_takes_its_replies_on_a_mailbox_of_its_own() {
+    let deployment = deployed("vbf", "20", &[]).await;
+    let (dbs, roles) = (&deployment.dbs, &deployment.roles);
+    let files = ConfigFiles::new("vbf");
+    let (producer, consumer) = configs(&files, dbs, roles);
+    let _producer = Background::spawn(&["run", "--config", &producer]);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let follower = Background::spawn(&["run", "--config", &consumer]);
+    let verify_mailbox = "maskbus.consumer.verify";
+
+    // Granted by `bus grant --consumer`: verify asks with replies to its own mailbox, where
+    // the follower (claiming `maskbus.consumer`) never takes them.
+    let verified = maskbus(&["verify", "--config", &consumer]);
+    assert_eq!(verified.code, 0, "{}{}", verified.stdout, verified.stderr);
+    let asked = messages_between(dbs, "maskbus.producer", Some(verify_mailbox)).await;
+    let answered = messages_between(dbs, verify_mailbox, None).await;
+    assert!(asked > 0, "verify asked with replies to {verify_mailbox}");
+    assert!(answered >= asked, "{answered} replies to {asked} requests");
+    drop(follower);
+
+    // A bus granted before that mailbox existed: verify takes its replies on the consumer's
+    // mailbox, still right, and says how to grant the other.
+    connect(&dbs.url("bus"))
+        .await
+        .execute(
+            "DELETE FROM mq.mailboxes WHERE mailbox = $1",
+            &[&verify_mailbox],
+        )
+        .await
+        .unwrap();
+    let fallback = maskbus(&["verify", "--config", &consumer]);
+    assert_eq!(fallback.code, 0, "{}{}", fallback.stdout, fallback.stderr);
+    assert!(
+        fallback.stderr.contains("bus grant --consumer"),
+        "{}",
+        fallback.stderr
+    );
+    assert_eq!(
+        messages_between(dbs, "maskbus.producer", Some(verify_mailbox)).await,
+        asked,
+        "no request asks for replies on a mailbox this role does not own"
+    );
+}
+
 /// Runs `sql` as the role `label` on the bus and returns the SQLSTATE it failed with.
 pub(crate) async fn refused(
     dbs: &TestDatabases,

@@ -28,9 +28,26 @@ pub const DEFAULT_PRODUCER_MAILBOX: &str = "maskbus.producer";
 pub const DEFAULT_CONSUMER_MAILBOX: &str = "maskbus.consumer";
 
 /// Where `maskbus status` takes the producer's replies for the consumer of `mailbox`: a mailbox
-/// of its own, so a running follower never takes them. `bus grant --consumer` gives both.
+/// of its own, so a running follower never takes them.
 pub fn status_mailbox(mailbox: &str) -> String {
     format!("{mailbox}.status")
+}
+
+/// Where `maskbus verify` takes the producer's replies for the consumer of `mailbox`, for the
+/// same reason: a follower and a verify of one config sharing a mailbox drop each other's
+/// replies and both wait `request_timeout` for them.
+pub fn verify_mailbox(mailbox: &str) -> String {
+    format!("{mailbox}.verify")
+}
+
+/// Every mailbox the consumer of `mailbox` takes replies on: `bus grant --consumer` gives it
+/// all of them.
+pub fn consumer_mailboxes(mailbox: &str) -> [String; 3] {
+    [
+        mailbox.to_string(),
+        status_mailbox(mailbox),
+        verify_mailbox(mailbox),
+    ]
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

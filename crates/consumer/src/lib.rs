@@ -167,6 +167,19 @@ pub struct Consumer {
 
 impl Consumer {
     pub async fn start(config: ConsumerConfig) -> Result<Self, ConsumerError> {
+        Self::open(config, None).await
+    }
+
+    /// A consumer for `maskbus verify`: the same, but it takes its replies on the verify
+    /// mailbox of its own ([`maskbus_config::verify_mailbox`]), so a follower of the same config
+    /// may keep running beside it. On a bus granted before that mailbox existed it takes them
+    /// on the consumer's mailbox, and says how to grant the other.
+    pub async fn start_verifier(config: ConsumerConfig) -> Result<Self, ConsumerError> {
+        let aside = maskbus_config::verify_mailbox(&config.mailbox);
+        Self::open(config, Some(aside)).await
+    }
+
+    async fn open(config: ConsumerConfig, aside: Option<String>) -> Result<Self, ConsumerError> {
         let bus = Target::parse("bus", &config.bus_url.0)?;
         let target = Target::parse("target", &config.target_url.0)?;
         let connections = config.streams as usize + 2;
@@ -179,8 +192,21 @@ impl Consumer {
         .await?;
         held_subset::hold(&db, config.subset.as_deref()).await?;
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
+        let mut asking = config.clone();
+        if let Some(aside) = aside {
+            if mailbox.owns(&aside).await? {
+                asking.mailbox = aside;
+            } else {
+                tracing::warn!(
+                    mailbox = %aside,
+                    "this role does not own the mailbox for replies to this job, so it takes them \
+                     on the consumer's own mailbox and a running follower of the same config makes \
+                     both wait; run `maskbus bus grant --consumer ROLE` again to grant it"
+                );
+            }
+        }
         Ok(Self {
-            asker: Asker::new(mailbox, &config).await?,
+            asker: Asker::new(mailbox, &asking).await?,
             config,
             db,
         })

@@ -657,6 +657,27 @@ impl Mailbox {
         Ok(row.try_get(0).unwrap_or(None))
     }
 
+    /// Whether this session may claim from `mailbox`: its role was granted the mailbox, or the
+    /// session is a superuser's (a bus with no grants). The same test `mq.claim` makes.
+    pub async fn owns(&self, mailbox: &str) -> Result<bool, MailboxError> {
+        check_mailbox_name(mailbox)?;
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT mq.mailbox_owner($1) = session_user \
+                     OR coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r \
+                                   WHERE r.rolname = session_user), false)",
+                &[&mailbox],
+            )
+            .await
+            .map_err(|e| self.error("looking up whether this role owns a mailbox", &e))?;
+        Ok(row
+            .try_get::<_, Option<bool>>(0)
+            .ok()
+            .flatten()
+            .unwrap_or(false))
+    }
+
     /// Gives `role` its part on this bus (`producer` or `consumer` with the mailbox it owns,
     /// `auditor`, `operator`): `mq.grant_participant`, run as the bus's owner.
     pub async fn grant(

@@ -127,15 +127,24 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
             let mailbox = Mailbox::connect(target, Settings::default()).await?;
             for (role, part, owned) in parts {
                 let Some(role) = role else { continue };
-                mailbox.grant(&role, part, owned.as_deref()).await?;
-                // A consumer also owns the mailbox `maskbus status` takes its replies on.
-                if let (Some(owned), "consumer") = (&owned, part) {
-                    let status = maskbus_agents::config::status_mailbox(owned);
-                    mailbox.grant(&role, part, Some(&status)).await?;
+                // A consumer also owns the mailboxes `maskbus status` and `maskbus verify` take
+                // their replies on.
+                let owns: Vec<String> = match (&owned, part) {
+                    (Some(owned), "consumer") => {
+                        maskbus_agents::config::consumer_mailboxes(owned).to_vec()
+                    }
+                    _ => owned.iter().cloned().collect(),
+                };
+                if owns.is_empty() {
+                    mailbox.grant(&role, part, None).await?;
                 }
-                match owned {
-                    Some(owned) => println!("{role}: {part}, owns mailbox {owned}"),
-                    None => println!("{role}: {part}"),
+                for owned in &owns {
+                    mailbox.grant(&role, part, Some(owned)).await?;
+                }
+                match owns.as_slice() {
+                    [] => println!("{role}: {part}"),
+                    [one] => println!("{role}: {part}, owns mailbox {one}"),
+                    owns => println!("{role}: {part}, owns mailboxes {}", owns.join(", ")),
                 }
             }
         }

@@ -28,7 +28,8 @@ pub async fn run(args: VerifyArgs) -> Result<ExitCode> {
     let AgentConfig::Consumer(consumer) = config::load(&args.config)? else {
         bail!("maskbus verify runs with the consumer's config (it reads the target); the producer must be running to hash the source");
     };
-    let consumer = Consumer::start(consumer)
+    // Replies on a mailbox of verify's own: a follower of this config may keep running.
+    let consumer = Consumer::start_verifier(consumer)
         .await
         .with_context(|| format!("starting the consumer from {}", args.config.display()))?;
     let report = consumer.verify(args.repair).await?;
