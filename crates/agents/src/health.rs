@@ -70,10 +70,11 @@ impl Agent {
     pub async fn count_bus(&self) {
         let ours: Vec<String> = match self {
             Agent::Producer(p) => vec![p.inbox.clone()],
-            Agent::Consumer(c) => vec![
-                c.config().mailbox.clone(),
-                c.config().producer_mailbox.clone(),
-            ],
+            Agent::Consumer(c) => {
+                let mut ours = crate::config::consumer_mailboxes(&c.config().mailbox).to_vec();
+                ours.push(c.config().producer_mailbox.clone());
+                ours
+            }
         };
         if let Ok(stats) = self.bus().stats().await {
             for m in stats.iter().filter(|m| ours.contains(&m.mailbox)) {

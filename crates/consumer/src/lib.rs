@@ -194,7 +194,14 @@ impl Consumer {
         let mailbox = Mailbox::connect(bus, Settings::default()).await?;
         let mut asking = config.clone();
         if let Some(aside) = aside {
-            if mailbox.owns(&aside).await? {
+            // A name too long for the bus (the configured one near the limit) is not owned
+            // either: the job falls back rather than failing where it used to work.
+            let owned = match mailbox.owns(&aside).await {
+                Ok(owned) => owned,
+                Err(MailboxError::BadMailboxName(_)) => false,
+                Err(e) => return Err(e.into()),
+            };
+            if owned {
                 asking.mailbox = aside;
             } else {
                 tracing::warn!(

@@ -166,12 +166,15 @@ pub async fn status(
         .get(0);
     let bus = Target::parse("bus", &config.bus_url.0)?;
     let mailbox = Mailbox::connect(bus, Settings::default()).await?;
-    let ours = [config.mailbox.as_str(), config.producer_mailbox.as_str()];
+    // The consumer's mailboxes (replies to a verify killed midway wait in its own) and the
+    // producer's.
+    let mut ours = maskbus_config::consumer_mailboxes(&config.mailbox).to_vec();
+    ours.push(config.producer_mailbox.clone());
     report.mailboxes = mailbox
         .stats()
         .await?
         .into_iter()
-        .filter(|m: &MailboxStats| ours.contains(&m.mailbox.as_str()))
+        .filter(|m: &MailboxStats| ours.contains(&m.mailbox))
         .map(|m| MailboxCounts {
             mailbox: m.mailbox,
             pending: m.pending,

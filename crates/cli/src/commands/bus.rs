@@ -28,7 +28,8 @@ enum BusCommand {
         /// The producer's role: owns (claims from) the producer mailbox.
         #[arg(long)]
         producer: Option<String>,
-        /// The consumer's role: owns the consumer mailbox.
+        /// The consumer's role: owns the consumer mailbox, and the two `maskbus status` and
+        /// `maskbus verify` take their replies on (`<mailbox>.status`, `<mailbox>.verify`).
         #[arg(long)]
         consumer: Option<String>,
         /// The auditor's role: reads every message, records the audit watermark.
