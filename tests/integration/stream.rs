@@ -18,6 +18,16 @@ async fn stream_bank(
     customers: &str,
     consumer_extra: &str,
 ) -> (TestDatabases, ConfigFiles, String, String) {
+    stream_bank_with(test, customers, "", consumer_extra).await
+}
+
+/// [`stream_bank`] with more in the producer's config.
+async fn stream_bank_with(
+    test: &str,
+    customers: &str,
+    producer_extra: &str,
+    consumer_extra: &str,
+) -> (TestDatabases, ConfigFiles, String, String) {
     let dbs = seeded(test, customers).await;
     let files = ConfigFiles::new(test);
     let urls = AgentUrls {
@@ -29,7 +39,7 @@ async fn stream_bank(
     let (producer, consumer) = write_agent_configs(
         &files,
         &urls,
-        &format!("slot = \"maskbus_{test}\""),
+        &format!("slot = \"maskbus_{test}\"\n{producer_extra}"),
         &format!("mode = \"stream\"\nrequest_timeout = \"3s\"\n{consumer_extra}"),
     );
     (dbs, files, producer, consumer)
@@ -488,8 +498,15 @@ async fn a_large_transaction_is_applied_as_it_arrives_and_a_consumer_killed_insi
 async fn the_producer_killed_inside_a_large_transaction_leaves_the_consumer_to_roll_back_and_ask_again(
 ) {
     let test = "stream_big_producer";
-    let (dbs, files, producer, consumer) =
-        stream_bank(test, "600", "follow_interval = \"100ms\"").await;
+    // Its subject is a transaction sent once committed (with streaming, the row read again
+    // from the source would have it sent again then anyway).
+    let (dbs, files, producer, consumer) = stream_bank_with(
+        test,
+        "600",
+        "stream_while_written = false",
+        "follow_interval = \"100ms\"",
+    )
+    .await;
     let producer_log = files.write("producer.log", "");
     let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &producer_log);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
@@ -595,6 +612,231 @@ async fn the_producer_killed_inside_a_large_transaction_leaves_the_consumer_to_r
         &producer,
     ])
     .success();
+}
+
+/// Whether the target's follower holds a transaction open that has written (an early apply).
+async fn applying(dst: &maskbus_pg::tokio_postgres::Client) -> bool {
+    dst.query_one(
+        "SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+          WHERE c.relname = 'transactions' AND l.mode = 'RowExclusiveLock' AND l.granted
+            AND l.pid <> pg_backend_pid()",
+        &[],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+/// Marks bank transaction `id` (an amount no seeded row has), committing on `client`.
+async fn mark_one(client: &maskbus_pg::tokio_postgres::Client, id: i64) {
+    client
+        .execute(
+            "UPDATE transactions SET amount = -7.77 WHERE id = $1",
+            &[&id],
+        )
+        .await
+        .unwrap();
+}
+
+/// Whether bank transaction `id` carries the mark of [`mark_one`].
+async fn shows_mark(client: &maskbus_pg::tokio_postgres::Client, id: i64) -> bool {
+    client
+        .query_one(
+            "SELECT count(*) = 1 FROM transactions WHERE id = $1 AND amount = -7.77",
+            &[&id],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// How many rows of `ids` (a condition on `id`) the bank's transactions table holds.
+async fn rows_where(client: &maskbus_pg::tokio_postgres::Client, ids: &str) -> i64 {
+    client
+        .query_one(
+            &format!("SELECT count(*) FROM transactions WHERE {ids}"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// Through a walsender, a large source transaction reaches the target while the source still
+/// writes it (pgoutput's streaming): replies are on the bus and the follower's target
+/// transaction has written before the source commits. One the source rolls back leaves nothing
+/// on the target, and the stream goes on with what commits after it; one it commits arrives
+/// whole.
+#[tokio::test]
+async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolled_back_leaves_none_of_it(
+) {
+    let test = "stream_while_written";
+    let (dbs, files, producer, consumer) =
+        stream_bank(test, "1200", "follow_interval = \"100ms\"").await;
+    let log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let dst = connect(&dbs.url("dst")).await;
+    let bus = connect(&dbs.url("bus")).await;
+    let mut follower = Background::spawn(&["run", "--config", &consumer]);
+    let src = source_session(&dbs).await;
+    let big = rows_where(&src, "id <= 6000").await;
+    let last = rows_where(&src, "true").await;
+    assert!(
+        big > 4000 && last > 9100,
+        "the seed has {big} rows of the big update, {last} in all"
+    );
+    // Rolled back: sent while written, then undone on the target.
+    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
+        .await
+        .unwrap();
+    wait_until("replies of the open transaction on the bus", || async {
+        early_replies(&bus).await > 0
+    })
+    .await;
+    wait_until(
+        "the follower applying it before the source commits",
+        || async { applying(&dst).await },
+    )
+    .await;
+    src.batch_execute("ROLLBACK").await.unwrap();
+    // What commits next arrives, and the rolled-back transaction never did.
+    mark_one(&src, last).await;
+    wait_until("the next commit applied", || async {
+        shows_mark(&dst, last).await
+    })
+    .await;
+    assert_eq!(
+        marked(&dst).await,
+        0,
+        "nothing of the rolled-back transaction"
+    );
+    // Committed: arrives whole.
+    let sent = early_replies(&bus).await;
+    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
+        .await
+        .unwrap();
+    wait_until(
+        "replies of the second open transaction on the bus",
+        || async { early_replies(&bus).await > sent },
+    )
+    .await;
+    assert_eq!(
+        marked(&dst).await,
+        0,
+        "nothing committed before the source commits"
+    );
+    src.batch_execute("COMMIT").await.unwrap();
+    wait_until("the whole transaction applied", || async {
+        marked(&dst).await == big
+    })
+    .await;
+    follower.kill9();
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
+    producer_run.kill9();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("a large transaction rolled back"),
+        "{logged}"
+    );
+}
+
+/// A large transaction being sent while written cannot keep commit order when another
+/// transaction commits inside it, or when a savepoint of it rolls back: the consumer rolls back
+/// what it applied of it, and the producer reads the stream again without streaming, so every
+/// transaction arrives once, in commit order, and the target ends equal to the masked source.
+#[tokio::test]
+async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it_again_once_committed(
+) {
+    let test = "stream_unwound";
+    let (dbs, files, producer, consumer) =
+        stream_bank(test, "1200", "follow_interval = \"100ms\"").await;
+    let log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let dst = connect(&dbs.url("dst")).await;
+    let bus = connect(&dbs.url("bus")).await;
+    let mut follower = Background::spawn(&["run", "--config", &consumer]);
+    let src = source_session(&dbs).await;
+    let other = source_session(&dbs).await;
+    let first = rows_where(&src, "id <= 5000").await;
+    let second = rows_where(&src, "id > 5000 AND id <= 9000").await;
+    let last = rows_where(&src, "true").await;
+    assert!(
+        first > 4000 && second > 2000 && last > 9100,
+        "seeded {first}, {second}, {last}"
+    );
+    // Another transaction commits while a large one is being sent.
+    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 5000")
+        .await
+        .unwrap();
+    wait_until("replies of the open transaction on the bus", || async {
+        early_replies(&bus).await > 0
+    })
+    .await;
+    mark_one(&other, last).await;
+    wait_until("the other commit applied", || async {
+        shows_mark(&dst, last).await
+    })
+    .await;
+    assert_eq!(marked(&dst).await, 0, "the open transaction is not applied");
+    src.batch_execute("COMMIT").await.unwrap();
+    wait_until("the first large transaction applied", || async {
+        marked(&dst).await == first
+    })
+    .await;
+    // A savepoint of a large transaction rolled back after blocks of it were sent.
+    let sent = early_replies(&bus).await;
+    src.batch_execute(
+        "BEGIN;
+         UPDATE transactions SET amount = amount + 1000000 WHERE id > 5000 AND id <= 9000;
+         SAVEPOINT undone;
+         UPDATE transactions SET amount = amount + 1000000 WHERE id <= 5000;",
+    )
+    .await
+    .unwrap();
+    wait_until("replies of the open transaction on the bus", || async {
+        early_replies(&bus).await > sent
+    })
+    .await;
+    src.batch_execute("ROLLBACK TO SAVEPOINT undone")
+        .await
+        .unwrap();
+    mark_one(&src, last - 1).await;
+    src.batch_execute("COMMIT").await.unwrap();
+    wait_until("the second large transaction applied", || async {
+        shows_mark(&dst, last - 1).await
+    })
+    .await;
+    assert_eq!(marked(&dst).await, first + second);
+    follower.kill9();
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
+    producer_run.kill9();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("another transaction committed while a large one was being written"),
+        "{logged}"
+    );
+    assert!(
+        logged.contains("a savepoint of a large transaction rolled back"),
+        "{logged}"
+    );
 }
 
 #[tokio::test]

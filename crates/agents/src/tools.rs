@@ -528,7 +528,9 @@ pub async fn start_producer(config: &ProducerConfig) -> Result<Producer, StartEr
     }
     let feed = match &config.slot {
         Some(name) => Some(Arc::new(
-            crate::changes::ChangeFeed::new(name, Arc::clone(&source)).map_err(StartError::Slot)?,
+            crate::changes::ChangeFeed::new(name, Arc::clone(&source))
+                .map_err(StartError::Slot)?
+                .streaming(config.stream_while_written),
         )),
         None => None,
     };

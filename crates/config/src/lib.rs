@@ -62,6 +62,9 @@ pub struct ProducerConfig {
     /// The logical replication slot (and publication) this producer streams changes from; no
     /// change stream without it.
     pub slot: Option<String>,
+    /// A large source transaction goes to the consumer while the source writes it (pgoutput's
+    /// streaming), not once it has committed.
+    pub stream_while_written: bool,
     /// The subsets file (named subsets and virtual foreign keys), beside the policy.
     pub subsets: Option<PathBuf>,
     /// Where to serve `/metrics` and `/health` while running; none when unset.
@@ -305,6 +308,9 @@ pub const KEYS: &[Key] = &[
         .doc("the mailbox this role claims from: `maskbus.producer`; `maskbus.consumer` (`maskbus.consumer.N` for worker N of several)"),
     Key::new("slot", "MASKBUS_SLOT", ForProducer, Text)
         .doc("the logical replication slot (and publication) of the change stream; no stream without it"),
+    Key::new("stream_while_written", "MASKBUS_STREAM_WHILE_WRITTEN", ForProducer, Flag)
+        .default("true")
+        .doc("send a large source transaction to the consumer while the source writes it (pgoutput streaming; rolled back on the target if the source rolls it back), not once it commits"),
     Key::new("subsets", "MASKBUS_SUBSETS", ForProducer, Text)
         .doc("the subsets file: named subsets and virtual foreign keys a consumer may ask for")
         .guarded("subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name"),
@@ -664,6 +670,7 @@ pub fn resolve(
                 .text("mailbox")
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
             slot: raw.text("slot"),
+            stream_while_written: raw.flag("stream_while_written").unwrap_or(true),
             subsets: raw.text("subsets").map(PathBuf::from),
             metrics_addr,
             audit_max_age,

@@ -10,8 +10,16 @@
 //! has committed ([`SlotStream::acknowledge`], or
 //! [`ChangeSlot::advance`](crate::slot::ChangeSlot::advance) while no walsender reads it).
 //!
-//! The client is [`pgwire_replication`]; its messages are decoded by [`crate::pgoutput`] as the
-//! SQL interface's are. Its errors carry the server's own text, which may quote values, so none
+//! With `streaming`, the walsender is asked for pgoutput's protocol 2 with streaming on and a
+//! `logical_decoding_work_mem` of [`STREAM_WORK_MEM`]: a transaction larger than that is sent in
+//! blocks while it is still being written, so the consumer applies it (in one open target
+//! transaction) while the source writes it, as a subscriber's parallel apply would.
+//! [`Blocks`] turns the blocks back into the one shape the rest reads (a `Begin`, the changes, a
+//! `Commit`), and where that shape cannot be kept in commit order says so
+//! ([`Streamed::Unwound`]): the producer then reads again, without streaming.
+//!
+//! The client is [`pgwire_replication`] (patched: `vendor/pgwire-replication/MASKBUS-PATCH.md`);
+//! its messages are decoded by [`crate::pgoutput`] as the SQL interface's are. Its errors carry the server's own text, which may quote values, so none
 //! of it leaves this module: an error says what failed, with the SQLSTATE and its condition.
 
 use crate::pgoutput::{self, Lsn, Message};
@@ -29,6 +37,174 @@ pub enum Streamed {
     /// The walsender has decoded the WAL up to here: every transaction that committed before it
     /// was sent before this.
     StandsAt(Lsn),
+    /// A transaction sent while it was written cannot be sent on in commit order: it rolled
+    /// back (whole, or a savepoint of it), another transaction committed or was sent while it
+    /// was open, or one of its changes left a value to be read from the row as stored (which
+    /// the source shows only once it commits). Nothing after this comes; what was sent of the
+    /// transaction is not to be applied, and a walsender opened without streaming from what
+    /// the consumer confirmed sends everything again, in commit order. `at`: the walsender
+    /// stood here.
+    Unwound { at: Lsn, why: &'static str },
+}
+
+/// `logical_decoding_work_mem` of a streaming walsender: a transaction whose decoded changes
+/// pass this is sent in blocks while it is written (about 2,000 changes of a narrow table per
+/// block). The server's least is 64 kB; smaller blocks cost the writer more round trips.
+pub const STREAM_WORK_MEM: &str = "512kB";
+
+/// Protocol 2's stream blocks turned back into whole transactions: the first block of a
+/// streamed transaction opens it (a `Begin`), its changes follow as they come, its stream
+/// commit closes it. One streamed transaction is followed at a time, and only while nothing
+/// else happens: anything that would put it out of commit order unwinds the stream. Pure.
+#[derive(Debug, Default)]
+pub struct Blocks {
+    /// Inside a block (between Stream Start and Stop) of this transaction.
+    block: Option<u32>,
+    /// The streamed transaction opened and not yet committed.
+    open: Option<u32>,
+    /// Unwound already: nothing more is read.
+    unwound: bool,
+}
+
+/// What one message of the stream is, once [`Blocks`] has read it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Block {
+    /// A message in protocol 1's form (a change inside a block without its transaction id).
+    Message(Vec<u8>),
+    /// A message to pass as it came (outside any block).
+    AsIs,
+    /// The first block of a streamed transaction: it begins here.
+    Begin { xid: u32 },
+    /// The streamed transaction committed.
+    Commit {
+        commit_lsn: Lsn,
+        end_lsn: Lsn,
+        commit_time: i64,
+    },
+    /// Nothing to pass on (a block's start or stop).
+    Nothing,
+    /// Commit order cannot be kept ([`Streamed::Unwound`]).
+    Unwound(&'static str),
+}
+
+impl Blocks {
+    /// Reads one `XLogData` payload.
+    pub fn read(&mut self, data: &[u8]) -> Block {
+        if self.unwound {
+            return Block::Nothing;
+        }
+        let be32 = |at: usize| {
+            data.get(at..at + 4)
+                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        let be64 = |at: usize| {
+            data.get(at..at + 8)
+                .map(|b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        };
+        let block = match data.first() {
+            // Stream Start: xid, first segment.
+            Some(b'S') => match (be32(1), data.get(5)) {
+                (Some(xid), Some(&first)) => {
+                    self.block = Some(xid);
+                    match self.open {
+                        Some(open) if open == xid => Block::Nothing,
+                        Some(_) => Block::Unwound(
+                            "another transaction was sent while a large one was being written",
+                        ),
+                        None if first == 1 => {
+                            self.open = Some(xid);
+                            Block::Begin { xid }
+                        }
+                        // A later block of a transaction whose first was not followed (the
+                        // stream started inside it cannot be: a new walsender decodes it from
+                        // its start).
+                        None => Block::Unwound("a block of a transaction begun before"),
+                    }
+                }
+                _ => Block::Message(data.to_vec()),
+            },
+            // Stream Stop.
+            Some(b'E') if data.len() == 1 => {
+                self.block = None;
+                Block::Nothing
+            }
+            // Stream Commit: xid, flags, commit LSN, end LSN, commit time.
+            Some(b'c') => match (be32(1), be64(6), be64(14), be64(22)) {
+                (Some(xid), Some(commit_lsn), Some(end_lsn), Some(time))
+                    if self.open == Some(xid) =>
+                {
+                    self.open = None;
+                    self.block = None;
+                    Block::Commit {
+                        commit_lsn: Lsn(commit_lsn),
+                        end_lsn: Lsn(end_lsn),
+                        commit_time: time as i64,
+                    }
+                }
+                (Some(_), Some(_), Some(_), Some(_)) => {
+                    Block::Unwound("the commit of a transaction not followed")
+                }
+                _ => Block::Message(data.to_vec()),
+            },
+            // Stream Abort: xid, subtransaction xid.
+            Some(b'A') if data.len() >= 9 => {
+                if be32(1) == be32(5) {
+                    Block::Unwound("a large transaction rolled back")
+                } else {
+                    Block::Unwound("a savepoint of a large transaction rolled back")
+                }
+            }
+            // Inside a block, a change carries its (sub)transaction's id after its tag.
+            Some(&tag)
+                if self.block.is_some()
+                    && matches!(tag, b'R' | b'Y' | b'I' | b'U' | b'D' | b'T' | b'M') =>
+            {
+                if data.len() < 5 {
+                    Block::Message(data.to_vec())
+                } else {
+                    let mut message = Vec::with_capacity(data.len() - 4);
+                    message.push(tag);
+                    message.extend_from_slice(&data[5..]);
+                    Block::Message(message)
+                }
+            }
+            _ if self.open.is_some() && self.block.is_none() => {
+                Block::Unwound("another transaction committed while a large one was being written")
+            }
+            _ => Block::AsIs,
+        };
+        if matches!(block, Block::Unwound(_)) {
+            self.unwound = true;
+        }
+        block
+    }
+
+    /// A whole transaction's `Begin` (outside any block) arrived: it committed while a streamed
+    /// one is open, ahead of it.
+    pub fn whole_begins(&mut self) -> Option<&'static str> {
+        if self.unwound || self.open.is_none() {
+            return None;
+        }
+        self.unwound = true;
+        Some("another transaction committed while a large one was being written")
+    }
+
+    /// A change of the open streamed transaction names a value by reference to the row as
+    /// stored (a TOASTed value it left untouched): the source shows that row only once the
+    /// transaction commits, so it is sent whole then.
+    pub fn refers_to_stored(&mut self, message: &Message) -> Option<&'static str> {
+        if self.unwound || self.open.is_none() {
+            return None;
+        }
+        let unchanged = matches!(message, Message::Update { new, .. } if new.contains(&pgoutput::Cell::Unchanged));
+        if unchanged {
+            self.unwound = true;
+            return Some(
+                "a large transaction left a stored value to be read while it was being written",
+            );
+        }
+        None
+    }
 }
 
 /// An open walsender on the slot.
@@ -36,6 +212,10 @@ pub struct SlotStream {
     client: ReplicationClient,
     source: Target,
     slot: String,
+    blocks: Blocks,
+    /// Where the last message sent began.
+    read_to: Lsn,
+    streams: bool,
 }
 
 /// How the producer's walsender shows in `pg_stat_activity`: `maskbus slot drop` ends it.
@@ -57,12 +237,23 @@ impl SlotStream {
     /// Opens a walsender on `slot` and starts it after `after`: transactions that committed at
     /// or before it are not sent. Returns once the server has accepted the start.
     /// A slot still held by the walsender of an earlier answer, exiting, is waited for.
-    pub async fn open(source: &Target, slot: &ChangeSlot, after: Lsn) -> Result<Self, PgError> {
-        crate::slot::once_released(|| Self::open_now(source, slot, after)).await
+    /// With `streaming`, a large transaction is sent while it is written ([`Blocks`]).
+    pub async fn open(
+        source: &Target,
+        slot: &ChangeSlot,
+        after: Lsn,
+        streaming: bool,
+    ) -> Result<Self, PgError> {
+        crate::slot::once_released(|| Self::open_now(source, slot, after, streaming)).await
     }
 
-    async fn open_now(source: &Target, slot: &ChangeSlot, after: Lsn) -> Result<Self, PgError> {
-        let config = replication_config(source, slot, after)?;
+    async fn open_now(
+        source: &Target,
+        slot: &ChangeSlot,
+        after: Lsn,
+        streaming: bool,
+    ) -> Result<Self, PgError> {
+        let config = replication_config(source, slot, after, streaming)?;
         let limit = source.handshake_limit();
         let action = format!("starting replication from slot {}", slot.name());
         let mut client = ReplicationClient::connect(config)
@@ -84,6 +275,9 @@ impl SlotStream {
             client,
             source: source.clone(),
             slot: slot.name().to_string(),
+            blocks: Blocks::default(),
+            read_to: after,
+            streams: streaming,
         })
     }
 
@@ -121,7 +315,7 @@ impl SlotStream {
         }
     }
 
-    fn streamed(&self, event: ReplicationEvent) -> Result<Option<Streamed>, PgError> {
+    fn streamed(&mut self, event: ReplicationEvent) -> Result<Option<Streamed>, PgError> {
         let change = |lsn: u64, message| {
             Some(Streamed::Change(SlotChange {
                 lsn: Lsn(lsn),
@@ -137,6 +331,12 @@ impl SlotStream {
                 Some(Streamed::StandsAt(Lsn(wal_end.as_u64())))
             }
             // The client reads the boundaries itself and hands them over decoded.
+            ReplicationEvent::Begin { final_lsn, .. } if self.blocks.whole_begins().is_some() => {
+                Some(Streamed::Unwound {
+                    at: Lsn(final_lsn.as_u64()),
+                    why: "another transaction committed while a large one was being written",
+                })
+            }
             ReplicationEvent::Begin {
                 final_lsn,
                 xid,
@@ -164,18 +364,69 @@ impl SlotStream {
             ReplicationEvent::XLogData {
                 wal_start, data, ..
             } => {
-                let message = pgoutput::decode(&data).map_err(|e| {
+                let at = Lsn(wal_start.as_u64());
+                self.read_to = self.read_to.max(at);
+                let decoded = match self.blocks.read(&data) {
+                    Block::Nothing => return Ok(None),
+                    Block::Unwound(why) => return Ok(Some(Streamed::Unwound { at, why })),
+                    Block::Begin { xid } => {
+                        return Ok(change(
+                            at.0,
+                            Message::Begin {
+                                final_lsn: at,
+                                commit_time: 0,
+                                xid,
+                            },
+                        ))
+                    }
+                    Block::Commit {
+                        commit_lsn,
+                        end_lsn,
+                        commit_time,
+                    } => {
+                        return Ok(change(
+                            commit_lsn.0,
+                            Message::Commit {
+                                commit_lsn,
+                                end_lsn,
+                                commit_time,
+                            },
+                        ))
+                    }
+                    Block::Message(message) => pgoutput::decode(&message),
+                    Block::AsIs => pgoutput::decode(&data),
+                };
+                let message = decoded.map_err(|e| {
                     self.source.refusal(
                         format!("decoding a change of replication slot {}", self.slot),
                         e.to_string(),
                     )
                 })?;
-                change(wal_start.as_u64(), message)
+                if let Some(why) = self.blocks.refers_to_stored(&message) {
+                    return Ok(Some(Streamed::Unwound { at, why }));
+                }
+                change(at.0, message)
             }
             // Logical messages (`pg_logical_emit_message`) are not asked for; a stop position
             // is never set.
             ReplicationEvent::Message { .. } | ReplicationEvent::StoppedAt { .. } => None,
         })
+    }
+
+    /// A transaction is being sent while the source writes it (its first block came, its
+    /// commit not yet): a silence then is the source's writer pausing, not the walsender gone.
+    pub fn writing(&self) -> bool {
+        self.blocks.open.is_some() && !self.blocks.unwound
+    }
+
+    /// Whether this walsender was asked to stream transactions while they are written.
+    pub fn streams(&self) -> bool {
+        self.streams
+    }
+
+    /// Where the last message sent began.
+    pub fn read_to(&self) -> Lsn {
+        self.read_to
     }
 
     /// Tells the server the consumer has committed everything up to `lsn`: the slot moves there
@@ -224,6 +475,7 @@ fn replication_config(
     source: &Target,
     slot: &ChangeSlot,
     after: Lsn,
+    streaming: bool,
 ) -> Result<ReplicationConfig, PgError> {
     let config = &source.config;
     let bad = |reason: &str| PgError::BadUrl {
@@ -261,7 +513,11 @@ fn replication_config(
     // The session's settings are the source connection's own (`READ_ONLY_CANONICAL` for the
     // producer): pgoutput prints each value with them, so a date or a float reaches the masker
     // in the same form a page's does, whatever the server's defaults.
-    .with_options(config.get_options().unwrap_or_default())
+    .with_options(session_options(
+        config.get_options().unwrap_or_default(),
+        streaming,
+    ))
+    .with_streaming(streaming)
     .with_start_lsn(pgwire_replication::Lsn(after.0))
     .with_application_name(APPLICATION_NAME)
     // What the worker reads ahead between two answers: enough to keep the walsender busy, not a
@@ -271,6 +527,20 @@ fn replication_config(
     // keepalive, which says how far it has decoded, whenever it has caught up with the WAL
     // and the position reported is behind that.
     .with_status_interval(Duration::from_millis(200)))
+}
+
+/// The walsender session's `options`: the source connection's own, and with `streaming` the
+/// work memory past which a transaction is sent while it is written.
+fn session_options(own: &str, streaming: bool) -> String {
+    if !streaming {
+        return own.to_string();
+    }
+    let work_mem = format!("-c logical_decoding_work_mem={STREAM_WORK_MEM}");
+    if own.trim().is_empty() {
+        work_mem
+    } else {
+        format!("{own} {work_mem}")
+    }
 }
 
 /// A replication client's error as maskbus reports it: the server's SQLSTATE and its condition
@@ -363,9 +633,135 @@ mod tests {
         )
         .unwrap();
         assert!(one_server(&addressed));
-        let config =
-            replication_config(&addressed, &ChangeSlot::new("maskbus_s").unwrap(), Lsn(0)).unwrap();
+        let config = replication_config(
+            &addressed,
+            &ChangeSlot::new("maskbus_s").unwrap(),
+            Lsn(0),
+            false,
+        )
+        .unwrap();
         assert_eq!((config.host.as_str(), config.port), ("10.0.0.9", 6000));
+    }
+
+    fn start(xid: u32, first: bool) -> Vec<u8> {
+        let mut m = vec![b'S'];
+        m.extend_from_slice(&xid.to_be_bytes());
+        m.push(u8::from(first));
+        m
+    }
+
+    fn stream_commit(xid: u32, commit: u64, end: u64) -> Vec<u8> {
+        let mut m = vec![b'c'];
+        m.extend_from_slice(&xid.to_be_bytes());
+        m.push(0);
+        m.extend_from_slice(&commit.to_be_bytes());
+        m.extend_from_slice(&end.to_be_bytes());
+        m.extend_from_slice(&7i64.to_be_bytes());
+        m
+    }
+
+    fn abort(xid: u32, sub: u32) -> Vec<u8> {
+        let mut m = vec![b'A'];
+        m.extend_from_slice(&xid.to_be_bytes());
+        m.extend_from_slice(&sub.to_be_bytes());
+        m
+    }
+
+    /// A protocol-1 insert into relation 16384 of one text cell, and the same inside a block
+    /// of (sub)transaction `xid`.
+    fn insert(xid: Option<u32>) -> Vec<u8> {
+        let mut m = vec![b'I'];
+        if let Some(xid) = xid {
+            m.extend_from_slice(&xid.to_be_bytes());
+        }
+        m.extend_from_slice(&16384u32.to_be_bytes());
+        m.push(b'N');
+        m.extend_from_slice(&1u16.to_be_bytes());
+        m.push(b't');
+        m.extend_from_slice(&1u32.to_be_bytes());
+        m.push(b'7');
+        m
+    }
+
+    #[test]
+    fn blocks_of_one_streamed_transaction_read_as_one_whole_transaction() {
+        let mut blocks = Blocks::default();
+        assert_eq!(blocks.read(&start(9, true)), Block::Begin { xid: 9 });
+        // A change of a subtransaction carries the subtransaction's id: read all the same.
+        for xid in [9, 12] {
+            let Block::Message(bytes) = blocks.read(&insert(Some(xid))) else {
+                panic!("a change")
+            };
+            assert_eq!(bytes, insert(None));
+            assert!(pgoutput::decode(&bytes).is_ok());
+        }
+        assert_eq!(blocks.read(b"E"), Block::Nothing);
+        assert_eq!(blocks.read(&start(9, false)), Block::Nothing);
+        assert!(matches!(blocks.read(&insert(Some(9))), Block::Message(_)));
+        assert_eq!(blocks.read(b"E"), Block::Nothing);
+        assert_eq!(
+            blocks.read(&stream_commit(9, 100, 108)),
+            Block::Commit {
+                commit_lsn: Lsn(100),
+                end_lsn: Lsn(108),
+                commit_time: 7
+            }
+        );
+        // Then whole transactions as before, as they came.
+        assert_eq!(blocks.whole_begins(), None);
+        assert_eq!(blocks.read(&insert(None)), Block::AsIs);
+    }
+
+    #[test]
+    fn anything_that_would_break_commit_order_unwinds_and_then_nothing_is_read() {
+        let cases: [(&[&[u8]], &str); 5] = [
+            (&[&abort(9, 9)], "rolled back"),
+            (&[&abort(9, 12)], "savepoint"),
+            (&[b"E", &start(10, true)], "another transaction was sent"),
+            (&[b"E", &stream_commit(10, 1, 2)], "not followed"),
+            (&[b"E", &insert(None)], "another transaction committed"),
+        ];
+        for (messages, why) in cases {
+            let mut blocks = Blocks::default();
+            assert_eq!(blocks.read(&start(9, true)), Block::Begin { xid: 9 });
+            assert!(matches!(blocks.read(&insert(Some(9))), Block::Message(_)));
+            let last = messages.iter().map(|m| blocks.read(m)).last().unwrap();
+            let Block::Unwound(said) = last else {
+                panic!("{why}: {last:?}")
+            };
+            assert!(said.contains(why), "{said}");
+            assert_eq!(blocks.read(&insert(Some(9))), Block::Nothing, "{why}");
+            assert_eq!(
+                blocks.read(&stream_commit(9, 1, 2)),
+                Block::Nothing,
+                "{why}"
+            );
+        }
+        // A whole transaction's Begin while one is open.
+        let mut blocks = Blocks::default();
+        blocks.read(&start(9, true));
+        blocks.read(b"E");
+        assert!(blocks.whole_begins().is_some());
+        // A block that is not a first, of a transaction never opened.
+        let mut blocks = Blocks::default();
+        assert!(matches!(blocks.read(&start(9, false)), Block::Unwound(_)));
+        // A value left to be read from the stored row, while open.
+        let mut blocks = Blocks::default();
+        blocks.read(&start(9, true));
+        let update = Message::Update {
+            relation: 1,
+            old: None,
+            new: vec![pgoutput::Cell::Unchanged],
+        };
+        assert!(blocks.refers_to_stored(&update).is_some());
+        // Truncated or stray bytes are passed on to the decoder, which refuses them.
+        let mut blocks = Blocks::default();
+        for bytes in [&b"S"[..], b"S\0\0", b"c\0\0\0\x09", b"A\0"] {
+            assert!(
+                matches!(blocks.read(bytes), Block::Message(_) | Block::AsIs),
+                "{bytes:?}"
+            );
+        }
     }
 
     #[test]
@@ -407,7 +803,7 @@ mod tests {
     #[test]
     fn the_connection_is_the_sources_own() {
         let slot = ChangeSlot::new("maskbus_x").unwrap();
-        let config = replication_config(&source(), &slot, Lsn(0x16_0000_0010)).unwrap();
+        let config = replication_config(&source(), &slot, Lsn(0x16_0000_0010), false).unwrap();
         assert_eq!(
             (config.host.as_str(), config.port, config.user.as_str()),
             ("127.0.0.1", 5999, "u")
@@ -420,7 +816,20 @@ mod tests {
         assert_eq!(config.options.as_deref(), Some(""));
         let mut canonical = source();
         canonical.config.options(crate::READ_ONLY_CANONICAL);
-        let config = replication_config(&canonical, &slot, Lsn(0)).unwrap();
+        let config = replication_config(&canonical, &slot, Lsn(0), false).unwrap();
         assert_eq!(config.options.as_deref(), Some(crate::READ_ONLY_CANONICAL));
+        assert!(!config.streaming);
+        let config = replication_config(&canonical, &slot, Lsn(0), true).unwrap();
+        assert_eq!(
+            config.options.as_deref(),
+            Some(
+                format!(
+                    "{} -c logical_decoding_work_mem={STREAM_WORK_MEM}",
+                    crate::READ_ONLY_CANONICAL
+                )
+                .as_str()
+            )
+        );
+        assert!(config.streaming);
     }
 }

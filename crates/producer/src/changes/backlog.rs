@@ -84,6 +84,8 @@ impl Backlog {
                     self.stands_at = self.stands_at.max(lsn);
                 }
             }
+            // Never held: the producer ends the answer ([`crate::changes::ChangeFeed`]).
+            Streamed::Unwound { .. } => {}
         }
     }
 

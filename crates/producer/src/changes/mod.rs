@@ -12,7 +12,11 @@
 //!
 //! - An answer holds whole transactions, or, when a large one arrives first, that one alone, sent
 //!   as it arrives and is masked ([`ChangeFeed::pipeline`]): the consumer applies it while the
-//!   rest still comes, and commits with its last reply.
+//!   rest still comes, and commits with its last reply. Through a walsender a large transaction
+//!   arrives while the source still writes it (pgoutput's streaming, [`walsender::Blocks`]), so
+//!   the consumer applies it as it is written and commits once the source has; should the
+//!   source roll it back, or another transaction commit before it, the answer is refused, the
+//!   consumer rolls back, and the stream is read again without streaming past that point.
 //!
 //! `masking` masks each row change (deletes by their masked key, updates of a key as a delete and
 //! an upsert); `parts` cuts them into replies; `txn` reads pgoutput's messages; `backlog` keeps
@@ -57,6 +61,21 @@ const PIPELINE_AT: usize = MAX_PAGE_ROWS as usize;
 /// gone.
 const PIPELINE_GAP: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The longest pause of a source transaction sent while it is written
+/// ([`SlotStream::writing`]) before it is unwound, to be sent whole once it commits: well
+/// within a consumer's `request_timeout` (30 s by default), which would otherwise cut the
+/// answer the consumer is applying.
+const WRITING_GAP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long to wait for the next message of a transaction arriving.
+fn arriving_gap(stream: &SlotStream) -> std::time::Duration {
+    if stream.writing() {
+        WRITING_GAP
+    } else {
+        PIPELINE_GAP
+    }
+}
+
 /// The prefix of every slot maskbus makes: what `maskbus slot list` looks for.
 pub const SLOT_PREFIX: &str = "maskbus_";
 
@@ -70,6 +89,13 @@ pub struct ChangeFeed {
     refused: std::sync::Mutex<Refused>,
     /// The walsender, while a consumer follows (taken after `client`, never before).
     live: Arc<tokio::sync::Mutex<Option<Live>>>,
+    /// Whether a walsender streams large transactions while they are written (the
+    /// `stream_while_written` key).
+    streaming: bool,
+    /// A walsender started before this position is opened without streaming: a transaction
+    /// sent while it was written was unwound here ([`Streamed::Unwound`]), and reading the
+    /// same WAL with streaming would unwind it again.
+    streams_from: std::sync::Mutex<Lsn>,
 }
 
 /// An open walsender and what it sent that the consumer has not confirmed.
@@ -146,7 +172,15 @@ impl ChangeFeed {
             client: tokio::sync::Mutex::new(None),
             refused: std::sync::Mutex::new(Refused::default()),
             live: Arc::new(tokio::sync::Mutex::new(None)),
+            streams_from: std::sync::Mutex::new(Lsn(0)),
+            streaming: true,
         })
+    }
+
+    /// Whether large transactions are streamed while they are written (on by default).
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = on;
+        self
     }
 
     pub fn slot_name(&self) -> &str {
@@ -163,6 +197,23 @@ impl ChangeFeed {
         self.refused
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn streams_from(&self) -> std::sync::MutexGuard<'_, Lsn> {
+        // Never held across an await or a panic-prone call: a poisoned lock still holds a
+        // valid position.
+        self.streams_from
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A transaction sent while it was written was unwound at `at`: the walsender is closed by
+    /// the answer, and the next one reads without streaming until the consumer is past `at`.
+    fn unwound(&self, live: &mut Live, at: Lsn, why: &'static str) {
+        live.broken = true;
+        let mut from = self.streams_from();
+        *from = (*from).max(at);
+        tracing::info!(slot = self.slot.name(), %at, why, "a transaction sent while it was written is read again once committed, without streaming");
     }
 
     fn walsender_allowed(&self) -> bool {
@@ -196,6 +247,18 @@ impl ChangeFeed {
                 Some(after) => {
                     let mut live = self.live.lock().await;
                     self.confirm(client, &mut live, after.0).await?;
+                    // A walsender opened without streaming after an unwind gives way, once the
+                    // consumer is past it, to one that streams.
+                    let from = *self.streams_from();
+                    if self.streaming
+                        && from > Lsn(0)
+                        && after.0 >= from
+                        && live.as_ref().is_some_and(|open| !open.stream.streams())
+                    {
+                        if let Some(plain) = live.take() {
+                            plain.stream.close().await;
+                        }
+                    }
                     // Every transaction committed before this request is in the WAL before
                     // this position; decoding reads only what is flushed, which lags it on a
                     // source with `synchronous_commit = off` (by up to three WAL writer
@@ -211,7 +274,10 @@ impl ChangeFeed {
                         asked_at,
                     };
                     if live.is_none() && self.walsender_allowed() {
-                        match SlotStream::open(self.target(), &self.slot, after.0).await {
+                        let streaming = self.streaming && after.0 >= *self.streams_from();
+                        match SlotStream::open(self.target(), &self.slot, after.0, streaming)
+                            .await
+                        {
                             Ok(stream) => {
                                 *live = Some(Live {
                                     stream,
@@ -283,6 +349,7 @@ impl ChangeFeed {
         let mut keepalives = 0usize;
         // When the first change of this answer came: what follows is the walsender sending it.
         let mut first: Option<tokio::time::Instant> = None;
+        let mut unwound = false;
         loop {
             let now = tokio::time::Instant::now();
             let whole = live.backlog.whole();
@@ -320,7 +387,7 @@ impl ChangeFeed {
             let timeout = if whole > 0 {
                 std::time::Duration::ZERO
             } else if arriving {
-                PIPELINE_GAP
+                arriving_gap(&live.stream)
             } else if now < deadline {
                 deadline - now
             } else {
@@ -330,6 +397,12 @@ impl ChangeFeed {
                 Err(e) => {
                     live.broken = true;
                     return Err(e.into());
+                }
+                Ok(Some(Streamed::Unwound { at, why })) => {
+                    // Whole transactions held go; the one being written is sent again.
+                    self.unwound(live, at, why);
+                    unwound = true;
+                    break;
                 }
                 Ok(Some(streamed)) => {
                     let keepalive = matches!(streamed, Streamed::StandsAt(_));
@@ -343,6 +416,16 @@ impl ChangeFeed {
                 // transaction that stopped arriving means the walsender is gone.
                 Ok(None) => {
                     if live.backlog.whole() > 0 {
+                        break;
+                    }
+                    if arriving && live.stream.writing() {
+                        let at = live.stream.read_to();
+                        self.unwound(
+                            live,
+                            at,
+                            "the source paused in a transaction sent while it was written",
+                        );
+                        unwound = true;
                         break;
                     }
                     if arriving {
@@ -365,7 +448,7 @@ impl ChangeFeed {
         let (messages, whole) = live.backlog.served(budget, large);
         // A transaction still arriving (committed: pgoutput sends nothing before) is more to
         // come: the consumer asks again at once and is not told it has caught up.
-        let whole = whole && live.backlog.held() == live.backlog.whole();
+        let whole = whole && !unwound && live.backlog.held() == live.backlog.whole();
         tracing::debug!(
             read_ms = started.elapsed().as_millis() as u64,
             receive_ms = first.map_or(0, |f| f.elapsed().as_millis() as u64),
@@ -379,9 +462,9 @@ impl ChangeFeed {
 
     /// Serves the transaction arriving first, alone, as it arrives: each reply goes to `early`
     /// as soon as it is cut and the next has begun, and the last ones, with the commit, are
-    /// returned. Its messages are let go of as they are masked ([`Backlog::take_first`]). Under
-    /// pgoutput (without streaming) a transaction is sent only once it has committed, so what
-    /// goes early never belongs to a transaction that aborts. Should the
+    /// returned. Its messages are let go of as they are masked ([`Backlog::take_first`]). With
+    /// streaming it may still be being written: should it roll back, or be overtaken by another
+    /// commit, the answer is refused and the consumer rolls back what it applied. Should the
     /// answer stop before the commit (a table's columns changed, a refusal, the walsender gone),
     /// its last reply says so and the consumer, which applies the replies in one target
     /// transaction, rolls all of it back.
@@ -446,8 +529,28 @@ impl ChangeFeed {
                     }
                 }
             }
-            match live.stream.next(PIPELINE_GAP).await {
+            match live.stream.next(arriving_gap(&live.stream)).await {
+                Ok(Some(Streamed::Unwound { at, why })) => {
+                    // The consumer rolls back what it applied of it, and asks again.
+                    self.unwound(live, at, why);
+                    return Err(Refusal::new(
+                        ErrorCode::Unavailable,
+                        "the source transaction sent while it was written is sent again once committed",
+                    ));
+                }
                 Ok(Some(streamed)) => live.backlog.push(streamed),
+                Ok(None) if live.stream.writing() => {
+                    let at = live.stream.read_to();
+                    self.unwound(
+                        live,
+                        at,
+                        "the source paused in a transaction sent while it was written",
+                    );
+                    return Err(Refusal::new(
+                        ErrorCode::Unavailable,
+                        "the source transaction sent while it was written is sent again once committed",
+                    ));
+                }
                 Ok(None) => {
                     live.broken = true;
                     return Err(Refusal::new(
