@@ -21,7 +21,8 @@ async fn stream_bank(
     stream_bank_with(test, customers, "", consumer_extra).await
 }
 
-/// [`stream_bank`] with more in the producer's config.
+/// [`stream_bank`] with more in the producer's config. The consumer gives an answer up after 3 s
+/// without a reply unless `consumer_extra` sets its own `request_timeout`.
 async fn stream_bank_with(
     test: &str,
     customers: &str,
@@ -40,7 +41,14 @@ async fn stream_bank_with(
         &files,
         &urls,
         &format!("slot = \"maskbus_{test}\"\n{producer_extra}"),
-        &format!("mode = \"stream\"\nrequest_timeout = \"3s\"\n{consumer_extra}"),
+        &format!(
+            "mode = \"stream\"\n{}{consumer_extra}",
+            if consumer_extra.contains("request_timeout") {
+                ""
+            } else {
+                "request_timeout = \"3s\"\n"
+            }
+        ),
     );
     (dbs, files, producer, consumer)
 }
@@ -662,6 +670,17 @@ async fn rows_where(client: &maskbus_pg::tokio_postgres::Client, ids: &str) -> i
         .get(0)
 }
 
+/// A follower that waits 20 s for a reply: the producer unwinds a transaction sent while written
+/// whose writer leaves it 10 s without one, more than the steps of these tests take.
+const PATIENT: &str = "follow_interval = \"100ms\"\nrequest_timeout = \"20s\"";
+
+/// How many times the producer unwound a transaction sent while it was written.
+fn unwinds(logged: &str) -> usize {
+    logged
+        .matches("a transaction sent while it was written is read again once committed")
+        .count()
+}
+
 /// Through a walsender, a large source transaction reaches the target while the source still
 /// writes it (pgoutput's streaming): replies are on the bus and the follower's target
 /// transaction has written before the source commits. One the source rolls back leaves nothing
@@ -671,8 +690,7 @@ async fn rows_where(client: &maskbus_pg::tokio_postgres::Client, ids: &str) -> i
 async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolled_back_leaves_none_of_it(
 ) {
     let test = "stream_while_written";
-    let (dbs, files, producer, consumer) =
-        stream_bank(test, "1200", "follow_interval = \"100ms\"").await;
+    let (dbs, files, producer, consumer) = stream_bank(test, "1200", PATIENT).await;
     let log = files.write("producer.log", "");
     let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
@@ -757,8 +775,7 @@ async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolle
 async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it_again_once_committed(
 ) {
     let test = "stream_unwound";
-    let (dbs, files, producer, consumer) =
-        stream_bank(test, "1200", "follow_interval = \"100ms\"").await;
+    let (dbs, files, producer, consumer) = stream_bank(test, "1200", PATIENT).await;
     let log = files.write("producer.log", "");
     let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
@@ -817,6 +834,8 @@ async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it
     })
     .await;
     assert_eq!(marked(&dst).await, first + second);
+    // The savepoint's rows, sent while written, were undone: none carries its second addition.
+    assert_eq!(rows_where(&dst, "amount >= 1500000").await, 0);
     follower.kill9();
     assert_target_is_masked_source(&dbs).await;
     maskbus(&[
@@ -837,6 +856,140 @@ async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it
         logged.contains("a savepoint of a large transaction rolled back"),
         "{logged}"
     );
+}
+
+/// A transaction unwound while it was written is not streamed again while it runs: a
+/// streaming walsender would send it again from its first change as soon as it writes more,
+/// and the next commit beside it would unwind it again, and again, each time sending all of it
+/// so far. It is read without streaming until it ends, and arrives whole once committed.
+#[tokio::test]
+async fn a_transaction_unwound_while_written_is_not_streamed_again_while_it_runs() {
+    let test = "stream_unwound_once";
+    let (dbs, files, producer, consumer) = stream_bank(test, "1200", PATIENT).await;
+    let log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let dst = connect(&dbs.url("dst")).await;
+    let bus = connect(&dbs.url("bus")).await;
+    let mut follower = Background::spawn(&["run", "--config", &consumer]);
+    let src = source_session(&dbs).await;
+    let other = source_session(&dbs).await;
+    let first = rows_where(&src, "id <= 5000").await;
+    let second = rows_where(&src, "id > 5000 AND id <= 9000").await;
+    let last = rows_where(&src, "true").await;
+    assert!(
+        first > 4000 && second > 2000 && last > 9100,
+        "seeded {first}, {second}, {last}"
+    );
+    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 5000")
+        .await
+        .unwrap();
+    wait_until("replies of the open transaction on the bus", || async {
+        early_replies(&bus).await > 0
+    })
+    .await;
+    // Unwound by a commit beside it; the consumer then moves past that commit, and another.
+    for id in [last, last - 1] {
+        mark_one(&other, id).await;
+        wait_until("a commit beside it applied", || async {
+            shows_mark(&dst, id).await
+        })
+        .await;
+    }
+    // It writes more while it runs (enough to be streamed), and another commit comes beside it.
+    src.batch_execute(
+        "UPDATE transactions SET amount = amount + 1000000 WHERE id > 5000 AND id <= 9000",
+    )
+    .await
+    .unwrap();
+    mark_one(&other, last - 2).await;
+    wait_until("the third commit beside it applied", || async {
+        shows_mark(&dst, last - 2).await
+    })
+    .await;
+    assert_eq!(marked(&dst).await, 0, "the open transaction is not applied");
+    src.batch_execute("COMMIT").await.unwrap();
+    wait_until("the large transaction applied", || async {
+        marked(&dst).await == first + second
+    })
+    .await;
+    follower.kill9();
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
+    producer_run.kill9();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(unwinds(&logged), 1, "{logged}");
+}
+
+/// A writer that stops inside a large transaction being sent while written (idle in
+/// transaction) would keep the follower waiting for a reply past its patience, and the
+/// follower would give up and exit: the producer unwinds it instead, the follower goes on with
+/// what commits beside it, and the transaction arrives whole once committed.
+#[tokio::test]
+async fn a_writer_idle_inside_a_large_transaction_has_it_sent_whole_once_committed() {
+    let test = "stream_writer_idle";
+    let (dbs, files, producer, consumer) = stream_bank(
+        test,
+        "1200",
+        "follow_interval = \"100ms\"\nrequest_timeout = \"4s\"",
+    )
+    .await;
+    let log = files.write("producer.log", "");
+    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+    maskbus(&["run", "--config", &consumer, "--once"]).success();
+    let dst = connect(&dbs.url("dst")).await;
+    let bus = connect(&dbs.url("bus")).await;
+    let mut follower = Background::spawn(&["run", "--config", &consumer]);
+    let src = source_session(&dbs).await;
+    let other = source_session(&dbs).await;
+    let big = rows_where(&src, "id <= 6000").await;
+    let last = rows_where(&src, "true").await;
+    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
+        .await
+        .unwrap();
+    wait_until("replies of the open transaction on the bus", || async {
+        early_replies(&bus).await > 0
+    })
+    .await;
+    // The writer now idles in its transaction, while keepalives keep coming.
+    wait_until("the producer unwinding it", || async {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("the source paused")
+    })
+    .await;
+    // The follower is still there: a commit beside it arrives.
+    mark_one(&other, last).await;
+    wait_until("a commit beside it applied", || async {
+        shows_mark(&dst, last).await
+    })
+    .await;
+    assert_eq!(marked(&dst).await, 0, "the open transaction is not applied");
+    src.batch_execute("COMMIT").await.unwrap();
+    wait_until("the large transaction applied", || async {
+        marked(&dst).await == big
+    })
+    .await;
+    follower.kill9();
+    assert_target_is_masked_source(&dbs).await;
+    maskbus(&[
+        "slot",
+        "drop",
+        &format!("maskbus_{test}"),
+        "--config",
+        &producer,
+    ])
+    .success();
+    producer_run.kill9();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(unwinds(&logged), 1, "{logged}");
 }
 
 #[tokio::test]
@@ -1133,6 +1286,7 @@ async fn the_replies_of_two_claims_of_one_change_request_are_never_mixed() {
         join: None,
         limit: 1000,
         wait_ms: None,
+        patience_ms: None,
     };
     let claim = || async {
         let mut claimed = producer.claim(&config.producer_mailbox, 10).await.unwrap();

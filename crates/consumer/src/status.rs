@@ -305,6 +305,7 @@ pub async fn status(
                     join: join.map(Snapshot),
                     limit: 1,
                     wait_ms: None,
+                    patience_ms: None,
                 };
                 if let Ok(replies) = asker.ask(&request).await {
                     let answered: Vec<_> = replies

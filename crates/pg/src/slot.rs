@@ -402,6 +402,19 @@ impl Horizon {
         self.inserted
     }
 
+    /// Whether the transaction with (32-bit) id `xid`, as the replication protocol names it,
+    /// was still running: in the snapshot's running set (ids there are 64-bit; two running ones
+    /// never share their low 32 bits). A snapshot that cannot be read counts as running.
+    pub fn running(&self, xid: u32) -> bool {
+        let Some(xip) = self.snapshot.splitn(3, ':').nth(2) else {
+            return true;
+        };
+        xip.split(',').filter(|id| !id.is_empty()).any(|id| {
+            id.parse::<u64>()
+                .map_or(true, |full| full & u64::from(u32::MAX) == u64::from(xid))
+        })
+    }
+
     /// A look now may find a commit that a look taken at `earlier` did not.
     pub fn may_differ(&self, earlier: &Horizon) -> bool {
         self.snapshot != earlier.snapshot
@@ -441,6 +454,25 @@ mod tests {
         let unflushed = at("10:12:10,11", 500, 400);
         assert!(!at("10:12:10,11", 500, 400).may_differ(&unflushed));
         assert!(at("10:12:10,11", 500, 450).may_differ(&unflushed));
+    }
+
+    #[test]
+    fn a_transaction_runs_while_the_snapshot_lists_it() {
+        use super::Horizon;
+        let at = |snapshot: &str| Horizon {
+            snapshot: snapshot.into(),
+            inserted: crate::pgoutput::Lsn(0),
+            flushed: crate::pgoutput::Lsn(0),
+        };
+        let now = at("4294967300:4294967310:4294967301,4294967305");
+        // Listed (64-bit ids compared on their low 32 bits, as a walsender names them).
+        assert!(now.running(5));
+        assert!(now.running(9));
+        assert!(!now.running(6));
+        // Nothing running; a snapshot that cannot be read counts as running.
+        assert!(!at("12:12:").running(5));
+        assert!(at("garbled").running(5));
+        assert!(at("1:2:x").running(5));
     }
 
     #[test]

@@ -43,8 +43,13 @@ pub enum Streamed {
     /// the source shows only once it commits). Nothing after this comes; what was sent of the
     /// transaction is not to be applied, and a walsender opened without streaming from what
     /// the consumer confirmed sends everything again, in commit order. `at`: the walsender
-    /// stood here.
-    Unwound { at: Lsn, why: &'static str },
+    /// stood here; `xids`: the transactions that were being sent while written (a walsender
+    /// that streams would send them so again until they end).
+    Unwound {
+        at: Lsn,
+        why: &'static str,
+        xids: Vec<u32>,
+    },
 }
 
 /// `logical_decoding_work_mem` of a streaming walsender: a transaction whose decoded changes
@@ -83,8 +88,9 @@ pub enum Block {
     },
     /// Nothing to pass on (a block's start or stop).
     Nothing,
-    /// Commit order cannot be kept ([`Streamed::Unwound`]).
-    Unwound(&'static str),
+    /// Commit order cannot be kept ([`Streamed::Unwound`]); `xids`: the transactions being
+    /// sent while written.
+    Unwound { why: &'static str, xids: Vec<u32> },
 }
 
 impl Blocks {
@@ -108,8 +114,9 @@ impl Blocks {
                     self.block = Some(xid);
                     match self.open {
                         Some(open) if open == xid => Block::Nothing,
-                        Some(_) => Block::Unwound(
+                        Some(_) => self.unwind(
                             "another transaction was sent while a large one was being written",
+                            Some(xid),
                         ),
                         None if first == 1 => {
                             self.open = Some(xid);
@@ -118,7 +125,7 @@ impl Blocks {
                         // A later block of a transaction whose first was not followed (the
                         // stream started inside it cannot be: a new walsender decodes it from
                         // its start).
-                        None => Block::Unwound("a block of a transaction begun before"),
+                        None => self.unwind("a block of a transaction begun before", Some(xid)),
                     }
                 }
                 _ => Block::Message(data.to_vec()),
@@ -141,17 +148,18 @@ impl Blocks {
                         commit_time: time as i64,
                     }
                 }
-                (Some(_), Some(_), Some(_), Some(_)) => {
-                    Block::Unwound("the commit of a transaction not followed")
+                (Some(xid), Some(_), Some(_), Some(_)) => {
+                    self.unwind("the commit of a transaction not followed", Some(xid))
                 }
                 _ => Block::Message(data.to_vec()),
             },
             // Stream Abort: xid, subtransaction xid.
             Some(b'A') if data.len() >= 9 => {
-                if be32(1) == be32(5) {
-                    Block::Unwound("a large transaction rolled back")
+                let xid = be32(1);
+                if xid == be32(5) {
+                    self.unwind("a large transaction rolled back", xid)
                 } else {
-                    Block::Unwound("a savepoint of a large transaction rolled back")
+                    self.unwind("a savepoint of a large transaction rolled back", xid)
                 }
             }
             // Inside a block, a change carries its (sub)transaction's id after its tag.
@@ -168,42 +176,51 @@ impl Blocks {
                     Block::Message(message)
                 }
             }
-            _ if self.open.is_some() && self.block.is_none() => {
-                Block::Unwound("another transaction committed while a large one was being written")
-            }
+            _ if self.open.is_some() && self.block.is_none() => self.unwind(
+                "another transaction committed while a large one was being written",
+                None,
+            ),
             _ => Block::AsIs,
         };
-        if matches!(block, Block::Unwound(_)) {
-            self.unwound = true;
-        }
         block
+    }
+
+    /// Nothing more is read: `why`, with the transactions being sent while written (the one
+    /// open, and `also`).
+    fn unwind(&mut self, why: &'static str, also: Option<u32>) -> Block {
+        self.unwound = true;
+        let mut xids: Vec<u32> = self.open.into_iter().chain(also).collect();
+        xids.dedup();
+        Block::Unwound { why, xids }
+    }
+
+    /// The transaction being sent while it is written, if one is.
+    pub fn writing(&self) -> Option<u32> {
+        self.open.filter(|_| !self.unwound)
     }
 
     /// A whole transaction's `Begin` (outside any block) arrived: it committed while a streamed
     /// one is open, ahead of it.
-    pub fn whole_begins(&mut self) -> Option<&'static str> {
-        if self.unwound || self.open.is_none() {
-            return None;
-        }
-        self.unwound = true;
-        Some("another transaction committed while a large one was being written")
+    pub fn whole_begins(&mut self) -> Option<Block> {
+        self.writing()?;
+        Some(self.unwind(
+            "another transaction committed while a large one was being written",
+            None,
+        ))
     }
 
     /// A change of the open streamed transaction names a value by reference to the row as
     /// stored (a TOASTed value it left untouched): the source shows that row only once the
     /// transaction commits, so it is sent whole then.
-    pub fn refers_to_stored(&mut self, message: &Message) -> Option<&'static str> {
-        if self.unwound || self.open.is_none() {
-            return None;
-        }
+    pub fn refers_to_stored(&mut self, message: &Message) -> Option<Block> {
+        self.writing()?;
         let unchanged = matches!(message, Message::Update { new, .. } if new.contains(&pgoutput::Cell::Unchanged));
-        if unchanged {
-            self.unwound = true;
-            return Some(
+        unchanged.then(|| {
+            self.unwind(
                 "a large transaction left a stored value to be read while it was being written",
-            );
-        }
-        None
+                None,
+            )
+        })
     }
 }
 
@@ -316,6 +333,10 @@ impl SlotStream {
     }
 
     fn streamed(&mut self, event: ReplicationEvent) -> Result<Option<Streamed>, PgError> {
+        // Unwound: nothing more is passed on, not even where the walsender stands.
+        if self.blocks.unwound {
+            return Ok(None);
+        }
         let change = |lsn: u64, message| {
             Some(Streamed::Change(SlotChange {
                 lsn: Lsn(lsn),
@@ -331,12 +352,10 @@ impl SlotStream {
                 Some(Streamed::StandsAt(Lsn(wal_end.as_u64())))
             }
             // The client reads the boundaries itself and hands them over decoded.
-            ReplicationEvent::Begin { final_lsn, .. } if self.blocks.whole_begins().is_some() => {
-                Some(Streamed::Unwound {
-                    at: Lsn(final_lsn.as_u64()),
-                    why: "another transaction committed while a large one was being written",
-                })
-            }
+            ReplicationEvent::Begin { final_lsn, .. } if self.blocks.writing().is_some() => self
+                .blocks
+                .whole_begins()
+                .and_then(|block| unwound(Lsn(final_lsn.as_u64()), block)),
             ReplicationEvent::Begin {
                 final_lsn,
                 xid,
@@ -368,7 +387,7 @@ impl SlotStream {
                 self.read_to = self.read_to.max(at);
                 let decoded = match self.blocks.read(&data) {
                     Block::Nothing => return Ok(None),
-                    Block::Unwound(why) => return Ok(Some(Streamed::Unwound { at, why })),
+                    block @ Block::Unwound { .. } => return Ok(unwound(at, block)),
                     Block::Begin { xid } => {
                         return Ok(change(
                             at.0,
@@ -402,8 +421,8 @@ impl SlotStream {
                         e.to_string(),
                     )
                 })?;
-                if let Some(why) = self.blocks.refers_to_stored(&message) {
-                    return Ok(Some(Streamed::Unwound { at, why }));
+                if let Some(block) = self.blocks.refers_to_stored(&message) {
+                    return Ok(unwound(at, block));
                 }
                 change(at.0, message)
             }
@@ -413,10 +432,11 @@ impl SlotStream {
         })
     }
 
-    /// A transaction is being sent while the source writes it (its first block came, its
-    /// commit not yet): a silence then is the source's writer pausing, not the walsender gone.
-    pub fn writing(&self) -> bool {
-        self.blocks.open.is_some() && !self.blocks.unwound
+    /// The transaction being sent while the source writes it (its first block came, its commit
+    /// not yet), if one is: a silence then is the source's writer pausing, not the walsender
+    /// gone.
+    pub fn writing(&self) -> Option<u32> {
+        self.blocks.writing()
     }
 
     /// Whether this walsender was asked to stream transactions while they are written.
@@ -447,6 +467,14 @@ impl SlotStream {
         {
             self.client.abort();
         }
+    }
+}
+
+/// The stream's word for an unwound block read at `at`.
+fn unwound(at: Lsn, block: Block) -> Option<Streamed> {
+    match block {
+        Block::Unwound { why, xids } => Some(Streamed::Unwound { at, why, xids }),
+        _ => None,
     }
 }
 
@@ -709,27 +737,41 @@ mod tests {
         );
         // Then whole transactions as before, as they came.
         assert_eq!(blocks.whole_begins(), None);
+        assert_eq!(blocks.writing(), None);
         assert_eq!(blocks.read(&insert(None)), Block::AsIs);
     }
 
     #[test]
     fn anything_that_would_break_commit_order_unwinds_and_then_nothing_is_read() {
-        let cases: [(&[&[u8]], &str); 5] = [
-            (&[&abort(9, 9)], "rolled back"),
-            (&[&abort(9, 12)], "savepoint"),
-            (&[b"E", &start(10, true)], "another transaction was sent"),
-            (&[b"E", &stream_commit(10, 1, 2)], "not followed"),
-            (&[b"E", &insert(None)], "another transaction committed"),
+        // Each names the transactions being sent while written: a walsender that streams sends
+        // them so again until they end.
+        type Case<'a> = (&'a [&'a [u8]], &'a str, &'a [u32]);
+        let cases: [Case; 5] = [
+            (&[&abort(9, 9)], "rolled back", &[9]),
+            (&[&abort(9, 12)], "savepoint", &[9]),
+            (
+                &[b"E", &start(10, true)],
+                "another transaction was sent",
+                &[9, 10],
+            ),
+            (&[b"E", &stream_commit(10, 1, 2)], "not followed", &[9, 10]),
+            (
+                &[b"E", &insert(None)],
+                "another transaction committed",
+                &[9],
+            ),
         ];
-        for (messages, why) in cases {
+        for (messages, why, named) in cases {
             let mut blocks = Blocks::default();
             assert_eq!(blocks.read(&start(9, true)), Block::Begin { xid: 9 });
             assert!(matches!(blocks.read(&insert(Some(9))), Block::Message(_)));
             let last = messages.iter().map(|m| blocks.read(m)).last().unwrap();
-            let Block::Unwound(said) = last else {
+            let Block::Unwound { why: said, xids } = last else {
                 panic!("{why}: {last:?}")
             };
             assert!(said.contains(why), "{said}");
+            assert_eq!(xids, named, "{why}");
+            assert_eq!(blocks.writing(), None, "{why}");
             assert_eq!(blocks.read(&insert(Some(9))), Block::Nothing, "{why}");
             assert_eq!(
                 blocks.read(&stream_commit(9, 1, 2)),
@@ -741,10 +783,17 @@ mod tests {
         let mut blocks = Blocks::default();
         blocks.read(&start(9, true));
         blocks.read(b"E");
-        assert!(blocks.whole_begins().is_some());
+        assert_eq!(blocks.writing(), Some(9));
+        assert!(matches!(
+            blocks.whole_begins(),
+            Some(Block::Unwound { xids, .. }) if xids == [9]
+        ));
         // A block that is not a first, of a transaction never opened.
         let mut blocks = Blocks::default();
-        assert!(matches!(blocks.read(&start(9, false)), Block::Unwound(_)));
+        assert!(matches!(
+            blocks.read(&start(9, false)),
+            Block::Unwound { xids, .. } if xids == [9]
+        ));
         // A value left to be read from the stored row, while open.
         let mut blocks = Blocks::default();
         blocks.read(&start(9, true));
@@ -753,7 +802,10 @@ mod tests {
             old: None,
             new: vec![pgoutput::Cell::Unchanged],
         };
-        assert!(blocks.refers_to_stored(&update).is_some());
+        assert!(matches!(
+            blocks.refers_to_stored(&update),
+            Some(Block::Unwound { xids, .. }) if xids == [9]
+        ));
         // Truncated or stray bytes are passed on to the decoder, which refuses them.
         let mut blocks = Blocks::default();
         for bytes in [&b"S"[..], b"S\0\0", b"c\0\0\0\x09", b"A\0"] {

@@ -34,6 +34,7 @@ type ChangeAsk = (
     Option<maskbus_protocol::Snapshot>,
     u32,
     Duration,
+    Option<Duration>,
 );
 
 /// Replies made early that may wait for the bus at once: the masking goes on while a few are
@@ -231,11 +232,14 @@ impl Producer {
                 join,
                 limit,
                 wait_ms,
+                patience_ms,
                 ..
             } => match &self.feed {
                 Some(feed) => {
                     let wait = std::time::Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
-                    feed.answer(after, join, limit, wait, None).await
+                    let patience =
+                        patience_ms.map(|ms| std::time::Duration::from_millis(u64::from(ms)));
+                    feed.answer(after, join, limit, wait, patience, None).await
                 }
                 None => vec![Reply::error(ErrorReply::new(ErrorCode::NoChangeStream))],
             },
@@ -371,11 +375,13 @@ impl Producer {
                 join,
                 limit,
                 wait_ms,
+                patience_ms,
                 ..
             }) if self.feed.is_some() => {
                 let wait = Duration::from_millis(u64::from(wait_ms.unwrap_or(0)));
+                let patience = patience_ms.map(|ms| Duration::from_millis(u64::from(ms)));
                 let (replies, sent) = self
-                    .answer_changes(message, reply_to, (after, join, limit, wait))
+                    .answer_changes(message, reply_to, (after, join, limit, wait, patience))
                     .await?;
                 early = sent;
                 replies
@@ -476,7 +482,7 @@ impl Producer {
         &self,
         message: &Message,
         reply_to: &str,
-        (after, join, limit, wait): ChangeAsk,
+        (after, join, limit, wait, patience): ChangeAsk,
     ) -> Result<(Vec<Reply>, (u32, usize)), MailboxError> {
         let Some(feed) = &self.feed else {
             return Ok((
@@ -498,7 +504,7 @@ impl Producer {
         };
         let answer = async {
             let replies = feed
-                .answer(after, join, limit, wait, Some(&mut early))
+                .answer(after, join, limit, wait, patience, Some(&mut early))
                 .await;
             let sent = (early.sent(), early.rows());
             // The forwarding ends once every early reply is on the bus.

@@ -207,6 +207,11 @@ pub enum Request {
         /// follower's long poll; at most [`MAX_CHANGE_WAIT_MS`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         wait_ms: Option<u32>,
+        /// How long the consumer waits for a reply before it gives the answer up (its
+        /// `request_timeout`): a source transaction sent while it is written that would keep it
+        /// waiting longer is sent whole once committed instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        patience_ms: Option<u32>,
     },
     /// Hashes of an entity's masked rows with key above `after` and, with `through`, up to it:
     /// per bucket of [`BUCKET_ROWS`] rows, or per row with `rows`.

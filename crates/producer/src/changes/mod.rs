@@ -23,11 +23,13 @@
 //! what a walsender sent until the consumer confirms it.
 
 mod backlog;
+mod hold;
 mod masking;
 mod parts;
 mod txn;
 
 use backlog::{Backlog, Confirmed};
+use hold::Hold;
 use masking::{Admit, Masking};
 use parts::Parts;
 
@@ -61,20 +63,18 @@ const PIPELINE_AT: usize = MAX_PAGE_ROWS as usize;
 /// gone.
 const PIPELINE_GAP: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The longest pause of a source transaction sent while it is written
-/// ([`SlotStream::writing`]) before it is unwound, to be sent whole once it commits: well
-/// within a consumer's `request_timeout` (30 s by default), which would otherwise cut the
-/// answer the consumer is applying.
-const WRITING_GAP: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a consumer waits for a reply before it gives an answer up, when its request does
+/// not say (its `request_timeout`): a source transaction sent while it is written
+/// ([`SlotStream::writing`]) that would keep it waiting longer is unwound instead, to be sent
+/// whole once it commits ([`Question::reply_due`]).
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// How long to wait for the next message of a transaction arriving.
-fn arriving_gap(stream: &SlotStream) -> std::time::Duration {
-    if stream.writing() {
-        WRITING_GAP
-    } else {
-        PIPELINE_GAP
-    }
-}
+/// Why a transaction being written was unwound for the consumer's patience.
+const PAUSED: &str =
+    "the source paused, or wrote too little to fill a reply, in a transaction sent while it was written";
+
+/// The least patience a request is taken to have.
+const PATIENCE_LEAST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The prefix of every slot maskbus makes: what `maskbus slot list` looks for.
 pub const SLOT_PREFIX: &str = "maskbus_";
@@ -92,10 +92,9 @@ pub struct ChangeFeed {
     /// Whether a walsender streams large transactions while they are written (the
     /// `stream_while_written` key).
     streaming: bool,
-    /// A walsender started before this position is opened without streaming: a transaction
-    /// sent while it was written was unwound here ([`Streamed::Unwound`]), and reading the
-    /// same WAL with streaming would unwind it again.
-    streams_from: std::sync::Mutex<Lsn>,
+    /// What keeps the next walsender from streaming: transactions unwound
+    /// ([`Streamed::Unwound`]) that a streaming walsender would send so again.
+    hold: std::sync::Mutex<Hold>,
 }
 
 /// An open walsender and what it sent that the consumer has not confirmed.
@@ -148,6 +147,25 @@ struct Question<'a> {
     wait: std::time::Duration,
     /// The source's WAL insert position when the question came: an idle answer stands past it.
     asked_at: Lsn,
+    /// How long the consumer waits for a reply before it gives the answer up.
+    patience: std::time::Duration,
+}
+
+impl Question<'_> {
+    /// When the next reply of an answer begun at `started` is due, the last having gone at
+    /// `last` (if one has): the consumer's patience counts from its question for the first
+    /// (a long poll's wait, at most half of it, may have passed before a transaction begins),
+    /// and from its asking for the next after it applied a reply.
+    fn reply_due(
+        &self,
+        started: tokio::time::Instant,
+        last: Option<tokio::time::Instant>,
+    ) -> tokio::time::Instant {
+        match last {
+            None => started + self.patience * 3 / 4,
+            Some(last) => last + self.patience / 2,
+        }
+    }
 }
 
 /// How many messages one look reads for a budget of `limit` rows: passed-over transactions
@@ -172,7 +190,7 @@ impl ChangeFeed {
             client: tokio::sync::Mutex::new(None),
             refused: std::sync::Mutex::new(Refused::default()),
             live: Arc::new(tokio::sync::Mutex::new(None)),
-            streams_from: std::sync::Mutex::new(Lsn(0)),
+            hold: std::sync::Mutex::new(Hold::default()),
             streaming: true,
         })
     }
@@ -199,20 +217,20 @@ impl ChangeFeed {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn streams_from(&self) -> std::sync::MutexGuard<'_, Lsn> {
+    fn hold(&self) -> std::sync::MutexGuard<'_, Hold> {
         // Never held across an await or a panic-prone call: a poisoned lock still holds a
-        // valid position.
-        self.streams_from
+        // valid state.
+        self.hold
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A transaction sent while it was written was unwound at `at`: the walsender is closed by
-    /// the answer, and the next one reads without streaming until the consumer is past `at`.
-    fn unwound(&self, live: &mut Live, at: Lsn, why: &'static str) {
+    /// Transactions sent while they were written (`xids`) were unwound at `at`: the walsender
+    /// is closed by the answer, and the next ones read without streaming until they have ended
+    /// and the consumer is past them ([`Hold`]).
+    fn unwound(&self, live: &mut Live, at: Lsn, why: &'static str, xids: &[u32]) {
         live.broken = true;
-        let mut from = self.streams_from();
-        *from = (*from).max(at);
+        self.hold().unwound(xids);
         tracing::info!(slot = self.slot.name(), %at, why, "a transaction sent while it was written is read again once committed, without streaming");
     }
 
@@ -223,12 +241,14 @@ impl ChangeFeed {
     /// Answers a change request: starts the stream without `after`, else serves what follows it.
     /// With `early`, a large source transaction goes to it as it is masked ([`Self::pipeline`]),
     /// and what is returned is the rest of the answer, numbered after what went early.
+    /// `patience`: how long the consumer waits for a reply before it gives the answer up.
     pub async fn answer(
         &self,
         after: Option<Position>,
         join: Option<Snapshot>,
         limit: u32,
         wait: std::time::Duration,
+        patience: Option<std::time::Duration>,
         mut early: Option<&mut EarlyReplies>,
     ) -> Vec<Reply> {
         let mut guard = self.client.lock().await;
@@ -247,18 +267,6 @@ impl ChangeFeed {
                 Some(after) => {
                     let mut live = self.live.lock().await;
                     self.confirm(client, &mut live, after.0).await?;
-                    // A walsender opened without streaming after an unwind gives way, once the
-                    // consumer is past it, to one that streams.
-                    let from = *self.streams_from();
-                    if self.streaming
-                        && from > Lsn(0)
-                        && after.0 >= from
-                        && live.as_ref().is_some_and(|open| !open.stream.streams())
-                    {
-                        if let Some(plain) = live.take() {
-                            plain.stream.close().await;
-                        }
-                    }
                     // Every transaction committed before this request is in the WAL before
                     // this position; decoding reads only what is flushed, which lags it on a
                     // source with `synchronous_commit = off` (by up to three WAL writer
@@ -272,9 +280,22 @@ impl ChangeFeed {
                         limit,
                         wait,
                         asked_at,
+                        patience: patience.map_or(PATIENCE, |p| p.max(PATIENCE_LEAST)),
                     };
+                    let streaming = self.streaming
+                        && self
+                            .hold()
+                            .streams(after.0, |xid| first.running(xid), asked_at);
+                    // A walsender opened without streaming after an unwind gives way, once the
+                    // unwound transactions have ended and the consumer is past them, to one
+                    // that streams (the slot moved to what the consumer confirmed first).
+                    if streaming && live.as_ref().is_some_and(|open| !open.stream.streams()) {
+                        if let Some(plain) = live.take() {
+                            plain.stream.close().await;
+                        }
+                        self.slot.advance(self.target(), client, after.0).await?;
+                    }
                     if live.is_none() && self.walsender_allowed() {
-                        let streaming = self.streaming && after.0 >= *self.streams_from();
                         match SlotStream::open(self.target(), &self.slot, after.0, streaming)
                             .await
                         {
@@ -349,19 +370,36 @@ impl ChangeFeed {
         let mut keepalives = 0usize;
         // When the first change of this answer came: what follows is the walsender sending it.
         let mut first: Option<tokio::time::Instant> = None;
+        // When the last message (not a keepalive) came.
+        let mut last_data = started;
         let mut unwound = false;
         loop {
             let now = tokio::time::Instant::now();
             let whole = live.backlog.whole();
-            // A large transaction first: masked and sent as it arrives (or as it is held), so
-            // the consumer applies it while the rest is still coming.
-            if early.is_some() && live.backlog.first_len() >= PIPELINE_AT {
+            // A transaction still arriving, being written: nothing of it for half the
+            // consumer's patience, and it is sent whole once committed (keepalives come while
+            // the writer idles: they do not count).
+            let writing = live
+                .stream
+                .writing()
+                .filter(|_| live.backlog.held() > whole);
+            if let Some(xid) = writing.filter(|_| now >= last_data + question.patience / 2) {
+                self.unwound(live, live.stream.read_to(), PAUSED, &[xid]);
+                unwound = true;
+                break;
+            }
+            // A large transaction first (or one being written, which is large): masked and
+            // sent as it arrives (or as it is held), so the consumer applies it while the rest
+            // is still coming.
+            if early.is_some()
+                && (live.backlog.first_len() >= PIPELINE_AT || (whole == 0 && writing.is_some()))
+            {
                 let passed_over = live
                     .backlog
                     .first_xid()
                     .is_some_and(|xid| question.join.is_some_and(|s| visible_in(xid, s)));
                 if let (Some(early), false) = (early.as_deref_mut(), passed_over) {
-                    return self.pipeline(live, question, early).await;
+                    return self.pipeline(live, question, started, early).await;
                 }
             }
             if whole >= budget {
@@ -386,8 +424,10 @@ impl ChangeFeed {
             }
             let timeout = if whole > 0 {
                 std::time::Duration::ZERO
+            } else if writing.is_some() {
+                (last_data + question.patience / 2).saturating_duration_since(now)
             } else if arriving {
-                arriving_gap(&live.stream)
+                PIPELINE_GAP
             } else if now < deadline {
                 deadline - now
             } else {
@@ -398,17 +438,18 @@ impl ChangeFeed {
                     live.broken = true;
                     return Err(e.into());
                 }
-                Ok(Some(Streamed::Unwound { at, why })) => {
+                Ok(Some(Streamed::Unwound { at, why, xids })) => {
                     // Whole transactions held go; the one being written is sent again.
-                    self.unwound(live, at, why);
+                    self.unwound(live, at, why, &xids);
                     unwound = true;
                     break;
                 }
                 Ok(Some(streamed)) => {
                     let keepalive = matches!(streamed, Streamed::StandsAt(_));
                     keepalives += usize::from(keepalive);
-                    if !keepalive && first.is_none() {
-                        first = Some(tokio::time::Instant::now());
+                    if !keepalive {
+                        last_data = tokio::time::Instant::now();
+                        first.get_or_insert(last_data);
                     }
                     live.backlog.push(streamed);
                 }
@@ -418,17 +459,8 @@ impl ChangeFeed {
                     if live.backlog.whole() > 0 {
                         break;
                     }
-                    if arriving && live.stream.writing() {
-                        let at = live.stream.read_to();
-                        self.unwound(
-                            live,
-                            at,
-                            "the source paused in a transaction sent while it was written",
-                        );
-                        unwound = true;
-                        break;
-                    }
-                    if arriving {
+                    // A writer's pause: the check above.
+                    if arriving && writing.is_none() {
                         live.broken = true;
                         return Err(Refusal::new(
                             ErrorCode::Unavailable,
@@ -446,8 +478,8 @@ impl ChangeFeed {
             usize::MAX
         };
         let (messages, whole) = live.backlog.served(budget, large);
-        // A transaction still arriving (committed: pgoutput sends nothing before) is more to
-        // come: the consumer asks again at once and is not told it has caught up.
+        // A transaction still arriving (committed, or being written) is more to come: the
+        // consumer asks again at once and is not told it has caught up.
         let whole = whole && !unwound && live.backlog.held() == live.backlog.whole();
         tracing::debug!(
             read_ms = started.elapsed().as_millis() as u64,
@@ -467,14 +499,24 @@ impl ChangeFeed {
     /// commit, the answer is refused and the consumer rolls back what it applied. Should the
     /// answer stop before the commit (a table's columns changed, a refusal, the walsender gone),
     /// its last reply says so and the consumer, which applies the replies in one target
-    /// transaction, rolls all of it back.
+    /// transaction, rolls all of it back. One being written that would keep the consumer
+    /// waiting for a reply past its patience (`asked`: when the answer began) is unwound.
     async fn pipeline(
         &self,
         live: &mut Live,
         question: &Question<'_>,
+        asked: tokio::time::Instant,
         early: &mut EarlyReplies,
     ) -> Result<Vec<ChangeReply>, Refusal> {
         let started = tokio::time::Instant::now();
+        let again = || {
+            Refusal::new(
+                ErrorCode::Unavailable,
+                "the source transaction sent while it was written is sent again once committed",
+            )
+        };
+        // When the last reply went to the consumer.
+        let mut last_sent: Option<tokio::time::Instant> = None;
         let malformed = |reason: String| Refusal::new(ErrorCode::SourceFailed, reason);
         let mut decoder = txn::Decoder::default();
         for described in live.backlog.described() {
@@ -527,30 +569,34 @@ impl ChangeFeed {
                             "the bus took no more of this answer",
                         ));
                     }
+                    last_sent = Some(tokio::time::Instant::now());
                 }
             }
-            match live.stream.next(arriving_gap(&live.stream)).await {
-                Ok(Some(Streamed::Unwound { at, why })) => {
+            // Being written: the next reply is due within the consumer's patience, or the
+            // transaction is sent whole once committed (keepalives, which come while the
+            // writer idles, do not count).
+            let now = tokio::time::Instant::now();
+            let timeout = match live.stream.writing() {
+                Some(xid) => {
+                    let due = question.reply_due(asked, last_sent);
+                    if now >= due {
+                        let at = live.stream.read_to();
+                        self.unwound(live, at, PAUSED, &[xid]);
+                        return Err(again());
+                    }
+                    due - now
+                }
+                None => PIPELINE_GAP,
+            };
+            match live.stream.next(timeout).await {
+                Ok(Some(Streamed::Unwound { at, why, xids })) => {
                     // The consumer rolls back what it applied of it, and asks again.
-                    self.unwound(live, at, why);
-                    return Err(Refusal::new(
-                        ErrorCode::Unavailable,
-                        "the source transaction sent while it was written is sent again once committed",
-                    ));
+                    self.unwound(live, at, why, &xids);
+                    return Err(again());
                 }
                 Ok(Some(streamed)) => live.backlog.push(streamed),
-                Ok(None) if live.stream.writing() => {
-                    let at = live.stream.read_to();
-                    self.unwound(
-                        live,
-                        at,
-                        "the source paused in a transaction sent while it was written",
-                    );
-                    return Err(Refusal::new(
-                        ErrorCode::Unavailable,
-                        "the source transaction sent while it was written is sent again once committed",
-                    ));
-                }
+                // The writer's pause: the check above.
+                Ok(None) if live.stream.writing().is_some() => {}
                 Ok(None) => {
                     live.broken = true;
                     return Err(Refusal::new(

@@ -59,8 +59,9 @@ pub struct Decoder {
 /// What one message says.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Decoded {
-    /// A transaction begins (it has committed: pgoutput sends a transaction once its commit is
-    /// decoded).
+    /// A transaction begins: one that has committed (pgoutput without streaming sends a
+    /// transaction once its commit is decoded), or one still being written, sent in blocks
+    /// (`maskbus_pg::walsender::Blocks`), whose `Commit` may never come.
     Begin {
         xid: u32,
     },
