@@ -674,6 +674,61 @@ async fn rows_where(client: &maskbus_pg::tokio_postgres::Client, ids: &str) -> i
 /// whose writer leaves it 10 s without one, more than the steps of these tests take.
 const PATIENT: &str = "follow_interval = \"100ms\"\nrequest_timeout = \"20s\"";
 
+/// The bank followed through a walsender, for the tests of large transactions sent while
+/// written: a producer logging to a file, the copy made, a follower running, and sessions on
+/// the target, the bus and the source (committing synchronously), which `start` hands over.
+struct Written {
+    test: String,
+    dbs: TestDatabases,
+    _files: ConfigFiles,
+    producer: String,
+    log: String,
+    producer_run: Background,
+    follower: Background,
+}
+
+type Client = maskbus_pg::tokio_postgres::Client;
+
+impl Written {
+    async fn start(test: &str, consumer_extra: &str) -> (Self, Client, Client, Client) {
+        let (dbs, files, producer, consumer) = stream_bank(test, "1200", consumer_extra).await;
+        let log = files.write("producer.log", "");
+        let producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
+        maskbus(&["run", "--config", &consumer, "--once"]).success();
+        let dst = connect(&dbs.url("dst")).await;
+        let bus = connect(&dbs.url("bus")).await;
+        let follower = Background::spawn(&["run", "--config", &consumer]);
+        let src = source_session(&dbs).await;
+        let written = Written {
+            test: test.to_string(),
+            dbs,
+            _files: files,
+            producer,
+            log,
+            producer_run,
+            follower,
+        };
+        (written, dst, bus, src)
+    }
+
+    /// Stops the follower, checks the target equals the masked source, drops the slot and
+    /// stops the producer; returns the producer's log.
+    async fn finish(mut self) -> String {
+        self.follower.kill9();
+        assert_target_is_masked_source(&self.dbs).await;
+        maskbus(&[
+            "slot",
+            "drop",
+            &format!("maskbus_{}", self.test),
+            "--config",
+            &self.producer,
+        ])
+        .success();
+        self.producer_run.kill9();
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+}
+
 /// How many times the producer unwound a transaction sent while it was written.
 fn unwinds(logged: &str) -> usize {
     logged
@@ -689,15 +744,7 @@ fn unwinds(logged: &str) -> usize {
 #[tokio::test]
 async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolled_back_leaves_none_of_it(
 ) {
-    let test = "stream_while_written";
-    let (dbs, files, producer, consumer) = stream_bank(test, "1200", PATIENT).await;
-    let log = files.write("producer.log", "");
-    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
-    maskbus(&["run", "--config", &consumer, "--once"]).success();
-    let dst = connect(&dbs.url("dst")).await;
-    let bus = connect(&dbs.url("bus")).await;
-    let mut follower = Background::spawn(&["run", "--config", &consumer]);
-    let src = source_session(&dbs).await;
+    let (bank, dst, bus, src) = Written::start("stream_while_written", PATIENT).await;
     let big = rows_where(&src, "id <= 6000").await;
     let last = rows_where(&src, "true").await;
     assert!(
@@ -749,18 +796,7 @@ async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolle
         marked(&dst).await == big
     })
     .await;
-    follower.kill9();
-    assert_target_is_masked_source(&dbs).await;
-    maskbus(&[
-        "slot",
-        "drop",
-        &format!("maskbus_{test}"),
-        "--config",
-        &producer,
-    ])
-    .success();
-    producer_run.kill9();
-    let logged = std::fs::read_to_string(&log).unwrap();
+    let logged = bank.finish().await;
     assert!(
         logged.contains("a large transaction rolled back"),
         "{logged}"
@@ -774,16 +810,8 @@ async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolle
 #[tokio::test]
 async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it_again_once_committed(
 ) {
-    let test = "stream_unwound";
-    let (dbs, files, producer, consumer) = stream_bank(test, "1200", PATIENT).await;
-    let log = files.write("producer.log", "");
-    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
-    maskbus(&["run", "--config", &consumer, "--once"]).success();
-    let dst = connect(&dbs.url("dst")).await;
-    let bus = connect(&dbs.url("bus")).await;
-    let mut follower = Background::spawn(&["run", "--config", &consumer]);
-    let src = source_session(&dbs).await;
-    let other = source_session(&dbs).await;
+    let (bank, dst, bus, src) = Written::start("stream_unwound", PATIENT).await;
+    let other = source_session(&bank.dbs).await;
     let first = rows_where(&src, "id <= 5000").await;
     let second = rows_where(&src, "id > 5000 AND id <= 9000").await;
     let last = rows_where(&src, "true").await;
@@ -836,18 +864,7 @@ async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it
     assert_eq!(marked(&dst).await, first + second);
     // The savepoint's rows, sent while written, were undone: none carries its second addition.
     assert_eq!(rows_where(&dst, "amount >= 1500000").await, 0);
-    follower.kill9();
-    assert_target_is_masked_source(&dbs).await;
-    maskbus(&[
-        "slot",
-        "drop",
-        &format!("maskbus_{test}"),
-        "--config",
-        &producer,
-    ])
-    .success();
-    producer_run.kill9();
-    let logged = std::fs::read_to_string(&log).unwrap();
+    let logged = bank.finish().await;
     assert!(
         logged.contains("another transaction committed while a large one was being written"),
         "{logged}"
@@ -864,16 +881,8 @@ async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it
 /// so far. It is read without streaming until it ends, and arrives whole once committed.
 #[tokio::test]
 async fn a_transaction_unwound_while_written_is_not_streamed_again_while_it_runs() {
-    let test = "stream_unwound_once";
-    let (dbs, files, producer, consumer) = stream_bank(test, "1200", PATIENT).await;
-    let log = files.write("producer.log", "");
-    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
-    maskbus(&["run", "--config", &consumer, "--once"]).success();
-    let dst = connect(&dbs.url("dst")).await;
-    let bus = connect(&dbs.url("bus")).await;
-    let mut follower = Background::spawn(&["run", "--config", &consumer]);
-    let src = source_session(&dbs).await;
-    let other = source_session(&dbs).await;
+    let (bank, dst, bus, src) = Written::start("stream_unwound_once", PATIENT).await;
+    let other = source_session(&bank.dbs).await;
     let first = rows_where(&src, "id <= 5000").await;
     let second = rows_where(&src, "id > 5000 AND id <= 9000").await;
     let last = rows_where(&src, "true").await;
@@ -913,18 +922,7 @@ async fn a_transaction_unwound_while_written_is_not_streamed_again_while_it_runs
         marked(&dst).await == first + second
     })
     .await;
-    follower.kill9();
-    assert_target_is_masked_source(&dbs).await;
-    maskbus(&[
-        "slot",
-        "drop",
-        &format!("maskbus_{test}"),
-        "--config",
-        &producer,
-    ])
-    .success();
-    producer_run.kill9();
-    let logged = std::fs::read_to_string(&log).unwrap();
+    let logged = bank.finish().await;
     assert_eq!(unwinds(&logged), 1, "{logged}");
 }
 
@@ -934,21 +932,12 @@ async fn a_transaction_unwound_while_written_is_not_streamed_again_while_it_runs
 /// what commits beside it, and the transaction arrives whole once committed.
 #[tokio::test]
 async fn a_writer_idle_inside_a_large_transaction_has_it_sent_whole_once_committed() {
-    let test = "stream_writer_idle";
-    let (dbs, files, producer, consumer) = stream_bank(
-        test,
-        "1200",
-        "follow_interval = \"100ms\"\nrequest_timeout = \"4s\"",
+    let (bank, dst, bus, src) = Written::start(
+        "stream_writer_idle",
+        "follow_interval = \"100ms\"\nrequest_timeout = \"8s\"",
     )
     .await;
-    let log = files.write("producer.log", "");
-    let mut producer_run = Background::spawn_logged(&["run", "--config", &producer], &log);
-    maskbus(&["run", "--config", &consumer, "--once"]).success();
-    let dst = connect(&dbs.url("dst")).await;
-    let bus = connect(&dbs.url("bus")).await;
-    let mut follower = Background::spawn(&["run", "--config", &consumer]);
-    let src = source_session(&dbs).await;
-    let other = source_session(&dbs).await;
+    let other = source_session(&bank.dbs).await;
     let big = rows_where(&src, "id <= 6000").await;
     let last = rows_where(&src, "true").await;
     src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
@@ -960,7 +949,7 @@ async fn a_writer_idle_inside_a_large_transaction_has_it_sent_whole_once_committ
     .await;
     // The writer now idles in its transaction, while keepalives keep coming.
     wait_until("the producer unwinding it", || async {
-        std::fs::read_to_string(&log)
+        std::fs::read_to_string(&bank.log)
             .unwrap()
             .contains("the source paused")
     })
@@ -977,18 +966,7 @@ async fn a_writer_idle_inside_a_large_transaction_has_it_sent_whole_once_committ
         marked(&dst).await == big
     })
     .await;
-    follower.kill9();
-    assert_target_is_masked_source(&dbs).await;
-    maskbus(&[
-        "slot",
-        "drop",
-        &format!("maskbus_{test}"),
-        "--config",
-        &producer,
-    ])
-    .success();
-    producer_run.kill9();
-    let logged = std::fs::read_to_string(&log).unwrap();
+    let logged = bank.finish().await;
     assert_eq!(unwinds(&logged), 1, "{logged}");
 }
 

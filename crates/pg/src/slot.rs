@@ -403,16 +403,26 @@ impl Horizon {
     }
 
     /// Whether the transaction with (32-bit) id `xid`, as the replication protocol names it,
-    /// was still running: in the snapshot's running set (ids there are 64-bit; two running ones
-    /// never share their low 32 bits). A snapshot that cannot be read counts as running.
+    /// was still running: in the snapshot's running set, or at or after its `xmax` (the set
+    /// lists only ids before it; a transaction newer than every one completed is running, and
+    /// one that ended is always before it). Ids there are 64-bit: compared on their low 32 bits,
+    /// modulo 2^32 as Postgres compares them (a running id is within 2^31 of `xmax`). A snapshot
+    /// that cannot be read counts as running.
     pub fn running(&self, xid: u32) -> bool {
-        let Some(xip) = self.snapshot.splitn(3, ':').nth(2) else {
+        let mut parts = self.snapshot.splitn(3, ':');
+        let (Some(_), Some(xmax), Some(xip)) = (parts.next(), parts.next(), parts.next()) else {
             return true;
         };
-        xip.split(',').filter(|id| !id.is_empty()).any(|id| {
-            id.parse::<u64>()
-                .map_or(true, |full| full & u64::from(u32::MAX) == u64::from(xid))
-        })
+        let Ok(xmax) = xmax.parse::<u64>() else {
+            return true;
+        };
+        // Truncated to 32 bits on purpose: the walsender names transactions so.
+        let at_or_after_xmax = xid.wrapping_sub(xmax as u32) as i32 >= 0;
+        at_or_after_xmax
+            || xip.split(',').filter(|id| !id.is_empty()).any(|id| {
+                id.parse::<u64>()
+                    .map_or(true, |full| full & u64::from(u32::MAX) == u64::from(xid))
+            })
     }
 
     /// A look now may find a commit that a look taken at `earlier` did not.
@@ -468,11 +478,23 @@ mod tests {
         // Listed (64-bit ids compared on their low 32 bits, as a walsender names them).
         assert!(now.running(5));
         assert!(now.running(9));
+        // Ended: before xmax and not listed, or before xmin.
         assert!(!now.running(6));
-        // Nothing running; a snapshot that cannot be read counts as running.
-        assert!(!at("12:12:").running(5));
+        assert!(!now.running(3));
+        // At or after xmax: newer than every transaction completed, so running though not
+        // listed (a quiet source whose one writer is the newest).
+        assert!(now.running(14));
+        assert!(now.running(20));
+        assert!(at("12:12:").running(12));
+        assert!(!at("12:12:").running(11));
+        // Around the wrap of the 32-bit ids.
+        let wrapped = at("4294967290:4294967300:");
+        assert!(!wrapped.running(u32::MAX - 1));
+        assert!(wrapped.running(4));
+        // A snapshot that cannot be read counts as running.
         assert!(at("garbled").running(5));
         assert!(at("1:2:x").running(5));
+        assert!(at("1:x:").running(5));
     }
 
     #[test]

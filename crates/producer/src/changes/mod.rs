@@ -149,20 +149,18 @@ struct Question<'a> {
     asked_at: Lsn,
     /// How long the consumer waits for a reply before it gives the answer up.
     patience: std::time::Duration,
+    /// When the question reached the feed (before it waited for an answer in progress).
+    arrived: tokio::time::Instant,
 }
 
 impl Question<'_> {
-    /// When the next reply of an answer begun at `started` is due, the last having gone at
-    /// `last` (if one has): the consumer's patience counts from its question for the first
-    /// (a long poll's wait, at most half of it, may have passed before a transaction begins),
-    /// and from its asking for the next after it applied a reply.
-    fn reply_due(
-        &self,
-        started: tokio::time::Instant,
-        last: Option<tokio::time::Instant>,
-    ) -> tokio::time::Instant {
+    /// When the next reply is due, the last having gone at `last` (if one has): the consumer's
+    /// patience counts from its question for the first (a long poll's wait, at most half of
+    /// it, may have passed before a transaction begins), and from its asking for the next
+    /// after it applied a reply.
+    fn reply_due(&self, last: Option<tokio::time::Instant>) -> tokio::time::Instant {
         match last {
-            None => started + self.patience * 3 / 4,
+            None => self.arrived + self.patience * 3 / 4,
             Some(last) => last + self.patience / 2,
         }
     }
@@ -251,6 +249,7 @@ impl ChangeFeed {
         patience: Option<std::time::Duration>,
         mut early: Option<&mut EarlyReplies>,
     ) -> Vec<Reply> {
+        let arrived = tokio::time::Instant::now();
         let mut guard = self.client.lock().await;
         let outcome = async {
             let client = match guard.take() {
@@ -281,6 +280,7 @@ impl ChangeFeed {
                         wait,
                         asked_at,
                         patience: patience.map_or(PATIENCE, |p| p.max(PATIENCE_LEAST)),
+                        arrived,
                     };
                     let streaming = self.streaming
                         && self
@@ -377,13 +377,15 @@ impl ChangeFeed {
             let now = tokio::time::Instant::now();
             let whole = live.backlog.whole();
             // A transaction still arriving, being written: nothing of it for half the
-            // consumer's patience, and it is sent whole once committed (keepalives come while
-            // the writer idles: they do not count).
+            // consumer's patience, or no reply by the time the first is due (without a
+            // pipeline), and it is sent whole once committed (keepalives come while the writer
+            // idles: they do not count).
             let writing = live
                 .stream
                 .writing()
                 .filter(|_| live.backlog.held() > whole);
-            if let Some(xid) = writing.filter(|_| now >= last_data + question.patience / 2) {
+            let pause_at = (last_data + question.patience / 2).min(question.reply_due(None));
+            if let Some(xid) = writing.filter(|_| now >= pause_at) {
                 self.unwound(live, live.stream.read_to(), PAUSED, &[xid]);
                 unwound = true;
                 break;
@@ -399,7 +401,7 @@ impl ChangeFeed {
                     .first_xid()
                     .is_some_and(|xid| question.join.is_some_and(|s| visible_in(xid, s)));
                 if let (Some(early), false) = (early.as_deref_mut(), passed_over) {
-                    return self.pipeline(live, question, started, early).await;
+                    return self.pipeline(live, question, early).await;
                 }
             }
             if whole >= budget {
@@ -425,7 +427,7 @@ impl ChangeFeed {
             let timeout = if whole > 0 {
                 std::time::Duration::ZERO
             } else if writing.is_some() {
-                (last_data + question.patience / 2).saturating_duration_since(now)
+                pause_at.saturating_duration_since(now)
             } else if arriving {
                 PIPELINE_GAP
             } else if now < deadline {
@@ -500,12 +502,11 @@ impl ChangeFeed {
     /// answer stop before the commit (a table's columns changed, a refusal, the walsender gone),
     /// its last reply says so and the consumer, which applies the replies in one target
     /// transaction, rolls all of it back. One being written that would keep the consumer
-    /// waiting for a reply past its patience (`asked`: when the answer began) is unwound.
+    /// waiting for a reply past its patience is unwound.
     async fn pipeline(
         &self,
         live: &mut Live,
         question: &Question<'_>,
-        asked: tokio::time::Instant,
         early: &mut EarlyReplies,
     ) -> Result<Vec<ChangeReply>, Refusal> {
         let started = tokio::time::Instant::now();
@@ -578,7 +579,7 @@ impl ChangeFeed {
             let now = tokio::time::Instant::now();
             let timeout = match live.stream.writing() {
                 Some(xid) => {
-                    let due = question.reply_due(asked, last_sent);
+                    let due = question.reply_due(last_sent);
                     if now >= due {
                         let at = live.stream.read_to();
                         self.unwound(live, at, PAUSED, &[xid]);
