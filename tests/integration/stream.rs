@@ -729,6 +729,33 @@ impl Written {
     }
 }
 
+/// The bank's transactions as the tests of large transactions split them: ids up to 5000, 5001
+/// to 9000, and all of them.
+async fn seeded_split(src: &Client) -> (i64, i64, i64) {
+    let first = rows_where(src, "id <= 5000").await;
+    let second = rows_where(src, "id > 5000 AND id <= 9000").await;
+    let last = rows_where(src, "true").await;
+    assert!(
+        first > 4000 && second > 2000 && last > 9100,
+        "seeded {first}, {second}, {last}"
+    );
+    (first, second, last)
+}
+
+/// Begins a transaction on `src` that adds a million to the amounts of the rows `ids` names,
+/// and waits until replies of it, sent while written, are on the bus beyond the `sent` before.
+async fn begin_large(src: &Client, bus: &Client, ids: &str, sent: i64) {
+    src.batch_execute(&format!(
+        "BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE {ids}"
+    ))
+    .await
+    .unwrap();
+    wait_until("replies of the open transaction on the bus", || async {
+        early_replies(bus).await > sent
+    })
+    .await;
+}
+
 /// How many times the producer unwound a transaction sent while it was written.
 fn unwinds(logged: &str) -> usize {
     logged
@@ -752,13 +779,7 @@ async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolle
         "the seed has {big} rows of the big update, {last} in all"
     );
     // Rolled back: sent while written, then undone on the target.
-    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
-        .await
-        .unwrap();
-    wait_until("replies of the open transaction on the bus", || async {
-        early_replies(&bus).await > 0
-    })
-    .await;
+    begin_large(&src, &bus, "id <= 6000", 0).await;
     wait_until(
         "the follower applying it before the source commits",
         || async { applying(&dst).await },
@@ -778,14 +799,7 @@ async fn a_large_transaction_is_applied_while_the_source_writes_it_and_one_rolle
     );
     // Committed: arrives whole.
     let sent = early_replies(&bus).await;
-    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
-        .await
-        .unwrap();
-    wait_until(
-        "replies of the second open transaction on the bus",
-        || async { early_replies(&bus).await > sent },
-    )
-    .await;
+    begin_large(&src, &bus, "id <= 6000", sent).await;
     assert_eq!(
         marked(&dst).await,
         0,
@@ -815,21 +829,9 @@ async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it
 ) {
     let (bank, dst, bus, src) = Written::start("stream_unwound", PATIENT).await;
     let other = source_session(&bank.dbs).await;
-    let first = rows_where(&src, "id <= 5000").await;
-    let second = rows_where(&src, "id > 5000 AND id <= 9000").await;
-    let last = rows_where(&src, "true").await;
-    assert!(
-        first > 4000 && second > 2000 && last > 9100,
-        "seeded {first}, {second}, {last}"
-    );
+    let (first, second, last) = seeded_split(&src).await;
     // Another transaction commits while a large one is being sent.
-    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 5000")
-        .await
-        .unwrap();
-    wait_until("replies of the open transaction on the bus", || async {
-        early_replies(&bus).await > 0
-    })
-    .await;
+    begin_large(&src, &bus, "id <= 5000", 0).await;
     mark_one(&other, last).await;
     wait_until("the other commit applied", || async {
         shows_mark(&dst, last).await
@@ -886,20 +888,8 @@ async fn a_commit_or_a_savepoint_rolled_back_inside_a_large_transaction_sends_it
 async fn a_transaction_unwound_while_written_is_not_streamed_again_while_it_runs() {
     let (bank, dst, bus, src) = Written::start("stream_unwound_once", PATIENT).await;
     let other = source_session(&bank.dbs).await;
-    let first = rows_where(&src, "id <= 5000").await;
-    let second = rows_where(&src, "id > 5000 AND id <= 9000").await;
-    let last = rows_where(&src, "true").await;
-    assert!(
-        first > 4000 && second > 2000 && last > 9100,
-        "seeded {first}, {second}, {last}"
-    );
-    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 5000")
-        .await
-        .unwrap();
-    wait_until("replies of the open transaction on the bus", || async {
-        early_replies(&bus).await > 0
-    })
-    .await;
+    let (first, second, last) = seeded_split(&src).await;
+    begin_large(&src, &bus, "id <= 5000", 0).await;
     // Unwound by a commit beside it; the consumer then moves past that commit, and another.
     for id in [last, last - 1] {
         mark_one(&other, id).await;
@@ -943,13 +933,7 @@ async fn a_writer_idle_inside_a_large_transaction_has_it_sent_whole_once_committ
     let other = source_session(&bank.dbs).await;
     let big = rows_where(&src, "id <= 6000").await;
     let last = rows_where(&src, "true").await;
-    src.batch_execute("BEGIN; UPDATE transactions SET amount = amount + 1000000 WHERE id <= 6000")
-        .await
-        .unwrap();
-    wait_until("replies of the open transaction on the bus", || async {
-        early_replies(&bus).await > 0
-    })
-    .await;
+    begin_large(&src, &bus, "id <= 6000", 0).await;
     // The writer now idles in its transaction, while keepalives keep coming.
     wait_until("the producer unwinding it", || async {
         std::fs::read_to_string(&bank.log)
