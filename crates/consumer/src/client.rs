@@ -231,6 +231,12 @@ pub struct Answer<'a> {
     attempt: Option<u32>,
 }
 
+/// A change request's `patience_ms`: how long the consumer waits for a reply (its request
+/// timeout), within which a producer sends a transaction being written, or gives it up.
+pub fn patience_ms(timeout: Duration) -> u32 {
+    u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX)
+}
+
 /// How many times a request that gets no reply at all is sent.
 const TRIES: u32 = 3;
 

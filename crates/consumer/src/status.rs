@@ -305,7 +305,7 @@ pub async fn status(
                     join: join.map(Snapshot),
                     limit: 1,
                     wait_ms: None,
-                    patience_ms: None,
+                    patience_ms: Some(crate::client::patience_ms(asking.request_timeout)),
                 };
                 if let Ok(replies) = asker.ask(&request).await {
                     let answered: Vec<_> = replies

@@ -279,7 +279,7 @@ impl<'a> Follower<'a> {
             limit: (config.page_size * config.pages_per_request).min(MAX_CHANGE_ROWS),
             wait_ms: (!wait.is_zero())
                 .then(|| wait.as_millis().min(u128::from(MAX_CHANGE_WAIT_MS)) as u32),
-            patience_ms: Some(config.request_timeout.as_millis().min(u128::from(u32::MAX)) as u32),
+            patience_ms: Some(crate::client::patience_ms(config.request_timeout)),
         };
         self.consumer
             .asker()

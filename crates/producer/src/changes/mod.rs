@@ -288,12 +288,11 @@ impl ChangeFeed {
                             .streams(after.0, |xid| first.running(xid), asked_at);
                     // A walsender opened without streaming after an unwind gives way, once the
                     // unwound transactions have ended and the consumer is past them, to one
-                    // that streams (the slot moved to what the consumer confirmed first).
+                    // that streams (started after what the consumer confirmed, as any).
                     if streaming && live.as_ref().is_some_and(|open| !open.stream.streams()) {
                         if let Some(plain) = live.take() {
                             plain.stream.close().await;
                         }
-                        self.slot.advance(self.target(), client, after.0).await?;
                     }
                     if live.is_none() && self.walsender_allowed() {
                         match SlotStream::open(self.target(), &self.slot, after.0, streaming)
