@@ -10,6 +10,7 @@
 pub use maskbus_model::Role;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -236,6 +237,32 @@ pub struct Key {
 }
 
 impl Key {
+    /// A text key: it reads as a `String`.
+    const fn text(name: &'static str, env: &'static str, takes: Takes) -> Typed<String> {
+        Typed::of(Key::new(name, env, takes, Kind::Text))
+    }
+
+    /// A count key within `low` to `high`: it reads as a `u32`.
+    const fn count(
+        name: &'static str,
+        env: &'static str,
+        takes: Takes,
+        low: u32,
+        high: u32,
+    ) -> Typed<u32> {
+        Typed::of(Key::new(name, env, takes, Kind::Count(low, high)))
+    }
+
+    /// A duration key: it reads as a `Duration`.
+    const fn duration(name: &'static str, env: &'static str, takes: Takes) -> Typed<Duration> {
+        Typed::of(Key::new(name, env, takes, Kind::Duration))
+    }
+
+    /// A flag key: it reads as a `bool`.
+    const fn flag(name: &'static str, env: &'static str, takes: Takes) -> Typed<bool> {
+        Typed::of(Key::new(name, env, takes, Kind::Flag))
+    }
+
     const fn new(name: &'static str, env: &'static str, takes: Takes, kind: Kind) -> Key {
         Key {
             name,
@@ -246,21 +273,6 @@ impl Key {
             doc: "",
             forbidden_elsewhere: None,
         }
-    }
-
-    const fn default(mut self, value: &'static str) -> Key {
-        self.default = value;
-        self
-    }
-
-    const fn doc(mut self, doc: &'static str) -> Key {
-        self.doc = doc;
-        self
-    }
-
-    const fn guarded(mut self, why: &'static str) -> Key {
-        self.forbidden_elsewhere = Some(why);
-        self
     }
 
     /// Who takes the key, in words.
@@ -283,84 +295,151 @@ impl Key {
     }
 }
 
-use Kind::{Count, Duration as Dur, Flag, Text};
+/// A key read as `T`, the type of its kind, or `None` when neither the file nor the environment
+/// sets it. Only its kind's constructor in the key table makes one (`Key::count` a `Typed<u32>`),
+/// so the type read and the kind checked cannot differ.
+#[derive(Debug)]
+pub struct Typed<T> {
+    pub key: Key,
+    of: PhantomData<fn() -> T>,
+}
+
+/// A key with a default: it reads as `T` itself, never `None` (a test parses every default
+/// under its key's kind, so a read never falls back to 0).
+#[derive(Debug)]
+pub struct Defaulted<T> {
+    pub key: Key,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T> Typed<T> {
+    const fn of(key: Key) -> Self {
+        Typed {
+            key,
+            of: PhantomData,
+        }
+    }
+
+    /// The value when neither the file nor the environment sets one, as the file would write it.
+    const fn default(self, value: &'static str) -> Defaulted<T> {
+        let mut key = self.key;
+        key.default = value;
+        Defaulted {
+            key,
+            of: PhantomData,
+        }
+    }
+
+    const fn doc(self, doc: &'static str) -> Self {
+        let mut key = self.key;
+        key.doc = doc;
+        Typed::of(key)
+    }
+
+    const fn guarded(self, why: &'static str) -> Self {
+        let mut key = self.key;
+        key.forbidden_elsewhere = Some(why);
+        Typed::of(key)
+    }
+}
+
+impl<T> Defaulted<T> {
+    const fn doc(self, doc: &'static str) -> Self {
+        let mut key = self.key;
+        key.doc = doc;
+        Defaulted {
+            key,
+            of: PhantomData,
+        }
+    }
+}
+
 use Takes::{Both, Consumer as ForConsumer, Producer as ForProducer};
 
-/// Every config key.
-pub const KEYS: &[Key] = &[
-    Key::new("role", "MASKBUS_ROLE", Both, Text)
-        .doc("`producer` or `consumer`: which of the two this process is (required)"),
-    Key::new("bus_url", "MASKBUS_BUS_URL", Both, Text)
-        .doc("the bus database, as this role's own database role (required)"),
-    Key::new("source_url", "MASKBUS_SOURCE_URL", ForProducer, Text)
+/// Makes each key a constant, read through its type, and lists them all in [`KEYS`]: a key
+/// cannot be defined and left out of the file, the environment or the reference.
+macro_rules! keys {
+    ($($name:ident: $typed:ty = $key:expr;)*) => {
+        /// Every config key, in the reference's order.
+        pub const KEYS: &[Key] = &[$($name.key),*];
+        $(pub const $name: $typed = $key;)*
+    };
+}
+
+keys! {
+    ROLE: Typed<String> = Key::text("role", "MASKBUS_ROLE", Both)
+        .doc("`producer` or `consumer`: which of the two this process is (required)");
+    BUS_URL: Typed<String> = Key::text("bus_url", "MASKBUS_BUS_URL", Both)
+        .doc("the bus database, as this role's own database role (required)");
+    SOURCE_URL: Typed<String> = Key::text("source_url", "MASKBUS_SOURCE_URL", ForProducer)
         .doc("production, read-only (required)")
-        .guarded("the consumer must never be able to reach production; it gets masked rows over the bus"),
-    Key::new("policy", "MASKBUS_POLICY", ForProducer, Text)
+        .guarded("the consumer must never be able to reach production; it gets masked rows over the bus");
+    POLICY: Typed<String> = Key::text("policy", "MASKBUS_POLICY", ForProducer)
         .doc("the masking policy file (required; `maskbus policy init` proposes one)")
-        .guarded("masking happens on the producer, never on the consumer"),
-    Key::new("pseudonym_key", "MASKBUS_PSEUDONYM_KEY", ForProducer, Text)
+        .guarded("masking happens on the producer, never on the consumer");
+    PSEUDONYM_KEY: Typed<String> = Key::text("pseudonym_key", "MASKBUS_PSEUDONYM_KEY", ForProducer)
         .doc("the secret of keyed pseudonyms, 32 bytes or more (`maskbus key new`); better in the environment")
-        .guarded("the key that makes pseudonyms unguessable stays with the producer"),
-    Key::new("target_url", "MASKBUS_TARGET_URL", ForConsumer, Text)
+        .guarded("the key that makes pseudonyms unguessable stays with the producer");
+    TARGET_URL: Typed<String> = Key::text("target_url", "MASKBUS_TARGET_URL", ForConsumer)
         .doc("the test database the consumer fills (required)")
-        .guarded("the producer reads production and must not know where the test database is"),
-    Key::new("mailbox", "MASKBUS_MAILBOX", Both, Text)
-        .doc("the mailbox this role claims from: `maskbus.producer`; `maskbus.consumer` (`maskbus.consumer.N` for worker N of several)"),
-    Key::new("slot", "MASKBUS_SLOT", ForProducer, Text)
-        .doc("the logical replication slot (and publication) of the change stream; no stream without it"),
-    Key::new("stream_while_written", "MASKBUS_STREAM_WHILE_WRITTEN", ForProducer, Flag)
+        .guarded("the producer reads production and must not know where the test database is");
+    MAILBOX: Typed<String> = Key::text("mailbox", "MASKBUS_MAILBOX", Both)
+        .doc("the mailbox this role claims from: `maskbus.producer`; `maskbus.consumer` (`maskbus.consumer.N` for worker N of several)");
+    SLOT: Typed<String> = Key::text("slot", "MASKBUS_SLOT", ForProducer)
+        .doc("the logical replication slot (and publication) of the change stream; no stream without it");
+    STREAM_WHILE_WRITTEN: Defaulted<bool> = Key::flag("stream_while_written", "MASKBUS_STREAM_WHILE_WRITTEN", ForProducer)
         .default("true")
-        .doc("send a large source transaction to the consumer while the source writes it (pgoutput streaming; rolled back on the target if the source rolls it back), not once it commits"),
-    Key::new("subsets", "MASKBUS_SUBSETS", ForProducer, Text)
+        .doc("send a large source transaction to the consumer while the source writes it (pgoutput streaming; rolled back on the target if the source rolls it back), not once it commits");
+    SUBSETS: Typed<String> = Key::text("subsets", "MASKBUS_SUBSETS", ForProducer)
         .doc("the subsets file: named subsets and virtual foreign keys a consumer may ask for")
-        .guarded("subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name"),
-    Key::new("mode", "MASKBUS_MODE", ForConsumer, Text)
+        .guarded("subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name");
+    MODE: Defaulted<String> = Key::text("mode", "MASKBUS_MODE", ForConsumer)
         .default("watermark")
-        .doc("`watermark` (passes by source snapshot) or `stream` (the producer's change stream, deletes too)"),
-    Key::new("metrics_addr", "MASKBUS_METRICS_ADDR", Both, Text)
-        .doc("serve `/metrics` and `/health` on this address (`127.0.0.1:9187`); none when unset"),
-    Key::new("audit_max_age", "MASKBUS_AUDIT_MAX_AGE", Both, Dur)
+        .doc("`watermark` (passes by source snapshot) or `stream` (the producer's change stream, deletes too)");
+    METRICS_ADDR: Typed<String> = Key::text("metrics_addr", "MASKBUS_METRICS_ADDR", Both)
+        .doc("serve `/metrics` and `/health` on this address (`127.0.0.1:9187`); none when unset");
+    AUDIT_MAX_AGE: Defaulted<Duration> = Key::duration("audit_max_age", "MASKBUS_AUDIT_MAX_AGE", Both)
         .default("24h")
-        .doc("`/health` fails, and `status` says STALE, when a message has waited longer for the wire audit"),
-    Key::new("subset", "MASKBUS_SUBSET", ForConsumer, Text)
-        .doc("sync only this subset of the producer's (watermark mode)"),
-    Key::new("producer_mailbox", "MASKBUS_PRODUCER_MAILBOX", ForConsumer, Text)
-        .default("maskbus.producer")
-        .doc("the producer's mailbox, where requests go"),
-    Key::new("page_size", "MASKBUS_PAGE_SIZE", ForConsumer, Count(1, maskbus_protocol::MAX_PAGE_ROWS))
+        .doc("`/health` fails, and `status` says STALE, when a message has waited longer for the wire audit");
+    SUBSET: Typed<String> = Key::text("subset", "MASKBUS_SUBSET", ForConsumer)
+        .doc("sync only this subset of the producer's (watermark mode)");
+    PRODUCER_MAILBOX: Defaulted<String> = Key::text("producer_mailbox", "MASKBUS_PRODUCER_MAILBOX", ForConsumer)
+        .default(DEFAULT_PRODUCER_MAILBOX)
+        .doc("the producer's mailbox, where requests go");
+    PAGE_SIZE: Defaulted<u32> = Key::count("page_size", "MASKBUS_PAGE_SIZE", ForConsumer, 1, maskbus_protocol::MAX_PAGE_ROWS)
         .default("1000")
-        .doc("rows a page reply carries at most (and 8 MiB); each page is one bus message, so larger pages cost the bus less per row"),
-    Key::new("pages_per_request", "MASKBUS_PAGES_PER_REQUEST", ForConsumer, Count(1, maskbus_protocol::MAX_PAGES_PER_REQUEST))
+        .doc("rows a page reply carries at most (and 8 MiB); each page is one bus message, so larger pages cost the bus less per row");
+    PAGES_PER_REQUEST: Defaulted<u32> = Key::count("pages_per_request", "MASKBUS_PAGES_PER_REQUEST", ForConsumer, 1, maskbus_protocol::MAX_PAGES_PER_REQUEST)
         .default("16")
-        .doc("consecutive page replies one request asks for: with `page_size`, how many rows each agent holds in memory for one answer"),
-    Key::new("streams", "MASKBUS_STREAMS", ForConsumer, Count(0, maskbus_protocol::MAX_STREAMS))
+        .doc("consecutive page replies one request asks for: with `page_size`, how many rows each agent holds in memory for one answer");
+    STREAMS: Defaulted<u32> = Key::count("streams", "MASKBUS_STREAMS", ForConsumer, 0, maskbus_protocol::MAX_STREAMS)
         .default("0")
-        .doc("key ranges a large table's first pass is read and loaded in side by side, each its own page stream and target connection; `0`: one per two cores of this machine, 1 to 4"),
-    Key::new("range_rows", "MASKBUS_RANGE_ROWS", ForConsumer, Count(1, 1 << 30))
+        .doc("key ranges a large table's first pass is read and loaded in side by side, each its own page stream and target connection; `0`: one per two cores of this machine, 1 to 4");
+    RANGE_ROWS: Defaulted<u32> = Key::count("range_rows", "MASKBUS_RANGE_ROWS", ForConsumer, 1, 1 << 30)
         .default("50000")
-        .doc("the fewest rows a range holds: a table with fewer than twice this many is read in one"),
-    Key::new("follow_interval", "MASKBUS_FOLLOW_INTERVAL", ForConsumer, Dur)
+        .doc("the fewest rows a range holds: a table with fewer than twice this many is read in one");
+    FOLLOW_INTERVAL: Defaulted<Duration> = Key::duration("follow_interval", "MASKBUS_FOLLOW_INTERVAL", ForConsumer)
         .default("10s")
-        .doc("without `--once`, the pause between passes (stream: the longest an idle round waits at the producer)"),
-    Key::new("request_timeout", "MASKBUS_REQUEST_TIMEOUT", ForConsumer, Dur)
+        .doc("without `--once`, the pause between passes (stream: the longest an idle round waits at the producer)");
+    REQUEST_TIMEOUT: Defaulted<Duration> = Key::duration("request_timeout", "MASKBUS_REQUEST_TIMEOUT", ForConsumer)
         .default("30s")
-        .doc("ask again after this long without a reply"),
-    Key::new("all_or_nothing", "MASKBUS_ALL_OR_NOTHING", ForConsumer, Flag)
+        .doc("ask again after this long without a reply");
+    ALL_OR_NOTHING: Defaulted<bool> = Key::flag("all_or_nothing", "MASKBUS_ALL_OR_NOTHING", ForConsumer)
         .default("false")
-        .doc("stop at the first table that cannot be synced (else it is reported and the others go on)"),
-    Key::new("disable_triggers", "MASKBUS_DISABLE_TRIGGERS", ForConsumer, Flag)
+        .doc("stop at the first table that cannot be synced (else it is reported and the others go on)");
+    DISABLE_TRIGGERS: Defaulted<bool> = Key::flag("disable_triggers", "MASKBUS_DISABLE_TRIGGERS", ForConsumer)
         .default("false")
-        .doc("write as `pg_restore --disable-triggers` does (needs superuser or `GRANT SET ON PARAMETER session_replication_role`)"),
-    Key::new("bulk_load", "MASKBUS_BULK_LOAD", ForConsumer, Flag)
+        .doc("write as `pg_restore --disable-triggers` does (needs superuser or `GRANT SET ON PARAMETER session_replication_role`)");
+    BULK_LOAD: Defaulted<bool> = Key::flag("bulk_load", "MASKBUS_BULK_LOAD", ForConsumer)
         .default("true")
-        .doc("load never-synced empty tables as `pg_restore` does: COPY, indexes and foreign keys after"),
-    Key::new("workers", "MASKBUS_WORKERS", ForConsumer, Count(1, MAX_WORKERS))
+        .doc("load never-synced empty tables as `pg_restore` does: COPY, indexes and foreign keys after");
+    WORKERS: Defaulted<u32> = Key::count("workers", "MASKBUS_WORKERS", ForConsumer, 1, MAX_WORKERS)
         .default("1")
-        .doc("consumer processes sharing this target"),
-    Key::new("worker", "MASKBUS_WORKER", ForConsumer, Count(1, MAX_WORKERS))
+        .doc("consumer processes sharing this target");
+    WORKER: Defaulted<u32> = Key::count("worker", "MASKBUS_WORKER", ForConsumer, 1, MAX_WORKERS)
         .default("1")
-        .doc("which of the `workers` this process is"),
-];
+        .doc("which of the `workers` this process is");
+}
 
 /// The reference of every key, as Markdown (docs/configuration.md is this, checked by a test).
 pub fn reference_markdown() -> String {
@@ -419,12 +498,16 @@ pub struct RawConfig {
 }
 
 impl RawConfig {
-    /// The value set for `name`, or its key's default.
-    fn value(&self, name: &str) -> Option<Value> {
-        if let Some((value, _)) = self.values.get(name) {
+    /// The value of `key`: `Option<T>` for a [`Typed`] key, `T` for a [`Defaulted`] one.
+    fn get<K: Read>(&self, key: K) -> K::Output {
+        key.read(self)
+    }
+
+    /// The value set for `key`, or its default.
+    fn value(&self, key: &Key) -> Option<Value> {
+        if let Some((value, _)) = self.values.get(key.name) {
             return Some(value.clone());
         }
-        let key = KEYS.iter().find(|k| k.name == name)?;
         if key.default.is_empty() {
             return None;
         }
@@ -435,31 +518,67 @@ impl RawConfig {
         )
         .ok()
     }
+}
 
-    fn text(&self, name: &str) -> Option<String> {
-        match self.value(name) {
-            Some(Value::Text(t)) => Some(t),
+/// How a typed key reads from a [`RawConfig`].
+trait Read {
+    type Output;
+    fn read(self, raw: &RawConfig) -> Self::Output;
+}
+
+impl<T: OfKind> Read for Typed<T> {
+    type Output = Option<T>;
+    fn read(self, raw: &RawConfig) -> Option<T> {
+        raw.value(&self.key).and_then(T::of_value)
+    }
+}
+
+impl<T: OfKind + Default> Read for Defaulted<T> {
+    type Output = T;
+    fn read(self, raw: &RawConfig) -> T {
+        // Never the fallback: `every_default_parses_under_its_own_kind` checks each default.
+        raw.value(&self.key)
+            .and_then(T::of_value)
+            .unwrap_or_default()
+    }
+}
+
+/// The Rust type a kind's values read as.
+trait OfKind: Sized {
+    fn of_value(value: Value) -> Option<Self>;
+}
+
+impl OfKind for String {
+    fn of_value(value: Value) -> Option<Self> {
+        match value {
+            Value::Text(t) => Some(t),
             _ => None,
         }
     }
+}
 
-    fn count(&self, name: &str) -> Option<u32> {
-        match self.value(name) {
-            Some(Value::Count(n)) => Some(n),
+impl OfKind for u32 {
+    fn of_value(value: Value) -> Option<Self> {
+        match value {
+            Value::Count(n) => Some(n),
             _ => None,
         }
     }
+}
 
-    fn duration(&self, name: &str) -> Option<Duration> {
-        match self.value(name) {
-            Some(Value::Duration(d)) => Some(d),
+impl OfKind for Duration {
+    fn of_value(value: Value) -> Option<Self> {
+        match value {
+            Value::Duration(d) => Some(d),
             _ => None,
         }
     }
+}
 
-    fn flag(&self, name: &str) -> Option<bool> {
-        match self.value(name) {
-            Some(Value::Flag(b)) => Some(b),
+impl OfKind for bool {
+    fn of_value(value: Value) -> Option<Self> {
+        match value {
+            Value::Flag(b) => Some(b),
             _ => None,
         }
     }
@@ -554,7 +673,7 @@ pub fn resolve(
         let value = check(key, &toml::Value::String(text.clone()), &set_by).map_err(invalid)?;
         raw.values.insert(key.name, (value, set_by));
     }
-    let role = match raw.text("role").as_deref().map(|r| (r, Role::parse(r))) {
+    let role = match raw.get(ROLE).as_deref().map(|r| (r, Role::parse(r))) {
         Some((_, Some(role))) => role,
         Some((other, None)) => {
             return Err(invalid(format!(
@@ -594,34 +713,30 @@ pub fn resolve(
             )),
         });
     }
-    let required = |name: &'static str| {
-        raw.text(name).ok_or_else(|| ConfigError::Missing {
+    let required = |typed: Typed<String>| {
+        let Key { name, env, .. } = typed.key;
+        raw.get(typed).ok_or_else(|| ConfigError::Missing {
             origin: origin.to_string(),
             role: role.name(),
             key: name,
-            env: KEYS
-                .iter()
-                .find(|k| k.name == name)
-                .map_or("MASKBUS_*", |k| k.env),
+            env,
         })
     };
-    let mode = match raw.text("mode") {
-        None => SyncMode::Watermark,
-        Some(text) => SyncMode::parse(&text).ok_or_else(|| {
-            invalid(format!(
-                "mode = {:?}: use {}",
-                maskbus_model::excerpt(&text, 64),
-                SyncMode::NAMES
-            ))
-        })?,
-    };
-    let workers = raw.count("workers").unwrap_or_default();
+    let mode = raw.get(MODE);
+    let mode = SyncMode::parse(&mode).ok_or_else(|| {
+        invalid(format!(
+            "mode = {:?}: use {}",
+            maskbus_model::excerpt(&mode, 64),
+            SyncMode::NAMES
+        ))
+    })?;
+    let workers = raw.get(WORKERS);
     if mode == SyncMode::Stream && workers > 1 {
         return Err(invalid(format!(
             "mode = \"stream\" with workers = {workers}: one consumer applies a change stream, in commit order"
         )));
     }
-    let metrics_addr = match raw.text("metrics_addr") {
+    let metrics_addr = match raw.get(METRICS_ADDR) {
         None => None,
         Some(text) => Some(text.trim().parse::<SocketAddr>().map_err(|_| {
             invalid(format!(
@@ -630,8 +745,8 @@ pub fn resolve(
             ))
         })?),
     };
-    let audit_max_age = raw.duration("audit_max_age").unwrap_or_default();
-    let subset = raw.text("subset");
+    let audit_max_age = raw.get(AUDIT_MAX_AGE);
+    let subset = raw.get(SUBSET);
     if let Some(name) = &subset {
         if !maskbus_protocol::is_plain_name(name) {
             return Err(invalid(format!(
@@ -645,7 +760,7 @@ pub fn resolve(
             )));
         }
     }
-    let worker = raw.count("worker").unwrap_or_default();
+    let worker = raw.get(WORKER);
     if worker > workers {
         return Err(invalid(format!(
             "worker = {worker} but workers = {workers}: workers are numbered 1 to {workers}"
@@ -653,9 +768,9 @@ pub fn resolve(
     }
     Ok(match role {
         Role::Producer => AgentConfig::Producer(ProducerConfig {
-            bus_url: Secret(required("bus_url")?),
-            source_url: Secret(required("source_url")?),
-            policy: raw.text("policy").map(PathBuf::from).ok_or_else(|| {
+            bus_url: Secret(required(BUS_URL)?),
+            source_url: Secret(required(SOURCE_URL)?),
+            policy: raw.get(POLICY).map(PathBuf::from).ok_or_else(|| {
                 invalid(
                     "a producer needs `policy = \"FILE\"` (or MASKBUS_POLICY): the masking policy it serves by; `maskbus policy init` proposes one".to_string(),
                 )
@@ -663,44 +778,41 @@ pub fn resolve(
             // Its strength is judged where the key is used, before anything connects
             // (`maskbus_policy::load`, through `maskbus_mask::PseudonymKey::from_config`).
             pseudonym_key: raw
-                .text("pseudonym_key")
+                .get(PSEUDONYM_KEY)
                 .filter(|k| !k.is_empty())
                 .map(Secret),
             mailbox: raw
-                .text("mailbox")
+                .get(MAILBOX)
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
-            slot: raw.text("slot"),
-            stream_while_written: raw.flag("stream_while_written").unwrap_or(true),
-            subsets: raw.text("subsets").map(PathBuf::from),
+            slot: raw.get(SLOT),
+            stream_while_written: raw.get(STREAM_WHILE_WRITTEN),
+            subsets: raw.get(SUBSETS).map(PathBuf::from),
             metrics_addr,
             audit_max_age,
         }),
         Role::Consumer => AgentConfig::Consumer(ConsumerConfig {
-            bus_url: Secret(required("bus_url")?),
-            target_url: Secret(required("target_url")?),
-            mailbox: raw.text("mailbox").unwrap_or_else(|| {
+            bus_url: Secret(required(BUS_URL)?),
+            target_url: Secret(required(TARGET_URL)?),
+            mailbox: raw.get(MAILBOX).unwrap_or_else(|| {
                 if workers > 1 {
                     format!("{DEFAULT_CONSUMER_MAILBOX}.{worker}")
                 } else {
                     DEFAULT_CONSUMER_MAILBOX.to_string()
                 }
             }),
-            producer_mailbox: raw
-                .text("producer_mailbox").unwrap_or_default(),
-            page_size: raw.count("page_size").unwrap_or_default(),
-            pages_per_request: raw.count("pages_per_request").unwrap_or_default(),
-            streams: match raw.count("streams").unwrap_or_default() {
+            producer_mailbox: raw.get(PRODUCER_MAILBOX),
+            page_size: raw.get(PAGE_SIZE),
+            pages_per_request: raw.get(PAGES_PER_REQUEST),
+            streams: match raw.get(STREAMS) {
                 0 => default_streams(),
                 n => n,
             },
-            range_rows: raw.count("range_rows").unwrap_or_default(),
-            follow_interval: raw
-                .duration("follow_interval").unwrap_or_default(),
-            request_timeout: raw
-                .duration("request_timeout").unwrap_or_default(),
-            all_or_nothing: raw.flag("all_or_nothing").unwrap_or_default(),
-            disable_triggers: raw.flag("disable_triggers").unwrap_or_default(),
-            bulk_load: raw.flag("bulk_load").unwrap_or_default(),
+            range_rows: raw.get(RANGE_ROWS),
+            follow_interval: raw.get(FOLLOW_INTERVAL),
+            request_timeout: raw.get(REQUEST_TIMEOUT),
+            all_or_nothing: raw.get(ALL_OR_NOTHING),
+            disable_triggers: raw.get(DISABLE_TRIGGERS),
+            bulk_load: raw.get(BULK_LOAD),
             workers,
             worker,
             mode,

@@ -261,3 +261,38 @@ fn the_configuration_reference_is_generated_from_the_key_table() {
         "docs/configuration.md is not what the key table says: run `maskbus config keys > docs/configuration.md`"
     );
 }
+
+#[test]
+fn every_default_parses_under_its_own_kind() {
+    // What a `Defaulted` key reads when nothing sets it: a value of its kind, so the typed read
+    // never falls back to 0.
+    let unset = RawConfig::default();
+    for key in KEYS.iter().filter(|k| !k.default.is_empty()) {
+        let value = unset.value(key);
+        assert!(
+            matches!(
+                (key.kind, &value),
+                (Kind::Text, Some(Value::Text(_)))
+                    | (Kind::Count(..), Some(Value::Count(_)))
+                    | (Kind::Duration, Some(Value::Duration(_)))
+                    | (Kind::Flag, Some(Value::Flag(_)))
+            ),
+            "{}: default {:?} reads as {value:?}",
+            key.name,
+            key.default
+        );
+    }
+    assert!(unset.get(STREAM_WHILE_WRITTEN));
+    assert_eq!(unset.get(AUDIT_MAX_AGE), Duration::from_secs(24 * 3600));
+    assert_eq!(unset.get(MODE), "watermark");
+    assert_eq!(unset.get(RANGE_ROWS), 50_000);
+    assert_eq!(unset.get(SLOT), None);
+}
+
+#[test]
+fn every_key_is_listed_once() {
+    for key in KEYS {
+        let times = KEYS.iter().filter(|k| k.name == key.name).count();
+        assert_eq!(times, 1, "{} is listed {times} times in KEYS", key.name);
+    }
+}
