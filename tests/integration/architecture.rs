@@ -23,7 +23,7 @@ const FORBIDDEN: &[&str] = &[
     "chrono",
     "maskbus-pg",
     "maskbus-mailbox",
-    "maskbus-agents",
+    "maskbus-tools",
     "maskbus-bank",
 ];
 

@@ -376,7 +376,7 @@ async fn every_door_of_the_bus_refuses_the_wrong_role() {
     // Forged replies, sent before the consumer asks anything: the sender is the intruder's
     // role whatever the body says, and the consumer refuses them and changes nothing.
     let forged = serde_json::json!({
-        "type": "page", "v": maskbus_agents::protocol::VERSION, "entity": "public.customers",
+        "type": "page", "v": maskbus_protocol::VERSION, "entity": "public.customers",
         "key": ["id"], "columns": ["id", "first_name"], "rows": [["999999", "Forged"]],
         "next_after": ["999999"], "more": false, "since": null, "until": "1:1:", "part": 0, "parts": 1
     });

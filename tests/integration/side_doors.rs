@@ -321,7 +321,7 @@ async fn a_flood_of_page_requests_is_held_to_the_requesters_quota_of_replies() {
     // 250 requests of 10 one-row pages each, in one send: 2,500 replies without a quota, and
     // the intruder never claims them.
     let request = serde_json::json!({
-        "type": "page", "v": maskbus_agents::protocol::VERSION, "entity": "public.customers",
+        "type": "page", "v": maskbus_protocol::VERSION, "entity": "public.customers",
         "limit": 1, "pages": 10
     })
     .to_string();
@@ -364,7 +364,7 @@ async fn a_flood_of_page_requests_is_held_to_the_requesters_quota_of_replies() {
         .await
         .unwrap()
         .get(0);
-    let quota = maskbus_agents::protocol::MAX_PENDING_REPLIES;
+    let quota = maskbus_protocol::MAX_PENDING_REPLIES;
     assert!(pages <= quota, "{pages} page replies stand unacked");
     assert!(refused > 0, "no request was refused over the quota");
     assert_eq!(

@@ -1168,7 +1168,7 @@ fn change_reply(rows: &[&str], part: u32, parts: u32, attempt: u32) -> maskbus_m
     let rows: Vec<Vec<&str>> = rows.iter().map(|row| vec![*row]).collect();
     maskbus_mailbox::body_of(&serde_json::json!({
         "type": "changes",
-        "v": maskbus_agents::protocol::VERSION,
+        "v": maskbus_protocol::VERSION,
         "entity": "public.t",
         "op": "upsert",
         "key": ["id"],
@@ -1185,9 +1185,9 @@ fn change_reply(rows: &[&str], part: u32, parts: u32, attempt: u32) -> maskbus_m
 }
 
 /// The rows of a change reply, to compare.
-fn change_rows(reply: &maskbus_agents::protocol::ReceivedReply) -> Vec<String> {
+fn change_rows(reply: &maskbus_protocol::ReceivedReply) -> Vec<String> {
     match reply {
-        maskbus_agents::protocol::ReceivedReply::Changes(changes) => changes
+        maskbus_protocol::ReceivedReply::Changes(changes) => changes
             .rows
             .iter()
             .map(|row| row.get(0).unwrap_or_default().to_string())
@@ -1222,8 +1222,8 @@ async fn answer_with(
 /// from when the consumer asks for the next part, not from when it read the last.
 #[tokio::test]
 async fn the_replies_of_two_claims_of_one_change_request_are_never_mixed() {
-    use maskbus_agents::consumer::{client::Asker, ConsumerError};
-    use maskbus_agents::protocol::{Request, VERSION};
+    use maskbus_consumer::{client::Asker, ConsumerError};
+    use maskbus_protocol::{Request, VERSION};
     let dbs = TestDatabases::create("st_claims", &["bus", "dst"]).await;
     let bus = maskbus_pg::Target::parse("bus", &dbs.url("bus")).unwrap();
     maskbus_mailbox::install(&bus).await.unwrap();
@@ -1236,8 +1236,8 @@ async fn the_replies_of_two_claims_of_one_change_request_are_never_mixed() {
             dbs.url("dst")
         ),
     );
-    let maskbus_agents::config::AgentConfig::Consumer(config) =
-        maskbus_agents::config::load(std::path::Path::new(&path)).unwrap()
+    let maskbus_config::AgentConfig::Consumer(config) =
+        maskbus_config::load(std::path::Path::new(&path)).unwrap()
     else {
         panic!("a consumer config");
     };

@@ -1,8 +1,8 @@
 //! The agents end to end: rows leave the source masked, cross the bus, land in the target.
 
 use crate::support::*;
-use maskbus_agents::config::{self, AgentConfig};
-use maskbus_agents::tools::Agent;
+use maskbus_config::{self as config, AgentConfig};
+use maskbus_tools::Agent;
 use serde_json::json;
 
 fn synced_rows(run: &Run) -> u64 {

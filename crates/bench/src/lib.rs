@@ -157,13 +157,13 @@ pub async fn measure_audit(bus: &Target, runs: usize) -> anyhow::Result<AuditTri
 
         let started = Instant::now();
         let _: i64 = client
-            .query_one(maskbus_agents::wire_audit::SQL_ONE_LINER, &[])
+            .query_one(maskbus_wire_audit::SQL_ONE_LINER, &[])
             .await?
             .get(0);
         sql.push(started.elapsed());
 
         let started = Instant::now();
-        let report = maskbus_agents::wire_audit::run(
+        let report = maskbus_wire_audit::run(
             bus,
             maskbus_audit::Context::default(),
             false,

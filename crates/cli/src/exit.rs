@@ -41,6 +41,11 @@ impl Exit {
         self as u8
     }
 
+    /// [`Exit::Findings`] when `found`, else [`Exit::Ok`]: a check's verdict.
+    pub fn findings_if(found: bool) -> ExitCode {
+        if found { Exit::Findings } else { Exit::Ok }.into()
+    }
+
     /// What the code means, for people.
     pub fn meaning(self) -> &'static str {
         match self {

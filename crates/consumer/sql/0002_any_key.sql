@@ -1,6 +1,6 @@
 -- Any key, any schema: watermarks are kept per schema-qualified table (public.customers), the
 -- key cursor is the last row's key as text values in key-column order, and foreign keys that
--- close a cycle are staged here until the cycle's rows are all in (see crates/agents/src/plan.rs).
+-- close a cycle are staged here until the cycle's rows are all in (see crates/model/src/plan.rs).
 ALTER TABLE maskbus.sync_state
     ALTER COLUMN after_key TYPE text[]
     USING CASE WHEN after_key IS NULL THEN NULL ELSE ARRAY[after_key::text] END;

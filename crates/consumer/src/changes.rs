@@ -13,6 +13,7 @@
 //! key (a change seen twice changes nothing), deletes by key, a truncate of several tables is
 //! one `TRUNCATE`.
 
+use super::bookkeeping;
 use super::client::Answer;
 use super::pages::{self, EntityPlan};
 use super::target_db::TargetDb;
@@ -166,11 +167,7 @@ impl<'db> ChangeApplier<'db> {
     pub async fn state(&self) -> Result<Option<StreamState>, PgError> {
         let client = self.client().await?;
         let row = client
-            .query_opt(
-                "SELECT started_lsn, applied_lsn, join_snapshot, transactions_applied, rows_applied
-                   FROM maskbus.stream_state",
-                &[],
-            )
+            .query_opt(bookkeeping::STREAM_STATE, &[])
             .await
             .map_err(|e| {
                 self.db
@@ -203,10 +200,7 @@ impl<'db> ChangeApplier<'db> {
         let entities: Vec<&str> = entities.iter().map(String::as_str).collect();
         let client = self.client().await?;
         client
-            .execute(
-                "DELETE FROM maskbus.sync_state WHERE entity = ANY($1)",
-                &[&entities],
-            )
+            .execute(bookkeeping::FORGET_WATERMARKS, &[&entities])
             .await
             .map_err(|e| self.db.target().query_error("forgetting watermarks", &e))?;
         Ok(())
@@ -214,38 +208,25 @@ impl<'db> ChangeApplier<'db> {
 
     /// Records a stream (re)started at `at`: the copy is still to be made.
     pub async fn started(&self, at: Lsn) -> Result<(), PgError> {
-        self.stream_statement(
-            "INSERT INTO maskbus.stream_state (started_lsn, applied_lsn) VALUES ($1, $1)
-             ON CONFLICT (only_row) DO UPDATE
-                SET started_lsn = $1, applied_lsn = $1, join_snapshot = NULL, updated_at = now()",
-            &[&at.to_string()],
-        )
-        .await
+        self.stream_statement(bookkeeping::STREAM_STARTED, &[&at.to_string()])
+            .await
     }
 
     /// Records the snapshot the copy reached: the stream is followed from now on.
     pub async fn joined(&self, snapshot: &Snapshot) -> Result<(), PgError> {
-        self.stream_statement(
-            "UPDATE maskbus.stream_state SET join_snapshot = $1, updated_at = now()",
-            &[&snapshot.0],
-        )
-        .await
+        self.stream_statement(bookkeeping::STREAM_JOINED, &[&snapshot.0])
+            .await
     }
 
     /// Forgets the stream (it was lost): the next round starts it again.
     pub async fn forgotten(&self) -> Result<(), PgError> {
-        self.stream_statement("DELETE FROM maskbus.stream_state", &[])
-            .await
+        self.stream_statement(bookkeeping::FORGET_STREAM, &[]).await
     }
 
     /// Moves the position past transactions that brought nothing to apply.
     pub async fn reached(&self, through: Lsn) -> Result<(), PgError> {
-        self.stream_statement(
-            "UPDATE maskbus.stream_state SET applied_lsn = $1, updated_at = now()
-              WHERE applied_lsn::pg_lsn < $1::text::pg_lsn",
-            &[&through.to_string()],
-        )
-        .await
+        self.stream_statement(bookkeeping::STREAM_REACHED, &[&through.to_string()])
+            .await
     }
 
     async fn stream_statement(
@@ -428,17 +409,12 @@ impl<'db> ChangeApplier<'db> {
         }
         if !forget.is_empty() {
             let entities: Vec<&str> = forget.iter().map(String::as_str).collect();
-            tx.execute(
-                "DELETE FROM maskbus.sync_state WHERE entity = ANY($1)",
-                &[&entities],
-            )
-            .await
-            .map_err(failed("forgetting watermarks".into()))?;
+            tx.execute(bookkeeping::FORGET_WATERMARKS, &[&entities])
+                .await
+                .map_err(failed("forgetting watermarks".into()))?;
         }
         tx.execute(
-            "UPDATE maskbus.stream_state
-                SET applied_lsn = $1, transactions_applied = transactions_applied + $2,
-                    rows_applied = rows_applied + $3, updated_at = now()",
+            bookkeeping::STREAM_APPLIED,
             &[
                 &summary.through.to_string(),
                 &(summary.transactions as i64),

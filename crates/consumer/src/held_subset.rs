@@ -1,6 +1,7 @@
 //! Which subset a target holds: named on its first run, and a later run that asks for another
 //! (or for the whole source, or a subset of a whole copy) is refused before anything is written.
 
+use super::bookkeeping;
 use super::target_db::TargetDb;
 use super::ConsumerError;
 
@@ -30,16 +31,12 @@ pub async fn hold(db: &TargetDb, subset: Option<&str>) -> Result<(), ConsumerErr
     // Until a pass has written something, the target holds nothing and may change its mind
     // (a typo in the subset's name, say).
     let synced: bool = client
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM maskbus.sync_state WHERE synced_until IS NOT NULL OR pass_until IS NOT NULL)
-                     OR EXISTS (SELECT 1 FROM maskbus.stream_state)",
-                &[],
-            )
-            .await
-            .map_err(failed)?
-            .get(0);
+        .query_one(bookkeeping::ANYTHING_SYNCED, &[])
+        .await
+        .map_err(failed)?
+        .get(0);
     let recorded: Option<Option<String>> = client
-        .query_opt("SELECT subset FROM maskbus.target_subset", &[])
+        .query_opt(bookkeeping::HELD_SUBSET, &[])
         .await
         .map_err(failed)?
         .map(|row| row.get(0));
@@ -50,13 +47,7 @@ pub async fn hold(db: &TargetDb, subset: Option<&str>) -> Result<(), ConsumerErr
         _ => subset.map(str::to_string),
     };
     client
-        .execute(
-            "INSERT INTO maskbus.target_subset (subset) VALUES ($1)
-                 ON CONFLICT (only_row) DO UPDATE SET subset = EXCLUDED.subset,
-                     since = CASE WHEN target_subset.subset IS NOT DISTINCT FROM EXCLUDED.subset
-                                  THEN target_subset.since ELSE now() END",
-            &[&held],
-        )
+        .execute(bookkeeping::RECORD_SUBSET, &[&held])
         .await
         .map_err(failed)?;
     match conflict(held.as_deref(), subset) {

@@ -6,6 +6,9 @@
 //!
 //! - [`client`]: the request/reply client over the bus ([`client::Asker`]).
 //! - [`target_db`]: the target database as the consumer opens and reads it ([`TargetDb`]).
+//! - [`bookkeeping`]: the consumer's own SQL over its bookkeeping in the target (schema
+//!   `maskbus`: watermarks, ranges, staged links, lifted objects, the stream position, the subset
+//!   and the schema it holds): the migrations that make those tables and every statement on them.
 //! - [`writer`]: rows into the target ([`writer::PageWriter`]: pages with their watermark in
 //!   one transaction, deferred links, rows deleted by key, sequences).
 //! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
@@ -19,9 +22,10 @@
 //! - [`schema`]: the target's schema made from the served one and kept in step with it
 //!   ([`schema::SchemaSync`]).
 //! - [`verify`]: the consumer's half of verify and repair ([`verify::Verifier`]).
-//! - [`local`]: the back-ends of the consumer's tools ([`local::LocalTools`]: `insert_rows`,
-//!   `query_local`).
-//! - [`status`]: `maskbus status`, read-only; `share`: which worker syncs which table;
+//! - [`local_tools`]: the back-ends of the consumer's own tools ([`local_tools::LocalTools`]:
+//!   `insert_rows`, `query_local`).
+//! - [`status`]: `maskbus status`, read-only; `workers`: which worker syncs which table when
+//!   several share one target, and how they wait for each other's parent tables;
 //!   `held_subset`: the subset a target keeps.
 //!
 //! Each page is upserted by key in one transaction together with the entity's watermark, so a
@@ -31,26 +35,28 @@
 //! close a cycle are written NULL, staged, and set when the pass is through. The target's
 //! sequences are moved past the synced values after each pass.
 
+pub mod bookkeeping;
 pub mod changes;
 pub mod client;
 mod copy;
 mod held_subset;
 pub mod load;
-pub mod local;
+pub mod local_tools;
 pub mod pages;
 mod parents;
 pub mod pass;
 pub mod rebuild;
 pub mod schema;
-mod share;
 pub mod status;
 pub mod stream;
 pub mod target_db;
 pub mod verify;
+mod workers;
 pub mod writer;
 
+pub use bookkeeping::MIGRATIONS;
 pub use pages::{EntityPlan, Skipped, SyncState};
-pub use target_db::{TargetDb, MIGRATIONS};
+pub use target_db::TargetDb;
 
 use client::Asker;
 use maskbus_config::ConsumerConfig;
@@ -86,7 +92,7 @@ pub enum ConsumerError {
     #[error("{entity}: {reason}")]
     Unsupported { entity: String, reason: String },
     #[error("{0}")]
-    Plan(#[from] maskbus_protocol::plan::PlanError),
+    Plan(#[from] maskbus_model::plan::PlanError),
     #[error("{} of {} tables could not be synced: {}", failed.len(), tables, failed.iter().map(|s| format!("{} ({})", s.entity, s.reason)).collect::<Vec<_>>().join("; "))]
     Partial { failed: Vec<Skipped>, tables: usize },
     #[error("the target database {database} holds data (table {table} has rows) and is not a maskbus target: the consumer writes only into an empty copy of the schema, which it marks on its first run. Point target_url at the test database; if this one really is it, run the consumer once with --init-target")]
@@ -158,7 +164,7 @@ impl PassReport {
 
 /// The consumer: its configuration, its client on the bus and its target database. The jobs
 /// it runs each have a type of their own ([`pass::Pass`], [`stream::Follower`],
-/// [`verify::Verifier`], [`local::LocalTools`]).
+/// [`verify::Verifier`], [`local_tools::LocalTools`]).
 pub struct Consumer {
     config: ConsumerConfig,
     asker: Asker,
@@ -237,8 +243,8 @@ impl Consumer {
     }
 
     /// The consumer's tools over its test database.
-    pub fn local(&self) -> local::LocalTools<'_> {
-        local::LocalTools::new(&self.db)
+    pub fn local(&self) -> local_tools::LocalTools<'_> {
+        local_tools::LocalTools::new(&self.db)
     }
 
     /// The entities to sync, in fill order (what the producer serves and the target can take),

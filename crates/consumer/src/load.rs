@@ -9,6 +9,7 @@
 //! when it is through: at the end of every pass, whatever it was, nothing stays lifted unless it
 //! cannot be rebuilt, and then the pass says which object, on which table, and why.
 
+use super::bookkeeping;
 use super::pages::{EntityPlan, Skipped, SyncState};
 use super::rebuild::{EarlyRebuild, Rebuilder};
 use super::target_db::TargetDb;
@@ -171,12 +172,9 @@ impl<'db> BulkLoad<'db> {
         let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
         // Workers sharing a target lift at the same moment, each dropping keys that lock two
         // tables: one at a time, or two of them deadlock and one pass starts again.
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('maskbus.lift'))",
-            &[],
-        )
-        .await
-        .map_err(q("waiting for other workers to finish lifting".into()))?;
+        tx.execute(bookkeeping::LOCK_LIFT, &[])
+            .await
+            .map_err(q("waiting for other workers to finish lifting".into()))?;
         let mut empty: Vec<TableRef> = Vec::new();
         let mut entity_of: BTreeMap<TableRef, &str> = BTreeMap::new();
         for plan in candidates {
@@ -207,9 +205,7 @@ impl<'db> BulkLoad<'db> {
                 .unwrap_or_default()
                 .to_string();
             tx.execute(
-                "INSERT INTO maskbus.lifted (entity, table_schema, table_name, kind, name, definition,
-                     fk_columns, parent_schema, parent_table, parent_columns, fk_nullable, fk_deferrable)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                bookkeeping::RECORD_LIFTED,
                 &[
                     &entity,
                     &object.table.schema,
@@ -268,12 +264,9 @@ impl<'db> BulkLoad<'db> {
         tx.batch_execute(&maskbus_pg::statements::truncate(&tables))
             .await
             .map_err(q)?;
-        tx.execute(
-            "DELETE FROM maskbus.sync_state WHERE entity = ANY($1)",
-            &[&entities],
-        )
-        .await
-        .map_err(q)?;
+        tx.execute(bookkeeping::FORGET_WATERMARKS, &[&entities])
+            .await
+            .map_err(q)?;
         tx.commit().await.map_err(q)
     }
 }

@@ -4,7 +4,7 @@
 
 use super::ConsumerError;
 use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
-use maskbus_protocol::plan::FillPlan;
+use maskbus_model::plan::FillPlan;
 use maskbus_protocol::{KeyCursor, ReceivedPage, ReceivedReply, Request};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -23,7 +23,7 @@ pub struct EntityPlan {
     pub parents: Vec<ForeignKey>,
     /// Foreign keys to tables the producer does not serve: their rows must already be there.
     pub outside: Vec<ForeignKey>,
-    /// Columns written NULL first and set once the entity's cycle is in (see [`maskbus_protocol::plan`]).
+    /// Columns written NULL first and set once the entity's cycle is in (see [`maskbus_model::plan`]).
     pub deferred: Vec<String>,
     /// The group of tables this one is filled together with, in one transaction (a cycle of
     /// deferrable NOT NULL links), by index.
@@ -54,7 +54,7 @@ pub fn entity_plans(
     keys: &BTreeMap<String, Vec<String>>,
     tables: &[TableInfo],
     fks: &[ForeignKey],
-) -> Result<(Vec<EntityPlan>, Vec<Skipped>), maskbus_protocol::plan::PlanError> {
+) -> Result<(Vec<EntityPlan>, Vec<Skipped>), maskbus_model::plan::PlanError> {
     let mut plans: BTreeMap<TableRef, EntityPlan> = BTreeMap::new();
     let mut skipped = Vec::new();
     for entity in offered {
@@ -104,7 +104,7 @@ pub fn entity_plans(
         order,
         deferred,
         together,
-    } = maskbus_protocol::plan::fill_plan(&served, fks)?;
+    } = maskbus_model::plan::fill_plan(&served, fks)?;
     for (index, group) in together.iter().enumerate() {
         for table in group {
             if let Some(plan) = plans.get_mut(table) {

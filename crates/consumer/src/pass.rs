@@ -552,7 +552,7 @@ impl<'a> Pass<'a> {
         skipped: Vec<Skipped>,
     ) -> Result<PassReport, ConsumerError> {
         // With several workers on one target, this one syncs its share of the tables only.
-        let share = super::share::assign(&plans, self.config.workers);
+        let share = super::workers::assign(&plans, self.config.workers);
         let me = self.config.worker.saturating_sub(1);
         self.mine = share.iter().map(|&w| w == me).collect();
         self.plans = plans;
@@ -647,7 +647,7 @@ impl<'a> Pass<'a> {
             }
             if !self.states.contains_key(&plan.entity) {
                 let patience = self.config.request_timeout;
-                super::share::wait_for_parents(
+                super::workers::wait_for_parents(
                     self.db,
                     &self.plans,
                     &self.mine,
@@ -716,7 +716,7 @@ impl<'a> Pass<'a> {
         self.writer.move_sequences(&owned).await?;
         if self.config.workers > 1 {
             self.report.parents_fetched +=
-                super::share::fetch_parents_of_orphans(self.db, &self.parents(), &my_entities)
+                super::workers::fetch_parents_of_orphans(self.db, &self.parents(), &my_entities)
                     .await?;
         }
         // What a load lifted (in this pass, or in one cut short before it) is rebuilt now; with

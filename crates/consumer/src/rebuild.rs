@@ -9,6 +9,7 @@
 //! Whatever it has not rebuilt when the pass ends is rebuilt by [`Rebuilder::restore_lifted`]
 //! with the foreign keys.
 
+use super::bookkeeping;
 use super::pages::Skipped;
 use super::target_db::TargetDb;
 use maskbus_pg::bulk::{Lifted, LiftedKind};
@@ -40,13 +41,7 @@ impl Rebuilder {
     pub async fn lifted(&self) -> Result<Vec<(String, Lifted)>, PgError> {
         let client = self.client().await?;
         let rows = client
-            .query(
-                "SELECT entity, table_schema, table_name, kind, name, definition,
-                        fk_columns, parent_schema, parent_table, parent_columns, fk_nullable, fk_deferrable
-                   FROM maskbus.lifted
-                  ORDER BY kind = 'foreign key', entity, name",
-                &[],
-            )
+            .query(bookkeeping::LIFTED, &[])
             .await
             .map_err(|e| self.target.query_error("reading maskbus.lifted", &e))?;
         Ok(rows
@@ -142,7 +137,7 @@ impl Rebuilder {
             let tx = client.transaction().await?;
             let claimed = tx
                 .execute(
-                    "DELETE FROM maskbus.lifted WHERE entity = $1 AND kind = $2 AND name = $3",
+                    bookkeeping::CLAIM_LIFTED,
                     &[&entity, &object.kind.as_str(), &object.name],
                 )
                 .await?;

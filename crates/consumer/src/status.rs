@@ -9,6 +9,7 @@
 //! whether changes wait after the applied position. The verdict ([`StatusReport::verdict`]) is
 //! pure and decides the exit code.
 
+use super::bookkeeping;
 use super::client::Asker;
 use super::ConsumerError;
 use maskbus_config::{ConsumerConfig, SyncMode};
@@ -160,7 +161,7 @@ pub async fn status(
     let target = &target;
     let read = |what: &'static str| move |e: tokio_postgres::Error| target.query_error(what, &e);
     report.is_target = client
-        .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+        .query_one(bookkeeping::IS_TARGET, &[])
         .await
         .map_err(read("looking for the maskbus target marker"))?
         .get(0);
@@ -193,10 +194,7 @@ pub async fn status(
     }
     // The subset the target was made with, which is what it holds whatever the config says.
     if let Some(row) = client
-        .query_opt(
-            "SELECT subset FROM maskbus.target_subset WHERE to_regclass('maskbus.target_subset') IS NOT NULL",
-            &[],
-        )
+        .query_opt(bookkeeping::HELD_SUBSET_FOR_STATUS, &[])
         .await
         .ok()
         .flatten()
@@ -204,12 +202,7 @@ pub async fn status(
         report.subset = row.get(0);
     }
     for row in client
-        .query(
-            "SELECT entity, synced_until, pass_until IS NOT NULL,
-                    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
-               FROM maskbus.sync_state ORDER BY entity",
-            &[],
-        )
+        .query(bookkeeping::WATERMARKS_FOR_STATUS, &[])
         .await
         .map_err(read("reading maskbus.sync_state"))?
     {
@@ -234,12 +227,7 @@ pub async fn status(
         .await
         .map_err(read("reading maskbus.schema_state"))?;
     let stream = client
-        .query_opt(
-            "SELECT applied_lsn, join_snapshot, transactions_applied, rows_applied,
-                    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
-               FROM maskbus.stream_state",
-            &[],
-        )
+        .query_opt(bookkeeping::STREAM_FOR_STATUS, &[])
         .await
         .map_err(read("reading maskbus.stream_state"))?;
     let mut stream_position = None;
@@ -331,13 +319,7 @@ pub async fn status(
 pub async fn closed_tables(
     client: &tokio_postgres::Client,
 ) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
-    let rows = client
-        .query(
-            "SELECT key, value FROM maskbus.schema_state, jsonb_each_text(left_out)
-              WHERE to_regclass('maskbus.schema_state') IS NOT NULL ORDER BY key",
-            &[],
-        )
-        .await;
+    let rows = client.query(bookkeeping::CLOSED_TABLES, &[]).await;
     let rows = match rows {
         Ok(rows) => rows,
         // A target migrated before schemas were followed has no such table.

@@ -1,57 +1,20 @@
 //! The target database as the consumer holds it: opened only when it is a maskbus target (or
 //! empty, or adopted by `--init-target`), with the consumer's bookkeeping in schema `maskbus`
-//! (`maskbus.sync_state`, `maskbus.pending_links`, `maskbus.lifted`, `maskbus.stream_state`)
+//! (`maskbus.sync_state`, `maskbus.pending_links`, `maskbus.lifted`, `maskbus.stream_state`, ...)
 //! migrated on open; and what the consumer reads of it: its catalog as entity plans, the
 //! watermarks, another worker's progress, the rows a lifted foreign key leaves without a parent.
 //! The writes are [`crate::writer::PageWriter`]'s, [`crate::load::BulkLoad`]'s and
-//! [`crate::changes::ChangeApplier`]'s.
+//! [`crate::changes::ChangeApplier`]'s. The SQL over the bookkeeping, and its migrations, are in
+//! [`crate::bookkeeping`].
 
+use super::bookkeeping;
 use super::load::ParentProgress;
 use super::pages::{self, EntityPlan, RangeState, Skipped, SyncState};
 use super::rebuild::Rebuilder;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{ForeignKey, Migration, PgError, PgPool, TableInfo, TableRef, Target};
+use maskbus_pg::{ForeignKey, PgError, PgPool, TableInfo, TableRef, Target};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The consumer's own bookkeeping in the target database.
-pub const MIGRATIONS: &[Migration] = &[
-    Migration {
-        component: "sync",
-        name: "0001_sync_state.sql",
-        sql: include_str!("../sql/0001_sync_state.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0002_any_key.sql",
-        sql: include_str!("../sql/0002_any_key.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0003_bulk_load.sql",
-        sql: include_str!("../sql/0003_bulk_load.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0004_stream_state.sql",
-        sql: include_str!("../sql/0004_stream_state.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0005_target_subset.sql",
-        sql: include_str!("../sql/0005_target_subset.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0006_schema_state.sql",
-        sql: include_str!("../sql/0006_schema_state.sql"),
-    },
-    Migration {
-        component: "sync",
-        name: "0007_ranges.sql",
-        sql: include_str!("../sql/0007_ranges.sql"),
-    },
-];
 
 /// The served schema a target last took in.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,7 +85,7 @@ impl TargetDb {
         {
             let client = target.connect().await?;
             let marked: bool = client
-                .query_one("SELECT to_regclass('maskbus.sync_state') IS NOT NULL", &[])
+                .query_one(bookkeeping::IS_TARGET, &[])
                 .await
                 .map_err(|e| target.query_error("looking for the maskbus target marker", &e))?
                 .get(0);
@@ -135,7 +98,7 @@ impl TargetDb {
                 }
             }
         }
-        maskbus_pg::apply_migrations(&target, MIGRATIONS).await?;
+        maskbus_pg::apply_migrations(&target, bookkeeping::MIGRATIONS).await?;
         let pool = PgPool::new(target.clone(), connections.max(3))?;
         Ok(Self { target, pool })
     }
@@ -173,10 +136,7 @@ impl TargetDb {
     pub async fn states(&self) -> Result<BTreeMap<String, SyncState>, PgError> {
         let client = self.client().await?;
         let rows = client
-            .query(
-                "SELECT entity, synced_until, pass_until, after_key, rows_synced FROM maskbus.sync_state",
-                &[],
-            )
+            .query(bookkeeping::WATERMARKS, &[])
             .await
             .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
         Ok(rows
@@ -199,11 +159,7 @@ impl TargetDb {
     pub async fn ranges(&self, entity: &str) -> Result<Vec<RangeState>, PgError> {
         let client = self.client().await?;
         let rows = client
-            .query(
-                "SELECT range_no, until, after_key, through, done, rows_synced
-                   FROM maskbus.sync_ranges WHERE entity = $1 ORDER BY range_no",
-                &[&entity],
-            )
+            .query(bookkeeping::RANGES, &[&entity])
             .await
             .map_err(|e| self.target.query_error("reading maskbus.sync_ranges", &e))?;
         Ok(rows
@@ -232,25 +188,26 @@ impl TargetDb {
         };
         let tx = client.transaction().await.map_err(q("BEGIN"))?;
         tx.execute(
-            "INSERT INTO maskbus.sync_state (entity, pass_until, after_key, rows_synced, updated_at)
-             VALUES ($1, $2, NULL, 0, now())
-             ON CONFLICT (entity) DO UPDATE
-                SET pass_until = EXCLUDED.pass_until, after_key = NULL, updated_at = now()",
+            bookkeeping::BEGIN_RANGED_PASS,
             &[&first.entity, &first.until],
         )
         .await
         .map_err(q("recording the watermark"))?;
-        tx.execute(
-            "DELETE FROM maskbus.sync_ranges WHERE entity = $1",
-            &[&first.entity],
-        )
-        .await
-        .map_err(q("recording the ranges"))?;
+        tx.execute(bookkeeping::FORGET_RANGES, &[&first.entity])
+            .await
+            .map_err(q("recording the ranges"))?;
         for range in ranges {
             tx.execute(
-                "INSERT INTO maskbus.sync_ranges (entity, range_no, until, after_key, through, done, rows_synced)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                &[&range.entity, &range.range_no, &range.until, &range.after_key, &range.through, &range.done, &range.rows_synced],
+                bookkeeping::RECORD_RANGE,
+                &[
+                    &range.entity,
+                    &range.range_no,
+                    &range.until,
+                    &range.after_key,
+                    &range.through,
+                    &range.done,
+                    &range.rows_synced,
+                ],
             )
             .await
             .map_err(q("recording the ranges"))?;
@@ -267,19 +224,20 @@ impl TargetDb {
         };
         let tx = client.transaction().await.map_err(q("BEGIN"))?;
         tx.execute(
-            "UPDATE maskbus.sync_state
-                SET synced_until = $2, pass_until = $3, after_key = $4, rows_synced = $5, updated_at = now()
-              WHERE entity = $1",
-            &[&entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
+            bookkeeping::FINISH_RANGED_PASS,
+            &[
+                &entity,
+                &state.synced_until,
+                &state.pass_until,
+                &state.after_key,
+                &state.rows_synced,
+            ],
         )
         .await
         .map_err(q("recording the watermark"))?;
-        tx.execute(
-            "DELETE FROM maskbus.sync_ranges WHERE entity = $1",
-            &[&entity],
-        )
-        .await
-        .map_err(q("forgetting the ranges"))?;
+        tx.execute(bookkeeping::FORGET_RANGES, &[&entity])
+            .await
+            .map_err(q("forgetting the ranges"))?;
         tx.commit().await.map_err(q("COMMIT of the watermark"))
     }
 
@@ -360,12 +318,9 @@ impl TargetDb {
         tx.batch_execute(maskbus_pg::ddl::SESSION)
             .await
             .map_err(q("settings of the schema's transaction".into()))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('maskbus.schema'))",
-            &[],
-        )
-        .await
-        .map_err(q("waiting for other workers making the schema".into()))?;
+        tx.execute(bookkeeping::LOCK_SCHEMA, &[])
+            .await
+            .map_err(q("waiting for other workers making the schema".into()))?;
         let names = schema.table_names();
         if self.missing_in(&tx, &names).await?.len() != names.len() {
             return Ok(false);
@@ -390,10 +345,7 @@ impl TargetDb {
     pub async fn schema_baseline(&self) -> Result<Option<Baseline>, PgError> {
         let client = self.client().await?;
         let row = client
-            .query_opt(
-                "SELECT fingerprint, served::text, left_out::text FROM maskbus.schema_state",
-                &[],
-            )
+            .query_opt(bookkeeping::SCHEMA_BASELINE, &[])
             .await
             .map_err(|e| self.target.query_error("reading maskbus.schema_state", &e))?;
         let Some(row) = row else { return Ok(None) };
@@ -424,11 +376,7 @@ impl TargetDb {
         let left_out = serde_json::to_string(&baseline.left_out).unwrap_or_default();
         client
             .execute(
-                "INSERT INTO maskbus.schema_state (fingerprint, served, left_out)
-                 VALUES ($1, $2::text::jsonb, $3::text::jsonb)
-                 ON CONFLICT (only_row) DO UPDATE
-                    SET fingerprint = EXCLUDED.fingerprint, served = EXCLUDED.served,
-                        left_out = EXCLUDED.left_out, updated_at = now()",
+                bookkeeping::RECORD_SCHEMA_BASELINE,
                 &[&baseline.fingerprint, &served, &left_out],
             )
             .await
@@ -484,12 +432,9 @@ impl TargetDb {
                 .map_err(q(format!("changing the schema of {what}")))?;
         }
         if let (Some(entity), true) = (entity, rewrite) {
-            tx.execute(
-                "DELETE FROM maskbus.sync_state WHERE entity = $1",
-                &[&entity],
-            )
-            .await
-            .map_err(q("forgetting a watermark".into()))?;
+            tx.execute(bookkeeping::FORGET_WATERMARK, &[&entity])
+                .await
+                .map_err(q("forgetting a watermark".into()))?;
         }
         self.record_baseline_in(&tx, baseline).await?;
         tx.commit()
@@ -510,7 +455,7 @@ impl TargetDb {
         };
         let tx = client.transaction().await.map_err(q("BEGIN"))?;
         let held: BTreeMap<String, String> = tx
-            .query("SELECT entity, fingerprint FROM maskbus.table_rules", &[])
+            .query(bookkeeping::RULES_FINGERPRINTS, &[])
             .await
             .map_err(q("reading maskbus.table_rules"))?
             .iter()
@@ -522,19 +467,15 @@ impl TargetDb {
             match held.get(&entity) {
                 Some(old) if old == fingerprint => continue,
                 Some(_) => {
-                    tx.execute(
-                        "DELETE FROM maskbus.sync_state WHERE entity = $1",
-                        &[&entity],
-                    )
-                    .await
-                    .map_err(q("forgetting a watermark"))?;
+                    tx.execute(bookkeeping::FORGET_WATERMARK, &[&entity])
+                        .await
+                        .map_err(q("forgetting a watermark"))?;
                     changed.push(entity.clone());
                 }
                 None => {}
             }
             tx.execute(
-                "INSERT INTO maskbus.table_rules (entity, fingerprint) VALUES ($1, $2)
-                 ON CONFLICT (entity) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, updated_at = now()",
+                bookkeeping::RECORD_RULES_FINGERPRINT,
                 &[&entity, fingerprint],
             )
             .await
@@ -556,14 +497,7 @@ impl TargetDb {
     pub async fn progress(&self, entity: &str) -> Result<ParentProgress, PgError> {
         let client = self.client().await?;
         let row = client
-            .query_opt(
-                // A table read in ranges moves its ranges, not its watermark, until it is in.
-                "SELECT s.synced_until IS NOT NULL,
-                        extract(epoch FROM now() - greatest(s.updated_at,
-                            (SELECT max(r.updated_at) FROM maskbus.sync_ranges r WHERE r.entity = s.entity)))::float8
-                   FROM maskbus.sync_state s WHERE s.entity = $1",
-                &[&entity],
-            )
+            .query_opt(bookkeeping::PASS_PROGRESS, &[&entity])
             .await
             .map_err(|e| self.target.query_error("reading maskbus.sync_state", &e))?;
         Ok(match row {

@@ -2,6 +2,7 @@
 //! their watermark and their staged links in one transaction, links set once a cycle is in,
 //! rows deleted by key (a repair), sequences moved past the synced values.
 
+use super::bookkeeping;
 use super::pages::{self, EntityPlan, Progress};
 use super::target_db::TargetDb;
 use super::ConsumerError;
@@ -243,14 +244,7 @@ impl<'db> PageWriter<'db> {
             let keys = serde_json::json!(links.iter().map(|(k, _)| k).collect::<Vec<_>>());
             let vals = serde_json::json!(links.iter().map(|(_, v)| v).collect::<Vec<_>>());
             tx.execute(
-                "INSERT INTO maskbus.pending_links (entity, key, columns, vals)
-                 SELECT $1,
-                        ARRAY(SELECT e.v FROM jsonb_array_elements_text(k.value) WITH ORDINALITY e(v, i) ORDER BY e.i),
-                        $2,
-                        ARRAY(SELECT e.v FROM jsonb_array_elements_text(v.value) WITH ORDINALITY e(v, i) ORDER BY e.i)
-                   FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY k(value, n)
-                   JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY v(value, n) USING (n)
-                 ON CONFLICT (entity, key) DO UPDATE SET columns = EXCLUDED.columns, vals = EXCLUDED.vals",
+                bookkeeping::STAGE_LINKS,
                 &[&plan.entity, &plan.deferred, &keys, &vals],
             )
             .await
@@ -259,12 +253,14 @@ impl<'db> PageWriter<'db> {
         match state {
             Some(Progress::Entity(state)) => {
                 tx.execute(
-                    "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, updated_at)
-                     VALUES ($1, $2, $3, $4, $5, now())
-                     ON CONFLICT (entity) DO UPDATE
-                        SET synced_until = EXCLUDED.synced_until, pass_until = EXCLUDED.pass_until,
-                            after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced, updated_at = now()",
-                    &[&plan.entity, &state.synced_until, &state.pass_until, &state.after_key, &state.rows_synced],
+                    bookkeeping::RECORD_WATERMARK,
+                    &[
+                        &plan.entity,
+                        &state.synced_until,
+                        &state.pass_until,
+                        &state.after_key,
+                        &state.rows_synced,
+                    ],
                 )
                 .await
                 .map_err(q("recording the watermark".into()))?;
@@ -272,8 +268,7 @@ impl<'db> PageWriter<'db> {
             Some(Progress::Range(range)) => {
                 let recorded = tx
                     .execute(
-                        "UPDATE maskbus.sync_ranges SET after_key = $3, done = $4, rows_synced = $5, updated_at = now()
-                          WHERE entity = $1 AND range_no = $2 AND until = $6",
+                        bookkeeping::ADVANCE_RANGE,
                         &[
                             &range.entity,
                             &range.range_no,
@@ -313,18 +308,15 @@ impl<'db> PageWriter<'db> {
                 &plan.table,
                 &plan.key,
                 &plan.deferred_types(),
-                "SELECT key, vals FROM maskbus.pending_links WHERE entity = $1 AND columns = $2::text[]",
+                bookkeeping::STAGED_LINKS,
             );
             tx.execute(&sql, &[&plan.entity, &plan.deferred])
                 .await
                 .map_err(q(format!("setting the deferred links of {}", plan.entity)))?
         };
-        tx.execute(
-            "DELETE FROM maskbus.pending_links WHERE entity = $1",
-            &[&plan.entity],
-        )
-        .await
-        .map_err(q("clearing maskbus.pending_links".into()))?;
+        tx.execute(bookkeeping::CLEAR_LINKS, &[&plan.entity])
+            .await
+            .map_err(q("clearing maskbus.pending_links".into()))?;
         tx.commit()
             .await
             .map_err(q(format!("COMMIT of the links of {}", plan.entity)))?;

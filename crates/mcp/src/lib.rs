@@ -8,7 +8,8 @@
 //! with a message the model can read), never a crash: the server keeps running. Logs go to
 //! stderr; stdout carries only the protocol.
 
-use maskbus_agents::tools::{registry, Agent};
+use maskbus_config::Role;
+use maskbus_tools::{Agent, Tool as MaskbusTool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -33,36 +34,50 @@ impl MaskbusServer {
 
     /// The role's tools as MCP tool definitions.
     pub fn tools(&self) -> Vec<Tool> {
-        registry(self.agent.role())
-            .into_iter()
-            .map(|spec| {
-                let schema = match spec.input_schema {
+        self.agent
+            .tools()
+            .iter()
+            .map(|tool| {
+                let schema = match tool.input_schema() {
                     Value::Object(map) => map,
                     _ => serde_json::Map::new(),
                 };
-                Tool::new(spec.name, spec.description, Arc::new(schema))
+                Tool::new(tool.name(), tool.description(), Arc::new(schema))
             })
             .collect()
     }
 }
 
-const PRODUCER_INSTRUCTIONS: &str = "You are the production-side maskbus agent. Your only data tool is query_masked: \
-every row it returns has been masked by the producer's policy (SSNs, cards, emails, names and account numbers are \
-masked before you see them), and a reply carries at most 200 rows. Answer requests that arrive in your mailbox \
-(mailbox_wait) by sending masked rows back with mailbox_send to the request's reply_to, with its correlation_id.";
-
-const CONSUMER_INSTRUCTIONS: &str = "You are the test-side maskbus agent. You cannot read production. Ask the \
-producer agent for rows through the bus (mailbox_send to its mailbox with your reply_to, then mailbox_wait), insert \
-what comes back with insert_rows (parents before children; inserting the same rows twice changes nothing), read \
-the test database with query_local, and see how far it is synced with watermark.";
+/// What the server tells the model it serves, naming the role's tools from their definitions.
+fn instructions(role: Role) -> String {
+    match role {
+        Role::Producer => format!(
+            "You are the production-side maskbus agent. Your only data tool is {query}: \
+             every row it returns has been masked by the producer's policy (SSNs, cards, emails, names and account numbers are \
+             masked before you see them), and a reply carries at most {max} rows. Answer requests that arrive in your mailbox \
+             ({wait}) by sending masked rows back with {send} to the request's reply_to, with its correlation_id.",
+            query = MaskbusTool::QueryMasked,
+            max = maskbus_tools::MAX_TOOL_ROWS,
+            wait = MaskbusTool::MailboxWait,
+            send = MaskbusTool::MailboxSend,
+        ),
+        Role::Consumer => format!(
+            "You are the test-side maskbus agent. You cannot read production. Ask the \
+             producer agent for rows through the bus ({send} to its mailbox with your reply_to, then {wait}), insert \
+             what comes back with {insert} (parents before children; inserting the same rows twice changes nothing), read \
+             the test database with {local}, and see how far it is synced with {watermark}.",
+            send = MaskbusTool::MailboxSend,
+            wait = MaskbusTool::MailboxWait,
+            insert = MaskbusTool::InsertRows,
+            local = MaskbusTool::QueryLocal,
+            watermark = MaskbusTool::Watermark,
+        ),
+    }
+}
 
 impl ServerHandler for MaskbusServer {
     fn get_info(&self) -> ServerConfig {
-        let instructions = if self.agent.role() == maskbus_agents::config::Role::Producer {
-            PRODUCER_INSTRUCTIONS
-        } else {
-            CONSUMER_INSTRUCTIONS
-        };
+        let instructions = instructions(self.agent.role());
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
                 format!("maskbus-{}", self.agent.role()),

@@ -2,7 +2,8 @@
 //! columns, the key the sync pages by, the foreign keys between tables, a WAL position, and the
 //! rules of a name (what a policy, a request or an error may call a table or a column).
 //!
-//! [`schema`] holds the schema objects the producer serves and the consumer creates.
+//! [`schema`] holds the schema objects the producer serves and the consumer creates; [`plan`]
+//! the order tables are filled in over their foreign keys (cycles, deferrable links).
 //!
 //! Pure data and pure functions (std and serde's derives; `tests/integration/architecture.rs`
 //! holds it so):
@@ -11,6 +12,7 @@
 //! checked against it; it is quoted where SQL is written ([`quote_ident`]), never spliced raw.
 //! Both the masker and the consumer speak it, so neither reaches the other through it.
 
+pub mod plan;
 pub mod schema;
 
 use std::fmt;

@@ -3,14 +3,14 @@
 //! `maskbus_mask::fit` judges each column against its rule; this module judges what a column
 //! check cannot see: every table of the policy has a key the sync can page by, key columns pass
 //! unchanged, every foreign key points at a table the policy serves (with the same rule on both
-//! ends, or the link breaks), and the foreign-key cycles can be broken ([`maskbus_protocol::plan`]).
+//! ends, or the link breaks), and the foreign-key cycles can be broken ([`maskbus_model::plan`]).
 //! Exit 0 of `policy check` is the promise that the sync works; each problem names the table,
 //! column or constraint and the fix.
 
 use maskbus_mask::fit::{self, ColumnInfo, Line, Verdict};
 use maskbus_mask::Policy;
 use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
-use maskbus_protocol::plan;
+use maskbus_model::plan;
 use std::collections::BTreeMap;
 
 /// Key columns must be `keep` or carry a rule the key undoes (a bijective pseudonym: `ssn`,

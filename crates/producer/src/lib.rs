@@ -2,6 +2,8 @@
 //! read-only, masks every row with `maskbus_mask` before it touches the bus, and answers the
 //! consumer's requests. It never writes a target (`tests/integration/architecture.rs`).
 //!
+//! - `start`: [`Producer::start`], how a producer starts from its config (the policy checked
+//!   against the source before anything is served).
 //! - [`serve`]: the serve loop (`Producer`): each request parsed once, answered, acked; a
 //!   requester's quota of pending replies.
 //! - [`source`]: masked reads of production: keyset pages by transaction window.
@@ -23,7 +25,9 @@ mod rows_by_key;
 mod schema;
 pub mod serve;
 pub mod source;
+mod start;
 pub mod subset;
 
 pub use serve::{Handled, Producer};
 pub use source::Source;
+pub use start::{StartError, MAX_REQUEST_BYTES};

@@ -13,12 +13,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A running producer: its masked source, its change feed and its mailbox on the bus
+/// ([`Producer::start`] makes one from a config).
 pub struct Producer {
-    pub source: Arc<Source>,
+    source: Arc<Source>,
     /// The change stream, when the config names a slot.
-    pub feed: Option<Arc<crate::changes::ChangeFeed>>,
-    pub mailbox: Arc<Mailbox>,
-    pub inbox: String,
+    feed: Option<Arc<crate::changes::ChangeFeed>>,
+    mailbox: Arc<Mailbox>,
+    inbox: String,
     /// The answers to the page requests consumers will send next, read and masked while the
     /// current answers travel (see [`Producer::answer_page`]): one per page stream (an entity
     /// read in several ranges has several), at most [`MAX_PREFETCHED`].
@@ -127,6 +129,27 @@ impl Producer {
         }
     }
 
+    /// The same producer, answering change requests from `feed` (none: it has no stream).
+    pub fn with_feed(mut self, feed: Option<Arc<crate::changes::ChangeFeed>>) -> Self {
+        self.feed = feed;
+        self
+    }
+
+    /// The masked reads of production it answers from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Its connection to the bus.
+    pub fn mailbox(&self) -> &Mailbox {
+        &self.mailbox
+    }
+
+    /// The mailbox it claims requests from.
+    pub fn inbox(&self) -> &str {
+        &self.inbox
+    }
+
     /// Answers a page request, from the prepared answer when it is the one that was expected,
     /// then starts preparing the answer to the request that will follow. Reading ahead is
     /// safe: an answer is a function of the request and of the source, read a moment earlier,
@@ -176,16 +199,17 @@ impl Producer {
         replies
     }
 
-    /// Answers one request body (a tool call's): parsed, then [`Producer::answer_request`].
-    pub async fn answer(&self, body: &serde_json::Value) -> Vec<Reply> {
-        match maskbus_protocol::parse_request(body) {
+    /// Answers a request built by a tool call: checked as a request from the bus is
+    /// (`maskbus_protocol::check_request`), then answered.
+    pub async fn answer(&self, request: Request) -> Vec<Reply> {
+        match maskbus_protocol::check_request(request) {
             Err(error) => vec![Reply::error(error)],
             Ok(request) => self.answer_request(request).await,
         }
     }
 
-    /// Answers one parsed request: one reply, or one per page asked for. Never panics.
-    pub async fn answer_request(&self, request: Request) -> Vec<Reply> {
+    /// Answers one checked request: one reply, or one per page asked for. Never panics.
+    async fn answer_request(&self, request: Request) -> Vec<Reply> {
         match request {
             Request::Entities { .. } => {
                 let schema = crate::schema::fingerprint(&self.source).await;
@@ -459,7 +483,6 @@ impl Producer {
             metrics.add_pages("producer", pages);
         }
         tracing::info!(
-            tool = "query_masked",
             request = message.id,
             entity = %entity,
             outcome = kind,

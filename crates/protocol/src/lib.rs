@@ -15,14 +15,12 @@
 //! - [`error`]: error replies, a closed type (a code, object names, a fixed sentence).
 //! - [`digest`]: row and range hashes for verify (XXH3), letters on the wire.
 //! - [`page_rows`]: a page's rows read straight from the body text.
-//! - [`plan`]: fill order over foreign keys, cycles, deferrable links.
 //!
 //! `stream` holds the change stream's and verify's messages (positions, changes, hashes).
 
 pub mod digest;
 pub mod error;
 pub mod page_rows;
-pub mod plan;
 mod stream;
 
 pub use error::{ErrorCode, ErrorReply};
@@ -49,7 +47,7 @@ pub const MAX_KEY_VALUE_BYTES: usize = 1 << 20;
 /// one message on the bus, and a message costs the bus a claim, an ack and a row of `mq.mail`
 /// whatever its size (1,000-row pages synced the large bank 12% faster than 200-row ones, in
 /// the same memory, see docs/scaling.md). An agent's tool call asks for far fewer
-/// (`maskbus_agents::tools::MAX_TOOL_ROWS`).
+/// (`maskbus_tools::MAX_TOOL_ROWS`).
 pub const MAX_PAGE_ROWS: u32 = 2000;
 
 /// The most replies one page request may ask for: the model-free consumer asks for several
@@ -435,9 +433,16 @@ pub fn is_plain_name(name: &str) -> bool {
 /// Parses and checks a request body. Never panics; every failure is an [`ErrorReply`], which
 /// echoes nothing of the body but the entity's name.
 pub fn parse_request(body: &serde_json::Value) -> Result<Request, ErrorReply> {
-    let fail = ErrorReply::new;
     let request: Request =
-        serde_json::from_value(body.clone()).map_err(|_| fail(ErrorCode::Malformed))?;
+        serde_json::from_value(body.clone()).map_err(|_| ErrorReply::new(ErrorCode::Malformed))?;
+    check_request(request)
+}
+
+/// Checks a request however it was made (parsed from the bus, or built by a tool call): the
+/// version, the names, the limits and the key cursors. Never panics; every failure is an
+/// [`ErrorReply`], which echoes nothing but the entity's name.
+pub fn check_request(request: Request) -> Result<Request, ErrorReply> {
+    let fail = ErrorReply::new;
     let (v, entity) = match &request {
         Request::Entities { v } | Request::Schema { v } => (*v, None),
         Request::Changes { v, .. } => (*v, None),

@@ -6,9 +6,14 @@
 //! rule is not `keep`) are loaded as keyed hashes only, with a key drawn at random for this run
 //! and never written anywhere.
 //!
-//! `report` writes the audit as a Markdown summary a CI job can publish.
+//! - [`plan`]: what the audit looks for (the exact matcher, the reviewed columns, the
+//!   audit's own judgement), decided before the scan.
+//! - [`report`]: the audit as the auditor reads it (text, JSON, or Markdown a CI job can
+//!   publish).
 
-mod report;
+pub mod plan;
+pub mod report;
+pub use plan::{AuditInputs, AuditPlan};
 pub use report::FindingTally;
 
 use maskbus_audit::exact::{matchable, Matchable};

@@ -1,10 +1,136 @@
-//! The wire audit as a Markdown summary a CI job can publish: what was scanned, and findings
-//! counted by detector and by mailbox. Never a value, nor any part of one: a published report
-//! is read by more people than the bus is. Pure.
+//! The wire audit as the auditor reads it: a line or a JSON object per finding, a summary (text,
+//! JSON, or Markdown a CI job can publish, with findings counted by detector and by mailbox),
+//! and the recorded findings for triage. Never a value, nor any part of one beyond the located
+//! evidence the detectors give: a published report is read by more people than the bus is. Pure.
 
 use super::{AuditReport, MessageFinding};
+use maskbus_mailbox::audit::ListedFinding;
+use maskbus_mask::escape::one_line;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// The header of the text findings, above [`finding_line`]s.
+pub fn finding_header() -> String {
+    format!(
+        "{:>9}  {:<9} {:<18} {:<28} {:<15} evidence",
+        "message", "table", "mailbox", "path", "detector"
+    )
+}
+
+/// One finding, as a line of text.
+pub fn finding_line(f: &MessageFinding) -> String {
+    format!(
+        "{:>9}  {:<9} {:<18} {:<28} {:<15} {}",
+        f.message_id,
+        f.table,
+        f.mailbox,
+        f.path,
+        f.hit.detector.name(),
+        maskbus_audit::evidence(&f.hit)
+    )
+}
+
+/// One finding, as a JSON object.
+pub fn finding_json(f: &MessageFinding) -> Value {
+    json!({
+        "message": f.message_id, "table": f.table, "mailbox": f.mailbox, "path": f.path,
+        "detector": f.hit.detector.name(), "length": f.hit.length, "last_two": f.hit.last_two, "split": f.hit.split
+    })
+}
+
+/// The scan's summary, as the JSON line that ends `--format json`.
+pub fn summary_json(report: &AuditReport, exact_match: bool) -> Value {
+    json!({
+        "summary": true, "scanned": report.scanned, "bytes": report.bytes,
+        "seconds": report.elapsed.as_secs_f64(),
+        "findings": report.findings, "horizon": report.horizon,
+        "open_findings": report.open.iter().map(|f| f.id).collect::<Vec<_>>(),
+        "acknowledged": report.acknowledged,
+        "sql_one_liner": report.sql_one_liner.map(|(n, _)| n),
+        "exact_match": exact_match,
+    })
+}
+
+/// How many open findings the text summary names; `--findings` lists them all.
+const OPEN_SHOWN: usize = 50;
+
+/// The scan's summary, as text: the SQL one-liner's count, the open findings, the totals.
+pub fn summary_text(report: &AuditReport) -> String {
+    let mut out = String::new();
+    if let Some((matches, took)) = report.sql_one_liner {
+        let _ = writeln!(
+            out,
+            "design's SQL one-liner: {matches} messages match in {:.2} s (this audit: {} findings in {} messages)",
+            took.as_secs_f64(),
+            report.findings,
+            report.messages_with_findings
+        );
+    }
+    if !report.open.is_empty() {
+        out.push_str("open findings, kept on the bus as evidence until acknowledged (`maskbus wire-audit --ack ID --reason TEXT`):\n");
+        for f in report.open.iter().take(OPEN_SHOWN) {
+            let _ = writeln!(
+                out,
+                "  finding {}: message {} {} at {}",
+                f.id,
+                f.message_id,
+                f.detector,
+                one_line(&f.path)
+            );
+        }
+        if report.open.len() > OPEN_SHOWN {
+            let _ = writeln!(
+                out,
+                "  ... {} more: `maskbus wire-audit --findings`",
+                report.open.len() - OPEN_SHOWN
+            );
+        }
+    }
+    if report.acknowledged > 0 {
+        let _ = writeln!(
+            out,
+            "{} findings of this scan were acknowledged earlier (with their reasons: `--findings`)",
+            report.acknowledged
+        );
+    }
+    let _ = writeln!(
+        out,
+        "scanned {} messages ({} bytes) in {:.2} s: {} findings",
+        report.scanned,
+        report.bytes,
+        report.elapsed.as_secs_f64(),
+        report.findings
+    );
+    out
+}
+
+/// Every recorded finding (open first, then acknowledged with who and why), and how many are
+/// open, as `--findings` prints them.
+pub fn findings_table(findings: &[ListedFinding]) -> String {
+    let mut out = format!(
+        "{:>7}  {:>9}  {:<18} {:<15} {:<28} acknowledged\n",
+        "finding", "message", "mailbox", "detector", "path"
+    );
+    for f in findings {
+        let acked = match (&f.acked_by, &f.ack_reason) {
+            (Some(by), Some(reason)) => format!("by {}: {}", one_line(by), one_line(reason)),
+            _ => "OPEN".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{:>7}  {:>9}  {:<18} {:<15} {:<28} {acked}",
+            f.id,
+            f.message_id,
+            one_line(&f.mailbox),
+            f.detector,
+            one_line(&f.path)
+        );
+    }
+    let open = findings.iter().filter(|f| f.acked_by.is_none()).count();
+    let _ = writeln!(out, "{} findings: {open} open", findings.len());
+    out
+}
 
 /// Findings counted as they stream in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -118,7 +118,7 @@ async fn score(
     labels: &BTreeSet<String>,
 ) -> Result<Score> {
     let target = maskbus_pg::Target::parse("source", &url_for(url, db))?;
-    let text = maskbus_agents::policy::init(&target, schemas).await?;
+    let text = maskbus_policy::init(&target, schemas).await?;
     let proposed = Policy::from_toml("init", &text)?;
     let masked = masked_by(&proposed);
     let all = columns_of(&proposed);
@@ -132,7 +132,7 @@ async fn score(
     for unknown in labels.difference(&all) {
         eprintln!("init-quality {name}: label names no column of the schema: {unknown}");
     }
-    let lines = maskbus_agents::policy::check(&target, &proposed).await?;
+    let lines = maskbus_policy::check(&target, &proposed).await?;
     let check_errors = lines
         .iter()
         .filter(|l| matches!(l.verdict, maskbus_mask::fit::Verdict::Error(_)))

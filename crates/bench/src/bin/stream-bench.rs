@@ -57,7 +57,7 @@ async fn read_all(db: &Target) -> Result<Duration> {
 /// masked rows, ten per call, in key order), to nowhere.
 async fn masked_read(source_url: &str) -> Result<Duration> {
     let policy = maskbus_mask::Policy::bank()?.with_key(maskbus_mask::PseudonymKey::new(b"bench"));
-    let source = maskbus_agents::source::Source::new(
+    let source = maskbus_producer::source::Source::new(
         Target::parse("source", source_url)?,
         std::sync::Arc::new(policy),
         4,
@@ -67,7 +67,7 @@ async fn masked_read(source_url: &str) -> Result<Duration> {
         let mut after = None;
         'table: loop {
             for reply in source
-                .page(maskbus_agents::source::PageAsk {
+                .page(maskbus_producer::source::PageAsk {
                     entity: table,
                     after: after.take(),
                     limit: 1000,

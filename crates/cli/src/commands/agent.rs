@@ -3,8 +3,8 @@
 use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::Args;
-use maskbus_agents::config::{self, AgentConfig};
-use maskbus_agents::tools::{registry, Agent};
+use maskbus_config::{self as config, AgentConfig};
+use maskbus_tools::{Agent, Tool};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tokio::sync::watch;
@@ -94,7 +94,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
     }
     match &*agent {
         Agent::Producer(producer) => {
-            tracing::info!(mailbox = %producer.inbox, "producer serving");
+            tracing::info!(mailbox = %producer.inbox(), "producer serving");
             let served = producer.serve(shutdown_signal()).await?;
             tracing::info!(served, "producer stopped");
         }
@@ -122,7 +122,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
                     }
                 }
                 // Some tables synced, some could not: say which, and exit 3 so CI can tell.
-                Err(e @ maskbus_agents::consumer::ConsumerError::Partial { .. }) => {
+                Err(e @ maskbus_consumer::ConsumerError::Partial { .. }) => {
                     eprintln!("maskbus: error: {e}");
                     return Ok(Exit::Partial.into());
                 }
@@ -135,14 +135,14 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
 
 pub async fn tools(args: ToolsArgs) -> Result<ExitCode> {
     let config = config::load(&args.config)?;
-    for tool in registry(config.role()) {
+    for tool in Tool::of(config.role()) {
         if args.json {
             println!(
                 "{}",
-                serde_json::json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema})
+                serde_json::json!({"name": tool.name(), "description": tool.description(), "input_schema": tool.input_schema()})
             );
         } else {
-            println!("{}\t{}", tool.name, tool.description);
+            println!("{}\t{}", tool.name(), tool.description());
         }
     }
     Ok(Exit::Ok.into())

@@ -38,9 +38,9 @@ enum BusCommand {
         /// The operator's role: stats, redrive, purge, send.
         #[arg(long)]
         operator: Option<String>,
-        #[arg(long, default_value = maskbus_agents::config::DEFAULT_PRODUCER_MAILBOX)]
+        #[arg(long, default_value = maskbus_config::DEFAULT_PRODUCER_MAILBOX)]
         producer_mailbox: String,
-        #[arg(long, default_value = maskbus_agents::config::DEFAULT_CONSUMER_MAILBOX)]
+        #[arg(long, default_value = maskbus_config::DEFAULT_CONSUMER_MAILBOX)]
         consumer_mailbox: String,
     },
     /// Put one message on the bus. Its sender is the database role you connect as.
@@ -131,9 +131,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
                 // A consumer also owns the mailboxes `maskbus status` and `maskbus verify` take
                 // their replies on.
                 let owns: Vec<String> = match (&owned, part) {
-                    (Some(owned), "consumer") => {
-                        maskbus_agents::config::consumer_mailboxes(owned).to_vec()
-                    }
+                    (Some(owned), "consumer") => maskbus_config::consumer_mailboxes(owned).to_vec(),
                     _ => owned.iter().cloned().collect(),
                 };
                 if owns.is_empty() {

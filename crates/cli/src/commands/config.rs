@@ -5,7 +5,7 @@
 use crate::exit::Exit;
 use anyhow::Result;
 use clap::Subcommand;
-use maskbus_agents::config::KEYS;
+use maskbus_config::KEYS;
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -26,7 +26,7 @@ pub fn run(command: ConfigCommand) -> Result<ExitCode> {
             }
         }
         ConfigCommand::Keys { tsv: false } => {
-            print!("{}", maskbus_agents::config::reference_markdown());
+            print!("{}", maskbus_config::reference_markdown());
         }
     }
     Ok(Exit::Ok.into())

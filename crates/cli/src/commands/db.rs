@@ -48,7 +48,7 @@ pub async fn run(command: DbCommand) -> Result<ExitCode> {
 
 async fn status(args: StatusArgs) -> Result<ExitCode> {
     let (source, target) = (args.source.target()?, args.target.target()?);
-    let policy = maskbus_agents::policy::load(&args.policy.path, None)?;
+    let policy = maskbus_policy::load(&args.policy.path, None)?;
     let (source_client, target_client) = (source.connect().await?, target.connect().await?);
     let tables: Vec<TableRef> = policy
         .entities()

@@ -55,15 +55,12 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
             } else {
                 args.schemas
             };
-            let mut text = maskbus_agents::policy::init(&source, &schemas).await?;
+            let mut text = maskbus_policy::init(&source, &schemas).await?;
             if let Some(file) = &args.update {
                 let current = std::fs::read_to_string(file)
                     .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
-                let (updated, summary) = maskbus_agents::policy::update::update(
-                    &file.display().to_string(),
-                    &current,
-                    &text,
-                )?;
+                let (updated, summary) =
+                    maskbus_policy::update::update(&file.display().to_string(), &current, &text)?;
                 for (what, names) in [
                     ("new table", &summary.new_tables),
                     ("new column", &summary.new_columns),
@@ -104,19 +101,19 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
         }
         PolicyCommand::Check(args) => {
             let source = args.source.target()?;
-            let policy = maskbus_agents::policy::load(&args.policy.path, None)?;
-            let mut lines = maskbus_agents::policy::check(&source, &policy).await?;
-            lines.extend(maskbus_agents::policy::check_key_lengths(&source, &policy).await?);
+            let policy = maskbus_policy::load(&args.policy.path, None)?;
+            let mut lines = maskbus_policy::check(&source, &policy).await?;
+            lines.extend(maskbus_policy::check_key_lengths(&source, &policy).await?);
             println!(
                 "limits: a row crosses the bus if its JSON text is at most {} MiB; a key value at most {} MiB",
-                maskbus_agents::protocol::MAX_ROW_BYTES >> 20,
-                maskbus_agents::protocol::MAX_KEY_VALUE_BYTES >> 20
+                maskbus_protocol::MAX_ROW_BYTES >> 20,
+                maskbus_protocol::MAX_KEY_VALUE_BYTES >> 20
             );
             print!("{}", maskbus_mask::fit::render(policy.name(), &lines));
             let (mut errors, _) = maskbus_mask::fit::tally(&lines);
             if let Some(path) = &args.subsets {
-                let file = maskbus_agents::subset::SubsetFile::load(path)?;
-                let problems = maskbus_agents::subset::check(&source, &policy, &file).await?;
+                let file = maskbus_producer::subset::SubsetFile::load(path)?;
+                let problems = maskbus_producer::subset::check(&source, &policy, &file).await?;
                 for problem in &problems {
                     println!("subsets: error: {problem}");
                 }

@@ -4,9 +4,9 @@
 use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use maskbus_agents::changes::{drop_slot, slot_report, SLOT_PREFIX};
-use maskbus_agents::config::{self, AgentConfig};
+use maskbus_config::{self as config, AgentConfig};
 use maskbus_pg::Target;
+use maskbus_producer::changes::{drop_slot, slot_report, SLOT_PREFIX};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -5,8 +5,8 @@
 use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::Args;
-use maskbus_agents::config::{self, AgentConfig};
-use maskbus_agents::consumer::status::{status, StatusReport, Verdict};
+use maskbus_config::{self as config, AgentConfig};
+use maskbus_consumer::status::{status, StatusReport, Verdict};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -4,8 +4,8 @@
 use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use maskbus_agents::config::{self, AgentConfig};
-use maskbus_agents::subset::plan_report;
+use maskbus_config::{self as config, AgentConfig};
+use maskbus_producer::subset::plan_report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -4,9 +4,9 @@
 use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use maskbus_agents::config::{self, AgentConfig};
-use maskbus_agents::consumer::verify::VerifyReport;
-use maskbus_agents::consumer::Consumer;
+use maskbus_config::{self as config, AgentConfig};
+use maskbus_consumer::verify::VerifyReport;
+use maskbus_consumer::Consumer;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

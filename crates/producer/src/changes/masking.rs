@@ -14,7 +14,7 @@
 //! upsert of the new row. A row whose change left a TOASTed value out is read from the source by
 //! its key.
 
-use super::parts::{Parts, SetOf};
+use super::reply_cut::{Parts, SetOf};
 use super::txn::{cells_of, has_unchanged, Relation, RowChange};
 use crate::reply::Reply;
 use crate::source::{Refusal, Shape, Source};

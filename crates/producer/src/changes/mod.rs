@@ -23,15 +23,15 @@
 //! what a walsender sent until the consumer confirms it.
 
 mod backlog;
-mod hold;
 mod masking;
-mod parts;
+mod reply_cut;
+mod streaming_hold;
 mod txn;
 
 use backlog::{Backlog, Confirmed};
-use hold::Hold;
 use masking::{Admit, Masking};
-use parts::Parts;
+use reply_cut::Parts;
+use streaming_hold::Hold;
 
 pub use txn::{visible_in, Transaction};
 

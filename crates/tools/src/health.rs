@@ -2,9 +2,8 @@
 //! databases (the producer its source and the bus, the consumer its target and the bus), and
 //! the bus's depth for its mailboxes.
 
-use crate::tools::Agent;
+use crate::agent::Agent;
 use maskbus_consumer::status::closed_tables;
-use maskbus_mailbox::Mailbox;
 
 /// Why `/health` answers 503: what the agent cannot reach or what fails closed (by role and
 /// name, never by endpoint or value).
@@ -13,13 +12,6 @@ use maskbus_mailbox::Mailbox;
 pub struct Unhealthy(String);
 
 impl Agent {
-    fn bus(&self) -> &Mailbox {
-        match self {
-            Agent::Producer(p) => &p.mailbox,
-            Agent::Consumer(c) => c.mailbox(),
-        }
-    }
-
     /// `Ok` when the agent reaches every database it works with; else which it cannot reach
     /// (by role, never by endpoint).
     /// And the wire audit: a message that has waited longer than `audit_max_age` for it
@@ -31,7 +23,7 @@ impl Agent {
     async fn check_health(&self, audit_max_age: std::time::Duration) -> Result<(), String> {
         let own = match self {
             Agent::Producer(p) => p
-                .source
+                .source()
                 .ping()
                 .await
                 .map_err(|_| "the source cannot be reached".to_string()),
@@ -53,11 +45,11 @@ impl Agent {
             },
         };
         own?;
-        self.bus()
+        self.mailbox()
             .stats()
             .await
             .map_err(|_| "the bus cannot be reached".to_string())?;
-        match self.bus().audit_status().await {
+        match self.mailbox().audit_status().await {
             Ok(audit) if audit.is_stale(audit_max_age) => Err(format!(
                 "the wire audit is stale: a message has waited over {} for it (run maskbus wire-audit)",
                 humantime_secs(audit_max_age)
@@ -69,14 +61,14 @@ impl Agent {
     /// Puts the bus's pending, leased and dead counts of this agent's mailboxes in the metrics.
     pub async fn count_bus(&self) {
         let ours: Vec<String> = match self {
-            Agent::Producer(p) => vec![p.inbox.clone()],
+            Agent::Producer(p) => vec![p.inbox().to_string()],
             Agent::Consumer(c) => {
-                let mut ours = crate::config::consumer_mailboxes(&c.config().mailbox).to_vec();
+                let mut ours = maskbus_config::consumer_mailboxes(&c.config().mailbox).to_vec();
                 ours.push(c.config().producer_mailbox.clone());
                 ours
             }
         };
-        if let Ok(stats) = self.bus().stats().await {
+        if let Ok(stats) = self.mailbox().stats().await {
             for m in stats.iter().filter(|m| ours.contains(&m.mailbox)) {
                 maskbus_telemetry::metrics().bus_depth(&m.mailbox, m.pending, m.leased, m.dead);
             }

@@ -12,7 +12,7 @@
 //! it is NOT NULL and not deferrable, and it cannot be broken: [`PlanError::Unbreakable`] names
 //! its tables and constraints.
 
-use maskbus_model::{ForeignKey, TableRef};
+use crate::{ForeignKey, TableRef};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
