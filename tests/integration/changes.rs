@@ -5,7 +5,7 @@ use crate::support::*;
 use maskbus_pg::pgoutput::{Cell, Message, OldRow};
 use maskbus_pg::slot::{slots, ChangeSlot, SlotChange};
 use maskbus_pg::testing::TestDatabases;
-use maskbus_pg::{TableRef, Target};
+use maskbus_pg::{Database, TableRef};
 
 /// The slot's messages with their positions, as (kind, relation name or cells) lines.
 fn story(changes: &[SlotChange], relation_names: &mut Vec<(u32, String)>) -> Vec<String> {
@@ -75,7 +75,7 @@ fn story(changes: &[SlotChange], relation_names: &mut Vec<(u32, String)>) -> Vec
 #[tokio::test]
 async fn a_slot_keeps_every_change_in_commit_order_until_it_is_advanced() {
     let dbs = TestDatabases::create("changes", &["src"]).await;
-    let source = Target::parse("source", &dbs.url("src")).unwrap();
+    let source = Database::parse("source", &dbs.url("src")).unwrap();
     let client = connect(&dbs.url("src")).await;
     client
         .batch_execute(
@@ -180,7 +180,7 @@ async fn a_slot_needs_replication_and_nothing_more_and_a_refusal_leaves_nothing(
         .await
         .unwrap();
     let url = roles.url_as(&dbs.url("src"), "reader");
-    let source = Target::parse("source", &url).unwrap();
+    let source = Database::parse("source", &url).unwrap();
     let client = connect(&url).await;
     client
         .batch_execute("SET synchronous_commit = on")

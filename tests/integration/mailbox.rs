@@ -3,14 +3,14 @@
 
 use crate::support::{connect, maskbus, TestDatabases};
 use maskbus_mailbox::{Mailbox, NackOutcome, Outgoing, Settings, Wake};
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-async fn bus(test: &str) -> (TestDatabases, Target) {
+async fn bus(test: &str) -> (TestDatabases, Database) {
     let dbs = TestDatabases::create(test, &["bus"]).await;
-    let target = Target::parse("bus", &dbs.url("bus")).unwrap();
+    let target = Database::parse("bus", &dbs.url("bus")).unwrap();
     maskbus_mailbox::install(&target).await.unwrap();
     (dbs, target)
 }
@@ -372,8 +372,8 @@ async fn bus_catalog(client: &maskbus_pg::tokio_postgres::Client) -> Vec<String>
 #[tokio::test]
 async fn a_fresh_bus_equals_one_upgraded_step_by_step() {
     let dbs = TestDatabases::create("mq_fresh", &["fresh", "stepped"]).await;
-    let fresh = Target::parse("bus", &dbs.url("fresh")).unwrap();
-    let stepped = Target::parse("bus", &dbs.url("stepped")).unwrap();
+    let fresh = Database::parse("bus", &dbs.url("fresh")).unwrap();
+    let stepped = Database::parse("bus", &dbs.url("stepped")).unwrap();
     assert_eq!(
         maskbus_mailbox::install(&fresh).await.unwrap(),
         vec!["mq.sql"]

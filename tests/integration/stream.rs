@@ -1225,7 +1225,7 @@ async fn the_replies_of_two_claims_of_one_change_request_are_never_mixed() {
     use maskbus_consumer::{client::Asker, ConsumerError};
     use maskbus_protocol::{Request, VERSION};
     let dbs = TestDatabases::create("st_claims", &["bus", "dst"]).await;
-    let bus = maskbus_pg::Target::parse("bus", &dbs.url("bus")).unwrap();
+    let bus = maskbus_pg::Database::parse("bus", &dbs.url("bus")).unwrap();
     maskbus_mailbox::install(&bus).await.unwrap();
     let files = ConfigFiles::new("st_claims");
     let path = files.write(

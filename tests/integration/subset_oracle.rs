@@ -5,7 +5,7 @@
 use crate::support::*;
 use maskbus_mask::Policy;
 use maskbus_pg::tokio_postgres::Client;
-use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
+use maskbus_pg::{Database, ForeignKey, KeyDef, TableRef};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Each table's kept keys (key values as text, in key column order).
@@ -16,7 +16,7 @@ type RowsByValue = HashMap<Vec<String>, Vec<usize>>;
 
 /// The source's tables (with keys) and foreign keys, as the policy serves them.
 pub async fn schema(url: &str, policy: &Policy) -> (Vec<(TableRef, KeyDef)>, Vec<ForeignKey>) {
-    let target = Target::parse("source", url).unwrap();
+    let target = Database::parse("source", url).unwrap();
     let client = target.connect().await.unwrap();
     let schemas = policy.schemas();
     let infos = maskbus_pg::catalog::tables(&target, &client, &schemas)

@@ -92,7 +92,7 @@ pub async fn seeded(test: &str, customers: &str) -> TestDatabases {
 }
 
 pub async fn connect(url: &str) -> maskbus_pg::tokio_postgres::Client {
-    maskbus_pg::Target::parse("test", url)
+    maskbus_pg::Database::parse("test", url)
         .unwrap()
         .connect()
         .await

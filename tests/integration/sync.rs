@@ -26,7 +26,7 @@ async fn a_sync_moves_every_row_masked_and_a_resync_moves_only_the_delta() {
 
     let first = maskbus(&["run", "--config", &consumer, "--once"]).success();
     let seeded: i64 =
-        maskbus_bank::row_counts(&maskbus_pg::Target::parse("source", &dbs.url("src")).unwrap())
+        maskbus_bank::row_counts(&maskbus_pg::Database::parse("source", &dbs.url("src")).unwrap())
             .await
             .unwrap()
             .iter()
@@ -428,7 +428,7 @@ async fn without_once_the_consumer_keeps_following_and_stops_cleanly_on_sigterm(
     ])
     .success();
     let total = |url: String| async move {
-        let target = maskbus_pg::Target::parse("db", &url).unwrap();
+        let target = maskbus_pg::Database::parse("db", &url).unwrap();
         maskbus_bank::row_counts(&target).await.unwrap()
     };
     let source_counts = total(dbs.url("src")).await;

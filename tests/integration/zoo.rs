@@ -5,7 +5,7 @@
 use crate::support::*;
 use maskbus_mask::{Policy, PseudonymKey};
 use maskbus_pg::tokio_postgres::Client;
-use maskbus_pg::{TableRef, Target};
+use maskbus_pg::{Database, TableRef};
 
 pub(crate) const SCHEMA: &str = include_str!("../fixtures/zoo/schema.sql");
 pub(crate) const DATA: &str = include_str!("../fixtures/zoo/data.sql");
@@ -23,7 +23,7 @@ pub(crate) fn zoo_policy() -> Policy {
 
 /// A connection that prints values the way the producer reads them (ISO dates, UTC, ...).
 pub(crate) async fn canonical(url: &str) -> Client {
-    let mut target = Target::parse("test", url).unwrap();
+    let mut target = Database::parse("test", url).unwrap();
     target.config.options(maskbus_pg::READ_ONLY_CANONICAL);
     target.connect().await.unwrap()
 }
@@ -45,7 +45,7 @@ pub(crate) async fn assert_target_is_masked_source_by(
     let mut compared = 0;
     for (entity, rules) in policy.entities() {
         let table = TableRef::parse(entity);
-        let source_target = Target::parse("source", &dbs.url("src")).unwrap();
+        let source_target = Database::parse("source", &dbs.url("src")).unwrap();
         let info = maskbus_pg::catalog::table(&source_target, &src, &table)
             .await
             .unwrap()
@@ -642,7 +642,7 @@ async fn the_catalog_names_every_type_as_the_information_schema_does() {
     )
     .await
     .unwrap();
-    let target = Target::parse("source", &dbs.url("src")).unwrap();
+    let target = Database::parse("source", &dbs.url("src")).unwrap();
     let schemas: Vec<String> = first_column(
         &src,
         "SELECT nspname::text FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'",

@@ -33,7 +33,7 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 
 /// Rows per bank table in `database` (source or target), parents first.
 pub async fn row_counts(
-    database: &maskbus_pg::Target,
+    database: &maskbus_pg::Database,
 ) -> Result<Vec<(&'static str, i64)>, maskbus_pg::PgError> {
     let client = database.connect().await?;
     let mut counts = Vec::with_capacity(TABLES.len());

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use futures_util::SinkExt;
 use maskbus_pg::bulk::{copy_row, Lifted};
 use maskbus_pg::tokio_postgres::Transaction;
-use maskbus_pg::{PgError, TableRef, Target};
+use maskbus_pg::{Database, PgError, TableRef};
 use std::time::{Duration, Instant};
 
 /// Flush a COPY chunk to the server once it holds this many bytes.
@@ -63,7 +63,7 @@ struct FirstIds {
 
 /// Fills the bank tables of `source`. `on_event` is called as rows are written.
 pub async fn seed(
-    source: &Target,
+    source: &Database,
     options: &SeedOptions,
     on_event: &mut (dyn FnMut(SeedEvent) + Send),
 ) -> Result<SeedReport, SeedError> {
@@ -257,7 +257,7 @@ pub async fn seed(
 }
 
 /// Takes the secondary indexes and foreign keys off the bank tables for the load.
-async fn lift_constraints(tx: &Transaction<'_>, source: &Target) -> Result<Vec<Lifted>, PgError> {
+async fn lift_constraints(tx: &Transaction<'_>, source: &Database) -> Result<Vec<Lifted>, PgError> {
     let tables: Vec<TableRef> = crate::TABLES
         .iter()
         .map(|t| TableRef::new("public", *t))
@@ -281,7 +281,7 @@ async fn lift_constraints(tx: &Transaction<'_>, source: &Target) -> Result<Vec<L
 /// Rebuilds what [`lift_constraints`] took off: indexes, then foreign keys, each checked once.
 async fn restore_constraints(
     tx: &Transaction<'_>,
-    source: &Target,
+    source: &Database,
     lifted: &[Lifted],
 ) -> Result<(), PgError> {
     let mut lifted = lifted.to_vec();
@@ -299,7 +299,7 @@ async fn restore_constraints(
     Ok(())
 }
 
-async fn first_ids(tx: &Transaction<'_>, source: &Target) -> Result<FirstIds, PgError> {
+async fn first_ids(tx: &Transaction<'_>, source: &Database) -> Result<FirstIds, PgError> {
     let row = tx
         .query_one(
             "SELECT (SELECT coalesce(max(id), 0) + 1 FROM customers),
@@ -324,7 +324,7 @@ async fn first_ids(tx: &Transaction<'_>, source: &Target) -> Result<FirstIds, Pg
 /// progress report; the count returned is what the server says it stored.
 async fn copy_rows(
     tx: &Transaction<'_>,
-    source: &Target,
+    source: &Database,
     table: &'static str,
     statement: &str,
     expected: u64,

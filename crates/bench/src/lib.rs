@@ -13,7 +13,7 @@ pub const BENCH_KEY: &str = "bench-key-0123456789-abcdefghijklmnop";
 pub const BANK_POLICY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");
 
 use futures_util::StreamExt;
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use std::time::{Duration, Instant};
 
 /// Starts `maskbus run --config CONFIG [extra]` with warnings only on stderr, or the filter
@@ -72,8 +72,8 @@ pub fn url_for(url: &str, db: &str) -> String {
 }
 
 /// Drops and creates `db`, returning its target.
-pub async fn fresh_database(url: &str, db: &str) -> anyhow::Result<Target> {
-    let admin = Target::parse("bench", &url_for(url, "postgres"))?
+pub async fn fresh_database(url: &str, db: &str) -> anyhow::Result<Database> {
+    let admin = Database::parse("bench", &url_for(url, "postgres"))?
         .connect()
         .await?;
     admin
@@ -82,12 +82,12 @@ pub async fn fresh_database(url: &str, db: &str) -> anyhow::Result<Target> {
     admin
         .batch_execute(&format!("CREATE DATABASE {db}"))
         .await?;
-    Ok(Target::parse("bench", &url_for(url, db))?)
+    Ok(Database::parse("bench", &url_for(url, db))?)
 }
 
 /// Seeds the bank into `source` (its schema applied already) with `profile` and seed 42, then
 /// vacuums it as a long-lived production table would be. Returns the rows written.
-pub async fn seed_bank(source: &Target, profile: &str) -> anyhow::Result<u64> {
+pub async fn seed_bank(source: &Database, profile: &str) -> anyhow::Result<u64> {
     let seeded = maskbus_bank::seed(
         source,
         &maskbus_bank::SeedOptions {
@@ -115,7 +115,7 @@ pub fn write_config(work: &str, file: &str, text: String) -> anyhow::Result<Stri
 }
 
 pub async fn drop_database(url: &str, db: &str) -> anyhow::Result<()> {
-    let admin = Target::parse("bench", &url_for(url, "postgres"))?
+    let admin = Database::parse("bench", &url_for(url, "postgres"))?
         .connect()
         .await?;
     admin
@@ -140,7 +140,7 @@ impl AuditTrio {
     }
 }
 
-pub async fn measure_audit(bus: &Target, runs: usize) -> anyhow::Result<AuditTrio> {
+pub async fn measure_audit(bus: &Database, runs: usize) -> anyhow::Result<AuditTrio> {
     let client = bus.connect().await?;
     let (mut read, mut sql, mut audit) = (Vec::new(), Vec::new(), Vec::new());
     let (mut bytes, mut messages) = (0u64, 0u64);

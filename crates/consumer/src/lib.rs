@@ -61,7 +61,7 @@ pub use target_db::TargetDb;
 use client::Asker;
 use maskbus_config::ConsumerConfig;
 use maskbus_mailbox::{Mailbox, MailboxError, Settings};
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::{Database, PgError};
 use maskbus_protocol::{ErrorReply, ReceivedReply, Request, VERSION};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -186,8 +186,8 @@ impl Consumer {
     }
 
     async fn open(config: ConsumerConfig, aside: Option<String>) -> Result<Self, ConsumerError> {
-        let bus = Target::parse("bus", &config.bus_url.0)?;
-        let target = Target::parse("target", &config.target_url.0)?;
+        let bus = Database::parse("bus", &config.bus_url.0)?;
+        let target = Database::parse("target", &config.target_url.0)?;
         let connections = config.streams as usize + 2;
         let db = TargetDb::open(
             target,

@@ -3,8 +3,8 @@
 //! next request and the next watermark are, and which links a page stages for later.
 
 use super::ConsumerError;
-use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
 use maskbus_model::plan::FillPlan;
+use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
 use maskbus_protocol::{KeyCursor, ReceivedPage, ReceivedReply, Request};
 use std::collections::{BTreeMap, HashMap, HashSet};
 

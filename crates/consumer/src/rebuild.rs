@@ -14,13 +14,13 @@ use super::pages::Skipped;
 use super::target_db::TargetDb;
 use maskbus_pg::bulk::{Lifted, LiftedKind};
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{ForeignKey, PgError, PgPool, TableRef, Target};
+use maskbus_pg::{Database, ForeignKey, PgError, PgPool, TableRef};
 use std::collections::BTreeSet;
 
 /// Rebuilds lifted objects on its own connections.
 #[derive(Clone)]
 pub struct Rebuilder {
-    target: Target,
+    target: Database,
     pool: PgPool,
 }
 

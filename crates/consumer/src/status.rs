@@ -14,7 +14,7 @@ use super::client::Asker;
 use super::ConsumerError;
 use maskbus_config::{ConsumerConfig, SyncMode};
 use maskbus_mailbox::{Mailbox, MailboxStats, Settings};
-use maskbus_pg::{TableRef, Target};
+use maskbus_pg::{Database, TableRef};
 use maskbus_protocol::{ChangeOp, Position, ReceivedReply, Request, Snapshot, VERSION};
 use std::time::Duration;
 
@@ -148,7 +148,7 @@ pub async fn status(
     config: &ConsumerConfig,
     wait: Duration,
 ) -> Result<StatusReport, ConsumerError> {
-    let target = Target::parse("target", &config.target_url.0)?;
+    let target = Database::parse("target", &config.target_url.0)?;
     let mut report = StatusReport {
         mode: match config.mode {
             SyncMode::Watermark => "watermark",
@@ -165,7 +165,7 @@ pub async fn status(
         .await
         .map_err(read("looking for the maskbus target marker"))?
         .get(0);
-    let bus = Target::parse("bus", &config.bus_url.0)?;
+    let bus = Database::parse("bus", &config.bus_url.0)?;
     let mailbox = Mailbox::connect(bus, Settings::default()).await?;
     // The consumer's mailboxes (replies to a verify killed midway wait in its own) and the
     // producer's.

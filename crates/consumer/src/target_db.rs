@@ -13,7 +13,7 @@ use super::pages::{self, EntityPlan, RangeState, Skipped, SyncState};
 use super::rebuild::Rebuilder;
 use super::ConsumerError;
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{ForeignKey, PgError, PgPool, TableInfo, TableRef, Target};
+use maskbus_pg::{Database, ForeignKey, PgError, PgPool, TableInfo, TableRef};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The served schema a target last took in.
@@ -27,13 +27,13 @@ pub struct Baseline {
 
 /// An opened target database.
 pub struct TargetDb {
-    target: Target,
+    target: Database,
     pool: PgPool,
 }
 
 /// The first table (outside maskbus' own schema) that holds a row, if any.
 async fn first_table_with_rows(
-    target: &Target,
+    target: &Database,
     client: &tokio_postgres::Client,
 ) -> Result<Option<String>, PgError> {
     let tables = client
@@ -69,7 +69,7 @@ impl TargetDb {
     /// maskbus never writes into a database that is not its target (production, by a typo).
     /// `connections`: the writer's pool (one per range written side by side, and the rebuilds).
     pub async fn open(
-        mut target: Target,
+        mut target: Database,
         adopt: bool,
         disable_triggers: bool,
         connections: usize,
@@ -488,7 +488,7 @@ impl TargetDb {
     }
 
     /// Where the target is (its name is said in errors; never its address).
-    pub fn target(&self) -> &Target {
+    pub fn target(&self) -> &Database {
         &self.target
     }
 

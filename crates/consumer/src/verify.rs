@@ -64,7 +64,7 @@ impl VerifyReport {
 /// One key range of one target table, read to be hashed.
 struct TargetRange<'a> {
     client: &'a tokio_postgres::Client,
-    target: &'a maskbus_pg::Target,
+    target: &'a maskbus_pg::Database,
     plan: &'a EntityPlan,
     /// The columns the producer hashed, in its order.
     columns: &'a [String],
@@ -185,7 +185,7 @@ const NARROW_ROWS: u64 = 100_000;
 pub struct Verifier<'a> {
     consumer: &'a Consumer,
     /// The target, read-only, values in the canonical text the producer hashes.
-    target: maskbus_pg::Target,
+    target: maskbus_pg::Database,
     client: tokio_postgres::Client,
 }
 

@@ -75,7 +75,7 @@ impl<'db> PageWriter<'db> {
         self.db.client().await
     }
 
-    fn target(&self) -> &maskbus_pg::Target {
+    fn target(&self) -> &maskbus_pg::Database {
         self.db.target()
     }
 

@@ -2,7 +2,7 @@
 //! SQL one-liner, and the watermark that lets purge delete what was scanned. The auditor role
 //! alone may do these (`crates/mailbox/sql/0003_authenticated_mailboxes.sql`).
 
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::{Database, PgError};
 use tokio_postgres::Client;
 
 /// The design's one-liner, over every table that holds messages.
@@ -24,7 +24,7 @@ pub struct AuditedMessage {
 pub const BATCH: usize = 500;
 
 /// The id below which every message ever sent is committed or rolled back.
-pub async fn horizon(bus: &Target, client: &Client) -> Result<i64, PgError> {
+pub async fn horizon(bus: &Database, client: &Client) -> Result<i64, PgError> {
     Ok(client
         .query_one("SELECT mq.audit_horizon()", &[])
         .await
@@ -38,7 +38,7 @@ pub async fn horizon(bus: &Target, client: &Client) -> Result<i64, PgError> {
 }
 
 /// How many messages there are up to `horizon`, in all three tables.
-pub async fn count_through(bus: &Target, client: &Client, horizon: i64) -> Result<i64, PgError> {
+pub async fn count_through(bus: &Database, client: &Client, horizon: i64) -> Result<i64, PgError> {
     Ok(client
         .query_one(
             "SELECT (SELECT count(*) FROM mq.messages WHERE id <= $1) + (SELECT count(*) FROM mq.archive WHERE id <= $1)
@@ -51,7 +51,7 @@ pub async fn count_through(bus: &Target, client: &Client, horizon: i64) -> Resul
 }
 
 /// The design's one-liner: messages whose text matches an SSN or a 16-digit run.
-pub async fn sql_one_liner(bus: &Target, client: &Client) -> Result<i64, PgError> {
+pub async fn sql_one_liner(bus: &Database, client: &Client) -> Result<i64, PgError> {
     Ok(client
         .query_one(SQL_ONE_LINER, &[])
         .await
@@ -60,7 +60,7 @@ pub async fn sql_one_liner(bus: &Target, client: &Client) -> Result<i64, PgError
 }
 
 /// Records that an audit has scanned every message with id up to `scanned_through`.
-pub async fn record(bus: &Target, client: &Client, scanned_through: i64) -> Result<(), PgError> {
+pub async fn record(bus: &Database, client: &Client, scanned_through: i64) -> Result<(), PgError> {
     client
         .execute("SELECT mq.record_audit($1)", &[&scanned_through])
         .await
@@ -72,7 +72,7 @@ pub async fn record(bus: &Target, client: &Client, scanned_through: i64) -> Resu
 /// connection: rows arrive as the server produces them and are handed on in batches, so memory
 /// holds a batch or two whatever the size of the bus. Order does not matter to the audit.
 pub async fn stream_through(
-    bus: Target,
+    bus: Database,
     horizon: i64,
     batches: tokio::sync::mpsc::Sender<Result<Vec<AuditedMessage>, PgError>>,
 ) {
@@ -160,7 +160,7 @@ pub struct NewFinding<'a> {
 /// Records `findings` (each once: the same message, detector and path are one finding) and
 /// returns every one with its id and whether an auditor acknowledged it.
 pub async fn record_findings(
-    bus: &Target,
+    bus: &Database,
     client: &Client,
     findings: &[NewFinding<'_>],
 ) -> Result<Vec<RecordedFinding>, PgError> {
@@ -192,7 +192,7 @@ pub async fn record_findings(
 
 /// Acknowledges finding `id` with `reason`: false when there is no such open finding.
 pub async fn ack_finding(
-    bus: &Target,
+    bus: &Database,
     client: &Client,
     id: i64,
     reason: &str,
@@ -217,7 +217,7 @@ pub struct ListedFinding {
 }
 
 /// Every finding recorded, open ones first.
-pub async fn list_findings(bus: &Target, client: &Client) -> Result<Vec<ListedFinding>, PgError> {
+pub async fn list_findings(bus: &Database, client: &Client) -> Result<Vec<ListedFinding>, PgError> {
     let rows = client
         .query(
             "SELECT id, message_id, mailbox, detector, path, acked_by::text, ack_reason FROM mq.audit_findings_list()",

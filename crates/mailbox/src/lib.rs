@@ -58,7 +58,7 @@ pub const CURRENT: Migration = Migration {
 
 /// Makes the bus schema current: [`CURRENT`] on a fresh bus, the missing steps on an old one.
 pub async fn install(
-    target: &maskbus_pg::Target,
+    target: &maskbus_pg::Database,
 ) -> Result<Vec<&'static str>, maskbus_pg::PgError> {
     maskbus_pg::apply_schema(target, &CURRENT, MIGRATIONS).await
 }

@@ -6,7 +6,7 @@
 //! the claim is the truth.
 
 use futures_util::StreamExt;
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::{AsyncMessage, NoTls};
@@ -16,7 +16,7 @@ pub const CHANNEL: &str = "mq_messages";
 /// Spawns the listener task; the returned receiver's value changes at every notification. The
 /// `ready` receiver turns true once the first LISTEN is in place.
 pub fn spawn(
-    target: Target,
+    target: Database,
 ) -> (
     watch::Receiver<u64>,
     watch::Receiver<bool>,
@@ -48,7 +48,7 @@ pub fn spawn(
 }
 
 async fn listen_until_closed(
-    target: &Target,
+    target: &Database,
     wake: &watch::Sender<u64>,
     ready: &watch::Sender<bool>,
 ) -> Result<(), String> {

@@ -5,7 +5,7 @@ use crate::backoff::backoff;
 use crate::body::{nesting_depth, Body, MAX_NESTING};
 use crate::listener;
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{PgError, PgPool, Target};
+use maskbus_pg::{Database, PgError, PgPool};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -165,7 +165,7 @@ impl AuditStatus {
 
 /// A handle on the bus: a connection pool plus one LISTEN connection for long polls.
 pub struct Mailbox {
-    target: Target,
+    target: Database,
     pool: PgPool,
     settings: Settings,
     woken: watch::Receiver<u64>,
@@ -195,7 +195,7 @@ fn check_mailbox_name(name: &str) -> Result<(), MailboxError> {
 
 impl Mailbox {
     /// Connects to the bus. Messages sent from here carry the session's role as their sender.
-    pub async fn connect(target: Target, settings: Settings) -> Result<Self, MailboxError> {
+    pub async fn connect(target: Database, settings: Settings) -> Result<Self, MailboxError> {
         let pool = PgPool::new(target.clone(), settings.pool_size)?;
         let mailbox_ready: bool = {
             let client = pool.get().await?;

@@ -11,7 +11,7 @@
 //! `maskbus.lifted`, so an interrupted load restores them on its next run).
 
 use crate::model::{ForeignKey, TableRef};
-use crate::{quote_ident, PgError, Target};
+use crate::{quote_ident, Database, PgError};
 use tokio_postgres::GenericClient;
 
 /// The `work_mem` a foreign key's validation gets at least (see [`Lifted::restore_batch`]).
@@ -116,7 +116,7 @@ impl Lifted {
 /// a transaction: for the time of the read, the search_path is emptied so that every name in a
 /// definition comes out schema-qualified, and then put back.
 pub async fn liftable(
-    target: &Target,
+    target: &Database,
     client: &impl GenericClient,
     tables: &[TableRef],
 ) -> Result<Vec<Lifted>, PgError> {

@@ -6,14 +6,14 @@
 //! is read and written through its parent.
 
 use crate::model::{Column, ForeignKey, TableInfo, TableRef};
-use crate::{PgError, Target};
+use crate::{Database, PgError};
 use std::collections::BTreeMap;
 use tokio_postgres::Client;
 
 /// Every table (plain or partitioned, not a partition) of the given schemas, with its columns and
 /// key candidates, in schema then table order.
 pub async fn tables(
-    target: &Target,
+    target: &Database,
     client: &Client,
     schemas: &[String],
 ) -> Result<Vec<TableInfo>, PgError> {
@@ -29,7 +29,7 @@ pub async fn tables(
 /// the view checks privileges on every column of the database, which cost 10 ms a read on
 /// a small one, a read per pass of every producer.
 async fn read_tables(
-    target: &Target,
+    target: &Database,
     client: &Client,
     schemas: &[String],
     only: Option<&str>,
@@ -134,7 +134,7 @@ async fn read_tables(
 /// table's: child and parent are mapped to their partition roots, and the copies each
 /// partition carries count once.
 pub async fn foreign_keys(
-    target: &Target,
+    target: &Database,
     client: &impl tokio_postgres::GenericClient,
     schemas: &[String],
 ) -> Result<Vec<ForeignKey>, PgError> {
@@ -188,7 +188,7 @@ pub async fn foreign_keys(
 /// The sequences behind columns of `table` (serial, identity, or a `DEFAULT nextval(...)`), each
 /// with its column, as (sequence regclass text, column).
 pub async fn sequences(
-    target: &Target,
+    target: &Database,
     client: &Client,
     table: &TableRef,
 ) -> Result<Vec<(String, String)>, PgError> {
@@ -216,7 +216,7 @@ pub async fn sequences(
 
 /// One table by name, or `None` when the database has no such table.
 pub async fn table(
-    target: &Target,
+    target: &Database,
     client: &Client,
     table: &TableRef,
 ) -> Result<Option<TableInfo>, PgError> {
@@ -234,7 +234,7 @@ pub async fn table(
 /// The first `limit` rows of `table` in key order, every value as text (for side-by-side
 /// displays). The table name is checked against the catalog before it is used.
 pub async fn first_rows(
-    target: &Target,
+    target: &Database,
     client: &Client,
     table: &TableRef,
     limit: i64,
@@ -264,7 +264,7 @@ pub async fn first_rows(
 
 /// Rows in `table` (exact count).
 pub async fn count_rows(
-    target: &Target,
+    target: &Database,
     client: &Client,
     table: &TableRef,
 ) -> Result<i64, PgError> {

@@ -150,15 +150,16 @@ pub const READ_ONLY_CANONICAL: &str =
 /// handshake gets twice as long.
 pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A parsed connection target: the tokio-postgres config plus the role it plays, kept together so
-/// every error can say which database it concerns.
+/// A database maskbus connects to, whichever it is (production, the test database, the bus):
+/// the tokio-postgres config plus the role it plays, kept together so every error can say which
+/// database it concerns.
 #[derive(Clone, Debug)]
-pub struct Target {
+pub struct Database {
     pub role: &'static str,
     pub config: Config,
 }
 
-impl Target {
+impl Database {
     /// Parses `url` (URL or key=value form). The database name is required: connecting to the
     /// user's default database by accident would apply a schema to the wrong place.
     pub fn parse(role: &'static str, url: &str) -> Result<Self, PgError> {

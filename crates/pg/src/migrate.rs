@@ -5,7 +5,7 @@
 //! of the database they were applied to, inside the same transaction as the SQL itself, so a crash
 //! never leaves a file half applied and a second run is a no-op that can say so.
 
-use crate::{quote_ident, PgError, Target};
+use crate::{quote_ident, Database, PgError};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::Client;
 
@@ -21,7 +21,7 @@ pub struct Migration {
 ///
 /// Two concurrent callers may both try to create it; the loser's `duplicate_database` error is
 /// taken as "it exists", which is what it wanted.
-pub async fn ensure_database(target: &Target) -> Result<bool, PgError> {
+pub async fn ensure_database(target: &Database) -> Result<bool, PgError> {
     match target.connect().await {
         Ok(_) => return Ok(false),
         Err(PgError::Connect { .. }) => {}
@@ -61,7 +61,7 @@ pub async fn ensure_database(target: &Target) -> Result<bool, PgError> {
 }
 
 /// Schema `maskbus` and its table of applied migrations, made if missing.
-async fn ensure_bookkeeping(target: &Target, client: &Client) -> Result<(), PgError> {
+async fn ensure_bookkeeping(target: &Database, client: &Client) -> Result<(), PgError> {
     client
         .batch_execute(
             // A schema an admin created beforehand (CREATE SCHEMA maskbus AUTHORIZATION role)
@@ -93,7 +93,7 @@ async fn ensure_bookkeeping(target: &Target, client: &Client) -> Result<(), PgEr
 ///
 /// A transaction-scoped advisory lock serialises concurrent runs against the same database.
 pub async fn apply_migrations(
-    target: &Target,
+    target: &Database,
     migrations: &[Migration],
 ) -> Result<Vec<&'static str>, PgError> {
     let mut client = target.connect().await?;
@@ -165,7 +165,7 @@ pub async fn apply_migrations(
 /// recorded as done; one that has some gets the steps it lacks. Returns the names applied
 /// (`current.name` for a fresh install; empty when up to date).
 pub async fn apply_schema(
-    target: &Target,
+    target: &Database,
     current: &Migration,
     steps: &[Migration],
 ) -> Result<Vec<&'static str>, PgError> {

@@ -1,6 +1,6 @@
-//! A connection pool for one target, whose errors name the target like every other here.
+//! A connection pool for one database, whose errors name the database like every other here.
 
-use crate::{error_text, PgError, Target};
+use crate::{error_text, Database, PgError};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
 use tokio_postgres::NoTls;
 
@@ -8,23 +8,23 @@ use tokio_postgres::NoTls;
 /// dropped at checkout, so callers only ever see a connect error while the server is down.
 #[derive(Clone)]
 pub struct PgPool {
-    target: Target,
+    database: Database,
     pool: Pool,
     /// How long opening or checking a connection may take.
     limit: std::time::Duration,
 }
 
 impl PgPool {
-    pub fn new(target: Target, size: usize) -> Result<Self, PgError> {
+    pub fn new(database: Database, size: usize) -> Result<Self, PgError> {
         let manager = Manager::from_config(
-            target.config.clone(),
+            database.config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        // Opening a pooled connection is bounded like any other (see Target::connect).
-        let limit = target
+        // Opening a pooled connection is bounded like any other (see Database::connect).
+        let limit = database
             .config
             .get_connect_timeout()
             .copied()
@@ -37,26 +37,26 @@ impl PgPool {
             .recycle_timeout(Some(limit))
             .build()
             .map_err(|e| PgError::Connect {
-                role: target.role,
-                endpoint: target.endpoint(),
+                role: database.role,
+                endpoint: database.endpoint(),
                 reason: e.to_string(),
             })?;
         Ok(Self {
-            target,
+            database,
             pool,
             limit,
         })
     }
 
-    pub fn target(&self) -> &Target {
-        &self.target
+    pub fn database(&self) -> &Database {
+        &self.database
     }
 
     /// A connection from the pool.
     pub async fn get(&self) -> Result<Object, PgError> {
         self.pool.get().await.map_err(|e| PgError::Connect {
-            role: self.target.role,
-            endpoint: self.target.endpoint(),
+            role: self.database.role,
+            endpoint: self.database.endpoint(),
             reason: match e {
                 PoolError::Backend(e) => error_text(&e),
                 PoolError::Timeout(_) => format!(

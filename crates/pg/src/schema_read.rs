@@ -8,7 +8,7 @@
 //! What it returns is the source's, unfiltered: the masking boundary
 //! (`maskbus_mask::schema::serve`) decides what of it crosses.
 
-use crate::{PgError, TableRef, Target};
+use crate::{Database, PgError, TableRef};
 use maskbus_model::schema::{
     ColumnDef, CommentDef, ConstraintDef, ConstraintKind, Extension, Identity, IndexDef, Schema,
     SequenceDef, TableDef, TypeDef, TypeKind,
@@ -27,7 +27,7 @@ pub struct Unreadable {
 /// The schema of `tables` (and their partitions). `client` must be a connection of its own:
 /// its `search_path` is emptied.
 pub async fn read(
-    source: &Target,
+    source: &Database,
     client: &Client,
     tables: &[TableRef],
 ) -> Result<(Schema, Vec<Unreadable>), PgError> {

@@ -12,7 +12,7 @@
 //! identifiers before they reach SQL.
 
 use crate::pgoutput::{self, Lsn, Message};
-use crate::{PgError, TableRef, Target};
+use crate::{Database, PgError, TableRef};
 use tokio_postgres::Client;
 
 /// A slot and the publication it reads, both named `name`.
@@ -70,7 +70,7 @@ impl ChangeSlot {
     /// slot keeps every change (a copy whose snapshot is taken after this misses none).
     pub async fn create(
         &self,
-        source: &Target,
+        source: &Database,
         client: &Client,
         tables: &[TableRef],
     ) -> Result<Lsn, PgError> {
@@ -90,7 +90,7 @@ impl ChangeSlot {
 
     async fn create_both(
         &self,
-        source: &Target,
+        source: &Database,
         client: &Client,
         tables: &[String],
     ) -> Result<Lsn, PgError> {
@@ -132,7 +132,7 @@ impl ChangeSlot {
     /// disk is decoded, so a commit made with `synchronous_commit = off` shows a moment later.
     pub async fn peek(
         &self,
-        source: &Target,
+        source: &Database,
         client: &Client,
         limit: i32,
     ) -> Result<Vec<SlotChange>, PgError> {
@@ -166,7 +166,7 @@ impl ChangeSlot {
 
     /// Where the source stands now, for deciding whether a look at the slot can find anything
     /// the last one did not ([`Horizon::may_differ`]).
-    pub async fn horizon(&self, source: &Target, client: &Client) -> Result<Horizon, PgError> {
+    pub async fn horizon(&self, source: &Database, client: &Client) -> Result<Horizon, PgError> {
         // Left to right: the snapshot is read before the insert position.
         let row = client
             .query_one(
@@ -190,11 +190,21 @@ impl ChangeSlot {
     /// confirms the same position twice, after a restart of either side).
     /// The slot is free once the walsender of the last answer has exited, a moment after its
     /// connection closed: a slot still in use is waited for, up to [`RELEASE_WAIT`].
-    pub async fn advance(&self, source: &Target, client: &Client, lsn: Lsn) -> Result<(), PgError> {
+    pub async fn advance(
+        &self,
+        source: &Database,
+        client: &Client,
+        lsn: Lsn,
+    ) -> Result<(), PgError> {
         once_released(|| self.advance_now(source, client, lsn)).await
     }
 
-    async fn advance_now(&self, source: &Target, client: &Client, lsn: Lsn) -> Result<(), PgError> {
+    async fn advance_now(
+        &self,
+        source: &Database,
+        client: &Client,
+        lsn: Lsn,
+    ) -> Result<(), PgError> {
         client
             .query(
                 "SELECT pg_replication_slot_advance(slot_name, $2::text::pg_lsn)
@@ -210,7 +220,11 @@ impl ChangeSlot {
     }
 
     /// Where the slot stands (every change before it is confirmed), if the slot exists.
-    pub async fn position(&self, source: &Target, client: &Client) -> Result<Option<Lsn>, PgError> {
+    pub async fn position(
+        &self,
+        source: &Database,
+        client: &Client,
+    ) -> Result<Option<Lsn>, PgError> {
         let row = client
             .query_opt(
                 "SELECT confirmed_flush_lsn::text FROM pg_replication_slots
@@ -228,7 +242,7 @@ impl ChangeSlot {
     }
 
     /// Drops the slot and its publication, whichever exist.
-    pub async fn drop(&self, source: &Target, client: &Client) -> Result<(), PgError> {
+    pub async fn drop(&self, source: &Database, client: &Client) -> Result<(), PgError> {
         client
             .batch_execute("SET default_transaction_read_only = off")
             .await
@@ -240,7 +254,7 @@ impl ChangeSlot {
         dropped
     }
 
-    async fn drop_both(&self, source: &Target, client: &Client) -> Result<(), PgError> {
+    async fn drop_both(&self, source: &Database, client: &Client) -> Result<(), PgError> {
         // A producer that follows keeps its walsender open between answers: dropping the slot
         // ends it (its next answer finds the slot gone and says so). Another reader is waited
         // for, and refused after a while.
@@ -265,7 +279,7 @@ impl ChangeSlot {
         Ok(())
     }
 
-    async fn drop_slot_now(&self, source: &Target, client: &Client) -> Result<(), PgError> {
+    async fn drop_slot_now(&self, source: &Database, client: &Client) -> Result<(), PgError> {
         client
             .execute(
                 "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1",
@@ -306,7 +320,7 @@ where
 /// The logical slots of the connected database whose names start with `prefix`, with the WAL
 /// each keeps (slots of other databases belong to other sources).
 pub async fn slots(
-    source: &Target,
+    source: &Database,
     client: &Client,
     prefix: &str,
 ) -> Result<Vec<SlotState>, PgError> {
@@ -337,7 +351,7 @@ pub async fn slots(
 /// a publication cannot carry: no replica identity (`REPLICA IDENTITY NOTHING`, or the default with no primary key). Publishing such a
 /// table would make every DELETE on it fail on the source, so the change stream refuses them.
 pub async fn without_replica_identity(
-    source: &Target,
+    source: &Database,
     client: &Client,
     tables: &[TableRef],
 ) -> Result<Vec<TableRef>, PgError> {
@@ -432,7 +446,7 @@ impl Horizon {
     }
 }
 
-fn parse_lsn(source: &Target, text: &str) -> Result<Lsn, PgError> {
+fn parse_lsn(source: &Database, text: &str) -> Result<Lsn, PgError> {
     text.parse().map_err(|e: maskbus_model::NotAnLsn| {
         source.refusal("reading a WAL position", e.to_string())
     })

@@ -5,7 +5,7 @@
 //! other, and the databases are dropped when the guard goes out of scope, even when the test
 //! panics. Never use this outside tests: it drops databases.
 
-use crate::{quote_ident, Target};
+use crate::{quote_ident, Database};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -22,7 +22,7 @@ pub fn cluster_url() -> String {
 
 /// A set of databases that exist for one test and are dropped with it.
 pub struct TestDatabases {
-    base: Target,
+    base: Database,
     names: Vec<String>,
 }
 
@@ -34,8 +34,8 @@ async fn create_named(
     labels: &[&str],
     kind: &str,
     suffix: &str,
-) -> (Target, Vec<String>) {
-    let base = Target::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
+) -> (Database, Vec<String>) {
+    let base = Database::parse("test cluster", &cluster_url()).expect("DATABASE_URL parses");
     let admin = base
         .with_dbname("postgres")
         .connect()
@@ -65,7 +65,7 @@ async fn create_named(
 
 /// Drops what `create_named` made (`{drop} name`), from a thread of its own: Drop runs inside
 /// the test's runtime, which cannot be blocked on, and is joined so nothing outlives the test.
-fn drop_named(base: Target, names: Vec<String>, drop: &'static str) {
+fn drop_named(base: Database, names: Vec<String>, drop: &'static str) {
     let cleanup = std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -115,7 +115,7 @@ impl TestDatabases {
 /// the roles first, so they are dropped last). The test cluster trusts loopback connections,
 /// so a role needs no password.
 pub struct TestRoles {
-    base: Target,
+    base: Database,
     names: Vec<String>,
 }
 

@@ -24,7 +24,7 @@
 
 use crate::pgoutput::{self, Lsn, Message};
 use crate::slot::{ChangeSlot, SlotChange};
-use crate::{PgError, Sqlstate, Target};
+use crate::{Database, PgError, Sqlstate};
 use pgwire_replication::{PgWireError, ReplicationClient, ReplicationConfig, ReplicationEvent};
 use std::time::Duration;
 use tokio_postgres::config::Host;
@@ -239,7 +239,7 @@ impl Blocks {
 /// An open walsender on the slot.
 pub struct SlotStream {
     client: ReplicationClient,
-    source: Target,
+    source: Database,
     slot: String,
     blocks: Blocks,
     /// Where the last message sent began.
@@ -268,7 +268,7 @@ impl SlotStream {
     /// A slot still held by the walsender of an earlier answer, exiting, is waited for.
     /// With `streaming`, a large transaction is sent while it is written ([`Blocks`]).
     pub async fn open(
-        source: &Target,
+        source: &Database,
         slot: &ChangeSlot,
         after: Lsn,
         streaming: bool,
@@ -277,7 +277,7 @@ impl SlotStream {
     }
 
     async fn open_now(
-        source: &Target,
+        source: &Database,
         slot: &ChangeSlot,
         after: Lsn,
         streaming: bool,
@@ -501,7 +501,7 @@ pub fn not_permitted(e: &PgError) -> bool {
 /// (`host=a,b`, a failover list) the SQL connection went to the first that answered as its
 /// `target_session_attrs` asks, which a replication connection of its own cannot be sure to
 /// reach: the slot there is read by SQL, on that connection.
-pub fn one_server(source: &Target) -> bool {
+pub fn one_server(source: &Database) -> bool {
     source.config.get_hosts().len() <= 1 && source.config.get_hostaddrs().len() <= 1
 }
 
@@ -512,7 +512,7 @@ pub fn none_free(e: &PgError) -> bool {
 }
 
 fn replication_config(
-    source: &Target,
+    source: &Database,
     slot: &ChangeSlot,
     after: Lsn,
     streaming: bool,
@@ -585,7 +585,7 @@ fn session_options(own: &str, streaming: bool) -> String {
 
 /// A replication client's error as maskbus reports it: the server's SQLSTATE and its condition
 /// (never its message), the I/O failure, or what the protocol broke.
-fn wire_error(source: &Target, action: &str, e: &PgWireError) -> PgError {
+fn wire_error(source: &Database, action: &str, e: &PgWireError) -> PgError {
     let (reason, transient, sqlstate) = match e {
         PgWireError::Server(text) => {
             // The client prints `MESSAGE (SQLSTATE XXXXX)`: the code is the last thing, in its
@@ -654,20 +654,20 @@ fn wire_error(source: &Target, action: &str, e: &PgWireError) -> PgError {
 mod tests {
     use super::*;
 
-    fn source() -> Target {
-        Target::parse("source", "postgres://u:secret@127.0.0.1:5999/db").unwrap()
+    fn source() -> Database {
+        Database::parse("source", "postgres://u:secret@127.0.0.1:5999/db").unwrap()
     }
 
     #[test]
     fn only_a_url_naming_one_server_is_streamed_through_a_walsender() {
         assert!(one_server(&source()));
-        let failover = Target::parse(
+        let failover = Database::parse(
             "source",
             "postgres://u@10.0.0.1:5432,10.0.0.2:5432/db?target_session_attrs=read-write",
         )
         .unwrap();
         assert!(!one_server(&failover));
-        let addressed = Target::parse(
+        let addressed = Database::parse(
             "source",
             "host=db.internal hostaddr=10.0.0.9 port=6000 user=u dbname=db",
         )

@@ -17,7 +17,7 @@ pub mod update;
 
 use maskbus_mask::fit::{Line, Verdict};
 use maskbus_mask::{Policy, PolicyError, PseudonymKey};
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::{Database, PgError};
 use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +47,7 @@ pub fn load(path: &Path, key: Option<&str>) -> Result<Policy, PolicyLoadError> {
 /// Judges `policy` against the tables of its schemas in the source database: every column
 /// ([`maskbus_mask::fit`]) and every table's key, foreign keys and cycles
 /// ([`crate::schema_check`]).
-pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgError> {
+pub async fn check(source: &Database, policy: &Policy) -> Result<Vec<Line>, PgError> {
     let client = source.connect().await?;
     let schemas = policy.schemas();
     let tables = maskbus_pg::catalog::tables(source, &client, &schemas).await?;
@@ -167,7 +167,7 @@ pub async fn check(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgErro
 /// Tables whose key holds a value longer than a key cursor carries (`maskbus policy check`
 /// only: it reads every key of every table, which a producer does not do at each start; a
 /// producer meeting such a key refuses that table by name, `key_too_long`).
-pub async fn check_key_lengths(source: &Target, policy: &Policy) -> Result<Vec<Line>, PgError> {
+pub async fn check_key_lengths(source: &Database, policy: &Policy) -> Result<Vec<Line>, PgError> {
     let client = source.connect().await?;
     let tables = maskbus_pg::catalog::tables(source, &client, &policy.schemas()).await?;
     let mut lines = Vec::new();
@@ -208,7 +208,7 @@ pub async fn check_key_lengths(source: &Target, policy: &Policy) -> Result<Vec<L
 /// full name columns by their names), as evidence counts: read on a sample of rows, here on the
 /// production side.
 async fn spelled_names(
-    source: &Target,
+    source: &Database,
     client: &maskbus_pg::tokio_postgres::Client,
     info: &maskbus_pg::TableInfo,
 ) -> Result<std::collections::HashMap<String, String>, PgError> {
@@ -326,7 +326,7 @@ fn same_rule_at_both_ends(
     }
 }
 
-pub async fn init(source: &Target, schemas: &[String]) -> Result<String, PgError> {
+pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgError> {
     use crate::propose::{self, ColumnFacts, Proposal};
     use std::collections::HashSet;
     let client = source.connect().await?;

@@ -9,8 +9,8 @@
 
 use maskbus_mask::fit::{self, ColumnInfo, Line, Verdict};
 use maskbus_mask::Policy;
-use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
 use maskbus_model::plan;
+use maskbus_pg::{ForeignKey, KeyDef, TableInfo, TableRef};
 use std::collections::BTreeMap;
 
 /// Key columns must be `keep` or carry a rule the key undoes (a bijective pseudonym: `ssn`,

@@ -108,7 +108,7 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
     let failed = |e: tokio_postgres::Error| {
         Refusal::from(
             source
-                .target()
+                .database()
                 .query_error(format!("reading {} to hash it", shape.table), &e),
         )
     };
@@ -289,7 +289,7 @@ async fn stored_hashes(
         .map_err(|e| {
             Refusal::from(
                 source
-                    .target()
+                    .database()
                     .query_error(format!("printing masked values of {entity} as stored"), &e),
             )
         })?;

@@ -86,7 +86,7 @@ async fn try_answer(source: &Source, ask: RangeAsk<'_>) -> Result<RangesReply, R
     let failed = |e: tokio_postgres::Error| {
         Refusal::from(
             source
-                .target()
+                .database()
                 .query_error(format!("splitting {entity} into ranges"), &e),
         )
         .on(&entity)

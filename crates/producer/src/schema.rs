@@ -48,9 +48,9 @@ async fn served(source: &Source) -> Result<ServedSchema, Refusal> {
         .entities()
         .map(|(entity, _)| TableRef::parse(entity))
         .collect();
-    let client = source.target().connect().await?;
+    let client = source.database().connect().await?;
     let (schema, unreadable) =
-        maskbus_pg::schema_read::read(source.target(), &client, &tables).await?;
+        maskbus_pg::schema_read::read(source.database(), &client, &tables).await?;
     let refused = unreadable
         .into_iter()
         .map(|u| (u.table, u.reason))

@@ -16,7 +16,7 @@ use crate::reply::{PageReply, Reply};
 use crate::subset::{Members, MembersAsk, SubsetFile, Subsets};
 use maskbus_mask::{MaskedRow, Policy};
 use maskbus_pg::deadpool_postgres;
-use maskbus_pg::{statements, KeyDef, PgError, PgPool, TableInfo, TableRef, Target};
+use maskbus_pg::{statements, Database, KeyDef, PgError, PgPool, TableInfo, TableRef};
 use maskbus_policy::schema_check;
 use maskbus_protocol::MAX_ROW_BYTES;
 use maskbus_protocol::{ErrorCode, ErrorReply, KeyCursor, Snapshot, MAX_KEY_VALUE_BYTES, VERSION};
@@ -67,7 +67,7 @@ pub struct PageAsk<'a> {
 
 /// Reads masked pages from the source database.
 pub struct Source {
-    target: Target,
+    database: Database,
     pool: PgPool,
     policy: Arc<Policy>,
     shapes: Mutex<HashMap<String, Shape>>,
@@ -235,12 +235,16 @@ fn shape_page(shape: &Shape, filter: &str, with_cursor: bool) -> String {
 use maskbus_pg::READ_ONLY_CANONICAL;
 
 impl Source {
-    pub fn new(mut target: Target, policy: Arc<Policy>, pool_size: usize) -> Result<Self, PgError> {
+    pub fn new(
+        mut database: Database,
+        policy: Arc<Policy>,
+        pool_size: usize,
+    ) -> Result<Self, PgError> {
         // Canonical text forms, and no way to write: the producer only ever reads production.
-        target.config.options(READ_ONLY_CANONICAL);
-        let pool = PgPool::new(target.clone(), pool_size)?;
+        database.config.options(READ_ONLY_CANONICAL);
+        let pool = PgPool::new(database.clone(), pool_size)?;
         Ok(Self {
-            target,
+            database,
             pool,
             policy,
             shapes: Mutex::new(HashMap::new()),
@@ -316,7 +320,7 @@ impl Source {
         }
         let client = self.client().await?;
         let read =
-            maskbus_pg::catalog::tables(&self.target, &client, &self.policy.schemas()).await?;
+            maskbus_pg::catalog::tables(&self.database, &client, &self.policy.schemas()).await?;
         drop(client);
         let read = Some(read);
         let info = known(&read);
@@ -348,15 +352,15 @@ impl Source {
     pub async fn ping(&self) -> Result<(), PgError> {
         let client = self.client().await?;
         client.query_one("SELECT 1", &[]).await.map_err(|e| {
-            self.target
+            self.database
                 .query_error("checking the source connection", &e)
         })?;
         Ok(())
     }
 
     /// The source as this producer reaches it (canonical text, read-only).
-    pub fn target(&self) -> &Target {
-        &self.target
+    pub fn database(&self) -> &Database {
+        &self.database
     }
 
     /// How `entity` is read and masked, fixed at first use from the catalog; refused when the
@@ -539,7 +543,10 @@ impl Source {
         let row = client
             .query_one("SELECT pg_current_snapshot()::text", &[])
             .await
-            .map_err(|e| self.target.query_error("reading the current snapshot", &e))?;
+            .map_err(|e| {
+                self.database
+                    .query_error("reading the current snapshot", &e)
+            })?;
         Ok(Snapshot(row.get(0)))
     }
 
@@ -589,7 +596,7 @@ impl Source {
         use futures_util::StreamExt;
         let entity = shape.table.to_string();
         let failed = |e: &tokio_postgres::Error| {
-            Refusal::from(self.target.query_error(action, e)).on(&entity)
+            Refusal::from(self.database.query_error(action, e)).on(&entity)
         };
         let masker = self.masker(shape)?;
         let rows = client
@@ -820,7 +827,7 @@ mod tests {
     #[test]
     fn a_refusal_names_no_endpoint_and_says_whether_to_retry() {
         let target =
-            Target::parse("source", "postgres://alice:pw@prod.internal:6543/bank").unwrap();
+            Database::parse("source", "postgres://alice:pw@prod.internal:6543/bank").unwrap();
         let permanent = PgError::Query {
             role: "source",
             endpoint: target.endpoint(),

@@ -8,7 +8,7 @@ use crate::subset::{self, SubsetFile, SubsetFileError};
 use maskbus_config::ProducerConfig;
 use maskbus_mailbox::{Mailbox, MailboxError, Settings};
 use maskbus_mask::fit::Verdict;
-use maskbus_pg::{PgError, Retry, Target};
+use maskbus_pg::{Database, PgError, Retry};
 use maskbus_policy::PolicyLoadError;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -63,8 +63,8 @@ impl Producer {
                 policy: policy.name().to_string(),
             });
         }
-        let source_target = Target::parse("source", &config.source_url.0)?;
-        let bus = Target::parse("bus", &config.bus_url.0)?;
+        let source_target = Database::parse("source", &config.source_url.0)?;
+        let bus = Database::parse("bus", &config.bus_url.0)?;
         // The same promise as `maskbus policy check`: a policy that does not fit the source is
         // refused before anything is served. A table that does not fit (a migration added a
         // column without a rule, say) is refused by name when asked for, and the others are
@@ -136,7 +136,7 @@ impl Producer {
             None => None,
         };
         // Slots hold WAL on production for as long as they exist: say so loudly at every start.
-        match changes::slot_report(source.target(), config.slot.as_deref()).await {
+        match changes::slot_report(source.database(), config.slot.as_deref()).await {
             Ok(report) => changes::log_slot_report(&report),
             Err(e) => tracing::warn!(error = %e, "could not list the source's replication slots"),
         }

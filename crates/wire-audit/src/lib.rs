@@ -21,7 +21,7 @@ use maskbus_audit::{scan_text_in_windows, Context, ExactMatcher, Finding, Hit, S
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
 use maskbus_pg::READ_ONLY_CANONICAL;
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::{Database, PgError};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -85,7 +85,7 @@ pub use maskbus_mailbox::audit::SQL_ONE_LINER;
 /// Scans the bus. `on_progress` gets (messages scanned, of total); `on_finding` each finding as
 /// it is found, so output streams too.
 pub async fn run(
-    bus: &Target,
+    bus: &Database,
     context: Context<'_>,
     compare_sql: bool,
     on_progress: &mut (dyn FnMut(u64, u64) + Send),
@@ -325,7 +325,7 @@ pub fn masked_columns(proposal: &Policy) -> HashSet<(String, String)> {
 /// every column the policy masks, and every column the audit's own judgement (`judged`) holds
 /// personal though the policy keeps it, so a column the policy wrongly keeps is caught.
 pub async fn load_source_values(
-    source: &Target,
+    source: &Database,
     policy: &Policy,
     judged: &HashSet<(String, String)>,
 ) -> Result<(ExactMatcher, ExactStats), PgError> {

@@ -7,7 +7,7 @@ use crate::{kept_columns, load_source_values, masked_columns};
 use maskbus_audit::{Context, ExactMatcher};
 use maskbus_config::{AgentConfig, ConfigError};
 use maskbus_mask::{Policy, PolicyError};
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::{Database, PgError};
 use maskbus_policy::PolicyLoadError;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ impl AuditPlan {
         let Some(url) = source_url else {
             return Ok(plan);
         };
-        let source = Target::parse("source", &url)?;
+        let source = Database::parse("source", &url)?;
         let policy_path = policy_path.ok_or(PlanError::NoPolicy)?;
         let policy = maskbus_policy::load(&policy_path, pseudonym_key.as_deref())?;
         // The audit's own judgement of which columns are personal: policy init's reading of the

@@ -11,7 +11,7 @@ use clap::Parser;
 use futures_util::SinkExt;
 use maskbus_bench::url_for;
 use maskbus_mask::{Policy, PseudonymKey};
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -100,7 +100,7 @@ fn copy_escape(text: &str) -> String {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    let admin = Target::parse("bench", &url_for(&args.url, "postgres"))?
+    let admin = Database::parse("bench", &url_for(&args.url, "postgres"))?
         .connect()
         .await?;
     admin
@@ -109,7 +109,7 @@ async fn main() -> Result<()> {
     admin
         .batch_execute("CREATE DATABASE maskbus_bench_audit")
         .await?;
-    let bus = Target::parse("bus", &url_for(&args.url, "maskbus_bench_audit"))?;
+    let bus = Database::parse("bus", &url_for(&args.url, "maskbus_bench_audit"))?;
     maskbus_mailbox::install(&bus).await?;
     let client = bus.connect().await?;
 

@@ -64,7 +64,7 @@ fn page_body() -> Value {
 /// page bodies in batches of 8 (a request's answer) and claims and acks them. Returns the time
 /// and the bytes moved.
 async fn run_pairs(
-    bus: &maskbus_pg::Target,
+    bus: &maskbus_pg::Database,
     pairs: usize,
     pages: usize,
 ) -> Result<(Duration, usize)> {

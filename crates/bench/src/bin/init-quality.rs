@@ -117,7 +117,7 @@ async fn score(
     schemas: &[String],
     labels: &BTreeSet<String>,
 ) -> Result<Score> {
-    let target = maskbus_pg::Target::parse("source", &url_for(url, db))?;
+    let target = maskbus_pg::Database::parse("source", &url_for(url, db))?;
     let text = maskbus_policy::init(&target, schemas).await?;
     let proposed = Policy::from_toml("init", &text)?;
     let masked = masked_by(&proposed);

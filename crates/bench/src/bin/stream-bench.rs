@@ -17,7 +17,7 @@ use clap::Parser;
 use futures_util::StreamExt;
 use maskbus_bench::{fresh_database, timed, url_for};
 use maskbus_bench::{BANK_POLICY, BENCH_KEY};
-use maskbus_pg::{apply_migrations, Target};
+use maskbus_pg::{apply_migrations, Database};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -40,7 +40,7 @@ struct Args {
 const SLOT: &str = "maskbus_stream_bench";
 
 /// Reads every bank table of `db` once, as text, to nowhere.
-async fn read_all(db: &Target) -> Result<Duration> {
+async fn read_all(db: &Database) -> Result<Duration> {
     let client = db.connect().await?;
     let started = Instant::now();
     for table in maskbus_bank::TABLES {
@@ -58,7 +58,7 @@ async fn read_all(db: &Target) -> Result<Duration> {
 async fn masked_read(source_url: &str) -> Result<Duration> {
     let policy = maskbus_mask::Policy::bank()?.with_key(maskbus_mask::PseudonymKey::new(b"bench"));
     let source = maskbus_producer::source::Source::new(
-        Target::parse("source", source_url)?,
+        Database::parse("source", source_url)?,
         std::sync::Arc::new(policy),
         4,
     )?;
@@ -93,7 +93,7 @@ async fn masked_read(source_url: &str) -> Result<Duration> {
 
 /// Adds `n` customers with an account each, one source transaction per customer, committed
 /// synchronously (a slot decodes flushed WAL only).
-async fn add_customers(source: &Target, n: usize, first_id: i64) -> Result<()> {
+async fn add_customers(source: &Database, n: usize, first_id: i64) -> Result<()> {
     let client = source.connect().await?;
     client.batch_execute("SET synchronous_commit = on").await?;
     for i in 0..n as i64 {
@@ -115,7 +115,7 @@ async fn add_customers(source: &Target, n: usize, first_id: i64) -> Result<()> {
 /// Waits until the slot's restart point has passed `lsn` (for at most a minute). An idle
 /// follower's long polls confirm the flush position; the restart point follows at the server's
 /// next snapshot record.
-async fn settle(source: &Target, lsn: &str) -> Result<()> {
+async fn settle(source: &Database, lsn: &str) -> Result<()> {
     let client = source.connect().await?;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -135,7 +135,7 @@ async fn settle(source: &Target, lsn: &str) -> Result<()> {
 
 /// Waits until customers `first_id..first_id + n` are all in the target (polling every 2 ms,
 /// for at most a minute).
-async fn arrival(target: &Target, first_id: i64, n: usize) -> Result<()> {
+async fn arrival(target: &Database, first_id: i64, n: usize) -> Result<()> {
     let client = target.connect().await?;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -186,7 +186,7 @@ fn medians(updates: &[Update]) -> Update {
 /// Updates transactions `first..first + BIG_UPDATE` in one source transaction (committed
 /// synchronously), then waits until `applied` (a database holding transactions) shows every
 /// one of them: the time from the write to its commit and to the last row applied.
-async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Update> {
+async fn big_update(source: &Database, applied: &Database, first: i64) -> Result<Update> {
     let writer = source.connect().await?;
     // Each update starts on a vacuumed table right after a checkpoint, so each finds the same
     // table and writes the same full-page images (the first change to a page after a
@@ -253,7 +253,7 @@ async fn big_update(source: &Target, applied: &Target, first: i64) -> Result<Upd
 /// that cannot stay on its page writes every index; no foreign keys, which an unchanged key
 /// does not check) subscribed through pgoutput on the same server. The slot is made first: a subscription cannot make its slot on its
 /// own server in the same command.
-async fn pgoutput_update(url: &str, source: &Target, first: i64) -> Result<Update> {
+async fn pgoutput_update(url: &str, source: &Database, first: i64) -> Result<Update> {
     let subscriber = fresh_database(url, "mbb_stream_sub").await?;
     let sub = subscriber.connect().await?;
     sub.batch_execute(
@@ -311,7 +311,7 @@ async fn main() -> Result<()> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.work)?;
     // A slot left by an earlier run keeps its database from being dropped: it goes first.
-    let admin = Target::parse("bench", &url_for(&args.url, "postgres"))?
+    let admin = Database::parse("bench", &url_for(&args.url, "postgres"))?
         .connect()
         .await?;
     admin

@@ -18,7 +18,7 @@ use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use maskbus_bench::{fresh_database, url_for};
 use maskbus_bench::{BANK_POLICY, BENCH_KEY};
-use maskbus_pg::{apply_migrations, Target};
+use maskbus_pg::{apply_migrations, Database};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -46,7 +46,7 @@ fn median(mut runs: Vec<Duration>) -> Duration {
     runs.get(runs.len() / 2).copied().unwrap_or_default()
 }
 
-async fn copy_tables(source: &Target, copy: &Target) -> Result<u64> {
+async fn copy_tables(source: &Database, copy: &Database) -> Result<u64> {
     let from = source.connect().await?;
     let to = copy.connect().await?;
     let mut rows = 0;
@@ -276,7 +276,7 @@ async fn main() -> Result<()> {
     }
     // The wire audit over the bus the largest sync produced.
     if let Some(name) = last_bus {
-        let bus = Target::parse("bus", &url_for(&args.url, &format!("mbb_bus_{name}")))?;
+        let bus = Database::parse("bus", &url_for(&args.url, &format!("mbb_bus_{name}")))?;
         let trio = maskbus_bench::measure_audit(&bus, 3).await?;
         println!(
             "{}",

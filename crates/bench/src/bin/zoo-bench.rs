@@ -18,7 +18,7 @@ use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use maskbus_bench::BENCH_KEY;
 use maskbus_bench::{fresh_database, median, url_for};
-use maskbus_pg::{TableRef, Target};
+use maskbus_pg::{Database, TableRef};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -43,8 +43,8 @@ struct Args {
 /// Copies each table's columns (those the policy names: generated ones are computed again, and a
 /// partitioned table is read through a query).
 async fn copy_tables(
-    source: &Target,
-    copy: &Target,
+    source: &Database,
+    copy: &Database,
     tables: &[(TableRef, Vec<String>)],
 ) -> Result<u64> {
     let from = source.connect().await?;

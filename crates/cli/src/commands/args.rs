@@ -3,7 +3,7 @@
 //! connection target.
 
 use clap::Args;
-use maskbus_pg::{PgError, Target};
+use maskbus_pg::{Database, PgError};
 use std::path::PathBuf;
 
 /// `--source URL`: production (read-only for every command but `seed` and `bank init`).
@@ -20,8 +20,8 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn target(&self) -> Result<Target, PgError> {
-        Target::parse("source", &self.url)
+    pub fn database(&self) -> Result<Database, PgError> {
+        Database::parse("source", &self.url)
     }
 }
 
@@ -39,8 +39,8 @@ pub struct TestDb {
 }
 
 impl TestDb {
-    pub fn target(&self) -> Result<Target, PgError> {
-        Target::parse("target", &self.url)
+    pub fn database(&self) -> Result<Database, PgError> {
+        Database::parse("target", &self.url)
     }
 }
 

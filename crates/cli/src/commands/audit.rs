@@ -6,7 +6,7 @@ use crate::exit::Exit;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use maskbus_wire_audit::{report, AuditInputs, AuditPlan, FindingTally, MessageFinding};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,7 +68,7 @@ pub enum Format {
 }
 
 /// `--ack` and `--findings`: triage on the bus, no scan.
-async fn triage(bus: &Target, args: &AuditArgs) -> Result<ExitCode> {
+async fn triage(bus: &Database, args: &AuditArgs) -> Result<ExitCode> {
     use maskbus_mailbox::audit;
     let client = bus.connect().await?;
     if let (Some(id), Some(reason)) = (args.ack, &args.reason) {
@@ -88,7 +88,7 @@ async fn triage(bus: &Target, args: &AuditArgs) -> Result<ExitCode> {
 
 pub async fn run(args: AuditArgs) -> Result<ExitCode> {
     let format = if args.json { Format::Json } else { args.format };
-    let bus = Target::parse("bus", &args.bus)?;
+    let bus = Database::parse("bus", &args.bus)?;
     if args.ack.is_some() || args.findings {
         return triage(&bus, &args).await;
     }

@@ -7,7 +7,7 @@
 use crate::exit::Exit;
 use anyhow::Result;
 use clap::Subcommand;
-use maskbus_pg::{apply_migrations, ensure_database, Target};
+use maskbus_pg::{apply_migrations, ensure_database, Database};
 use std::process::ExitCode;
 
 #[derive(Subcommand)]
@@ -27,9 +27,9 @@ pub enum BankCommand {
 pub async fn run(command: BankCommand) -> Result<ExitCode> {
     let BankCommand::Init { source, target } = command;
     // Parse both first so a typo in the second does not leave the first half done.
-    let mut databases = vec![Target::parse("source", &source)?];
+    let mut databases = vec![Database::parse("source", &source)?];
     if let Some(target) = target {
-        let target = Target::parse("target", &target)?;
+        let target = Database::parse("target", &target)?;
         if target.endpoint() == databases[0].endpoint() {
             anyhow::bail!(
                 "the source and target URLs name the same database ({}); give each its own",

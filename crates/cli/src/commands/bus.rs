@@ -4,7 +4,7 @@ use crate::exit::Exit;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use maskbus_mailbox::{Mailbox, Outgoing, Settings};
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -94,7 +94,7 @@ pub async fn run(args: BusArgs) -> Result<ExitCode> {
     let url = args
         .bus
         .context("no bus database given: pass --bus URL or set MASKBUS_BUS_URL")?;
-    let target = Target::parse("bus", &url)?;
+    let target = Database::parse("bus", &url)?;
     match args.command {
         BusCommand::Init => {
             let created = maskbus_pg::ensure_database(&target).await?;

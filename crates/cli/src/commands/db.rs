@@ -47,7 +47,7 @@ pub async fn run(command: DbCommand) -> Result<ExitCode> {
 }
 
 async fn status(args: StatusArgs) -> Result<ExitCode> {
-    let (source, target) = (args.source.target()?, args.target.target()?);
+    let (source, target) = (args.source.database()?, args.target.database()?);
     let policy = maskbus_policy::load(&args.policy.path, None)?;
     let (source_client, target_client) = (source.connect().await?, target.connect().await?);
     let tables: Vec<TableRef> = policy
@@ -84,7 +84,7 @@ async fn status(args: StatusArgs) -> Result<ExitCode> {
 }
 
 async fn compare(args: CompareArgs) -> Result<ExitCode> {
-    let (source, target) = (args.source.target()?, args.target.target()?);
+    let (source, target) = (args.source.database()?, args.target.database()?);
     if !maskbus_mask::is_entity_name(&args.table) {
         anyhow::bail!(
             "--table {:?} is not a table name (table or schema.table)",

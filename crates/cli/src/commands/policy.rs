@@ -49,7 +49,7 @@ pub struct CheckArgs {
 pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
     match command {
         PolicyCommand::Init(args) => {
-            let source = args.source.target()?;
+            let source = args.source.database()?;
             let schemas = if args.schemas.is_empty() {
                 vec![maskbus_pg::model::DEFAULT_SCHEMA.to_string()]
             } else {
@@ -100,7 +100,7 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
             Ok(Exit::Ok.into())
         }
         PolicyCommand::Check(args) => {
-            let source = args.source.target()?;
+            let source = args.source.database()?;
             let policy = maskbus_policy::load(&args.policy.path, None)?;
             let mut lines = maskbus_policy::check(&source, &policy).await?;
             lines.extend(maskbus_policy::check_key_lengths(&source, &policy).await?);

@@ -50,7 +50,7 @@ pub async fn run(args: SeedArgs) -> Result<ExitCode> {
     if let Some(per_customer) = args.transactions_per_customer {
         profile.transactions_per_customer = per_customer;
     }
-    let source = args.source.target()?;
+    let source = args.source.database()?;
     let options = SeedOptions {
         profile: profile.clone(),
         seed: args.seed,

@@ -5,7 +5,7 @@ use crate::exit::Exit;
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use maskbus_config::{self as config, AgentConfig};
-use maskbus_pg::Target;
+use maskbus_pg::Database;
 use maskbus_producer::changes::{drop_slot, slot_report, SLOT_PREFIX};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,12 +31,12 @@ pub struct SlotArgs {
     config: PathBuf,
 }
 
-fn producer(args: &SlotArgs) -> Result<(Target, Option<String>)> {
+fn producer(args: &SlotArgs) -> Result<(Database, Option<String>)> {
     let AgentConfig::Producer(producer) = config::load(&args.config)? else {
         bail!("maskbus slot runs with the producer's config (slots live on the source)");
     };
     Ok((
-        Target::parse("source", &producer.source_url.0)?,
+        Database::parse("source", &producer.source_url.0)?,
         producer.slot,
     ))
 }

@@ -39,7 +39,7 @@ use crate::reply::{ChangeReply, EarlyReplies, Reply};
 use crate::source::{Refusal, Source};
 use maskbus_pg::slot::{self, ChangeSlot, SlotChange};
 use maskbus_pg::walsender::{self, SlotStream, Streamed};
-use maskbus_pg::{PgError, TableRef, Target};
+use maskbus_pg::{Database, PgError, TableRef};
 use maskbus_protocol::{ChangeOp, ErrorCode, Lsn, Position, Snapshot, MAX_PAGE_ROWS};
 use std::sync::Arc;
 
@@ -179,7 +179,7 @@ impl ChangeFeed {
             return Err(SlotError::NotOurs(maskbus_model::shorten(name)));
         }
         let slot = ChangeSlot::new(name)?;
-        if !walsender::one_server(source.target()) {
+        if !walsender::one_server(source.database()) {
             tracing::info!(slot = name, "the source URL names several servers: the change stream reads its slot by SQL on the server the connection reached, not through a walsender");
         }
         Ok(Self {
@@ -203,8 +203,8 @@ impl ChangeFeed {
         self.slot.name()
     }
 
-    fn target(&self) -> &Target {
-        self.source.target()
+    fn database(&self) -> &Database {
+        self.source.database()
     }
 
     fn refusal(&self) -> std::sync::MutexGuard<'_, Refused> {
@@ -233,7 +233,7 @@ impl ChangeFeed {
     }
 
     fn walsender_allowed(&self) -> bool {
-        walsender::one_server(self.target()) && self.refusal().allows(tokio::time::Instant::now())
+        walsender::one_server(self.database()) && self.refusal().allows(tokio::time::Instant::now())
     }
 
     /// Answers a change request: starts the stream without `after`, else serves what follows it.
@@ -254,7 +254,7 @@ impl ChangeFeed {
         let outcome = async {
             let client = match guard.take() {
                 Some(client) => guard.insert(client),
-                None => guard.insert(self.target().connect().await?),
+                None => guard.insert(self.database().connect().await?),
             };
             match after {
                 None => {
@@ -271,7 +271,7 @@ impl ChangeFeed {
                     // source with `synchronous_commit = off` (by up to three WAL writer
                     // delays). An idle answer is only given once the stream stands past it, so
                     // "caught up" covers every commit made before the question.
-                    let first = self.slot.horizon(self.target(), client).await?;
+                    let first = self.slot.horizon(self.database(), client).await?;
                     let asked_at = first.inserted();
                     let question = Question {
                         after: after.0,
@@ -295,7 +295,7 @@ impl ChangeFeed {
                         }
                     }
                     if live.is_none() && self.walsender_allowed() {
-                        match SlotStream::open(self.target(), &self.slot, after.0, streaming)
+                        match SlotStream::open(self.database(), &self.slot, after.0, streaming)
                             .await
                         {
                             Ok(stream) => {
@@ -634,7 +634,7 @@ impl ChangeFeed {
         loop {
             let horizon = match next.take() {
                 Some(horizon) => horizon,
-                None => self.slot.horizon(self.target(), client).await?,
+                None => self.slot.horizon(self.database(), client).await?,
             };
             let mut pause = POLL;
             if looked.as_ref().is_none_or(|l| horizon.may_differ(l)) {
@@ -665,7 +665,7 @@ impl ChangeFeed {
             .entities()
             .map(|(name, _)| TableRef::parse(name))
             .collect();
-        let unkeyed = slot::without_replica_identity(self.target(), client, &tables).await?;
+        let unkeyed = slot::without_replica_identity(self.database(), client, &tables).await?;
         if !unkeyed.is_empty() {
             let names: Vec<String> = unkeyed.iter().map(ToString::to_string).collect();
             let mut refusal = Refusal::new(
@@ -677,8 +677,8 @@ impl ChangeFeed {
             }
             return Err(refusal);
         }
-        self.slot.drop(self.target(), client).await?;
-        let start = self.slot.create(self.target(), client, &tables).await?;
+        self.slot.drop(self.database(), client).await?;
+        let start = self.slot.create(self.database(), client, &tables).await?;
         tracing::info!(slot = self.slot.name(), %start, "change stream started");
         Ok(vec![ChangeReply::standing_at(Position(start), false, true)])
     }
@@ -696,7 +696,7 @@ impl ChangeFeed {
                 format!("{why}: changes after {after} may be missing; the consumer starts the stream again"),
             )
         };
-        match self.slot.position(self.target(), client).await? {
+        match self.slot.position(self.database(), client).await? {
             None => {
                 return Err(lost(format!(
                     "replication slot {} is gone",
@@ -741,7 +741,7 @@ impl ChangeFeed {
                 }
             }
         }
-        self.slot.advance(self.target(), client, after).await?;
+        self.slot.advance(self.database(), client, after).await?;
         Ok(())
     }
 
@@ -773,7 +773,7 @@ impl ChangeFeed {
     ) -> Result<Vec<ChangeReply>, Refusal> {
         let peek_limit = peek_limit(question.limit);
         let started = std::time::Instant::now();
-        let peeked = self.slot.peek(self.target(), client, peek_limit).await?;
+        let peeked = self.slot.peek(self.database(), client, peek_limit).await?;
         tracing::debug!(
             peek_ms = started.elapsed().as_millis() as u64,
             "slot peeked"
@@ -875,7 +875,7 @@ pub const SLOT_LAG_WARNING_BYTES: i64 = 1 << 30;
 
 /// Every maskbus slot on the source, `own` marking the one named `own_slot`.
 pub async fn slot_report(
-    source: &Target,
+    source: &Database,
     own_slot: Option<&str>,
 ) -> Result<Vec<SlotReport>, maskbus_pg::PgError> {
     let client = source.connect().await?;
@@ -916,7 +916,7 @@ pub enum SlotError {
 }
 
 /// Drops the maskbus slot `name` and its publication.
-pub async fn drop_slot(source: &Target, name: &str) -> Result<bool, SlotError> {
+pub async fn drop_slot(source: &Database, name: &str) -> Result<bool, SlotError> {
     if !name.starts_with(SLOT_PREFIX) {
         return Err(SlotError::NotOurs(maskbus_model::shorten(name)));
     }

@@ -4,7 +4,7 @@
 use super::{plan, Outside, Planned, SubsetFile};
 use crate::source::{Refusal, Source};
 use maskbus_pg::closure::{check_condition, ClosureTable};
-use maskbus_pg::{ForeignKey, KeyDef, TableRef, Target};
+use maskbus_pg::{Database, ForeignKey, KeyDef, TableRef};
 use maskbus_protocol::{ErrorCode, KeyCursor};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -24,7 +24,7 @@ pub struct SubsetCount {
 /// The policy's tables with their keys, and the source's foreign keys plus the file's virtual
 /// ones; a virtual foreign key naming a table or column the source lacks is refused.
 async fn schema(
-    source: &Target,
+    source: &Database,
     client: &tokio_postgres::Client,
     policy: &maskbus_mask::Policy,
     file: &SubsetFile,
@@ -69,7 +69,7 @@ async fn schema(
 /// Plans every subset of `file` against the source and has the server plan each root condition
 /// (`EXPLAIN`, nothing runs): one line per problem, empty when all is well.
 pub async fn check(
-    source: &Target,
+    source: &Database,
     policy: &maskbus_mask::Policy,
     file: &SubsetFile,
 ) -> Result<Vec<String>, maskbus_pg::PgError> {
@@ -346,7 +346,7 @@ impl Subsets {
         let failed = |e: tokio_postgres::Error| {
             Refusal::from(
                 source
-                    .target()
+                    .database()
                     .query_error(format!("computing subset {name}"), &e),
             )
             .subset(name)
@@ -446,7 +446,7 @@ impl Subsets {
             return Ok(Arc::clone(planned));
         }
         let client = source.client().await?;
-        let (tables, fks) = schema(source.target(), &client, source.policy(), file).await?;
+        let (tables, fks) = schema(source.database(), &client, source.policy(), file).await?;
         let planned = Arc::new(plan(file, name, &tables, &fks).map_err(|e| match e {
             super::SubsetError::Unknown { .. } => {
                 Refusal::new(ErrorCode::UnknownSubset, e.to_string()).subset(name)
@@ -487,14 +487,14 @@ impl Subsets {
             .map_err(|e| {
                 Refusal::from(
                     source
-                        .target()
+                        .database()
                         .query_error(format!("computing subset {name}"), &e),
                 )
             })?;
         let mut counts = Vec::new();
         for (at, table) in planned.closure.tables.iter().enumerate() {
             let source_rows =
-                maskbus_pg::catalog::count_rows(source.target(), &client, &table.table).await?;
+                maskbus_pg::catalog::count_rows(source.database(), &client, &table.table).await?;
             let outside = planned.outside.contains(&table.table);
             let in_subset = kept
                 .iter()
@@ -559,7 +559,7 @@ pub async fn plan_report(
         &config.policy,
         config.pseudonym_key.as_ref().map(|k| k.0.as_str()),
     )?;
-    let target = Target::parse("source", &config.source_url.0)?;
+    let target = Database::parse("source", &config.source_url.0)?;
     let mut report = PlanReport {
         problems: check(&target, &policy, &file).await?,
         subsets: Vec::new(),
