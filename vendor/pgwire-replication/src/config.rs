@@ -428,13 +428,16 @@ pub struct ReplicationConfig {
     /// Default: `false`
     pub binary: bool,
 
-    /// Ask for pgoutput's protocol 2 with `streaming 'on'` (PostgreSQL 14+):
+    /// Stream large in-progress transactions (PostgreSQL 14+).
+    ///
+    /// When `true`, `START_REPLICATION` asks for `proto_version '2'` with
+    /// `streaming 'on'` instead of `proto_version '1'` with `messages 'true'`:
     /// a transaction larger than the server's `logical_decoding_work_mem` is
-    /// sent in blocks while it is still being written (Stream Start/Stop,
-    /// Commit, Abort, each change prefixed by its transaction id), as raw
-    /// `XLogData`: the caller decodes them. Logical decoding messages are then
-    /// not asked for (inside a block they carry the prefix too, which the
-    /// worker's own parser does not read).
+    /// sent in blocks before it commits. Stream Start/Stop/Commit/Abort and the
+    /// changes inside a block (which carry the xid) are forwarded as raw
+    /// `XLogData`, so the **consumer's** decoder must handle them. Logical
+    /// decoding messages are not requested: inside a block they carry the xid
+    /// too, which the worker's Message parser does not read.
     ///
     /// Default: `false`
     pub streaming: bool,
@@ -690,9 +693,9 @@ impl ReplicationConfig {
         self
     }
 
-    /// Ask for protocol 2 with streaming of in-progress transactions.
+    /// Stream large in-progress transactions (pgoutput protocol 2, PG 14+).
     ///
-    /// See [`streaming`](Self::streaming).
+    /// See [`streaming`](Self::streaming) — off by default.
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
         self
