@@ -6,7 +6,8 @@
 -- to the bus is a new step AND the same change here.
 --
 -- What the bus guarantees, and why each piece is the way it is, is told in the steps' own
--- comments and in ARCHITECTURE.md ("The bus and what it guarantees", "Side doors").
+-- comments and in docs/internals.md ("The bus and what it guarantees") and docs/deployment.md
+-- ("Side doors").
 
 -- Functions call one another; their bodies are checked when called, not in creation order.
 SET LOCAL check_function_bodies = off;

@@ -2,7 +2,7 @@
 //! `mq.messages` and `mq.archive` show its unacked and acked messages).
 //!
 //! The producer and the consumer never share a database or a connection string; they exchange
-//! messages here. What the bus guarantees (ARCHITECTURE.md says it at length):
+//! messages here. What the bus guarantees (docs/internals.md says it at length):
 //!
 //! - **At-least-once delivery, handled once in effect.** A claim leases messages for a while and
 //!   counts the attempt; an ack archives the message. A receiver that dies without acking has its

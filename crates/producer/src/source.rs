@@ -158,7 +158,7 @@ impl From<PgError> for Refusal {
 
 /// The row's 32-bit xmin widened to the 64-bit xid that snapshots speak (as a bigint), against
 /// the server's next xid (so a row's xid must be less than 2^31 transactions old: see
-/// ARCHITECTURE.md).
+/// docs/internals.md, "Why snapshot windows").
 const XMIN64: &str =
     "(h.next_xid - ((h.next_xid % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296))";
 
