@@ -275,6 +275,13 @@ impl McpClient {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
     }
+
+    /// Calls a tool that must be refused; returns the message the model reads.
+    fn refused(&mut self, tool: &str, arguments: Value) -> String {
+        let result = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        result["content"][0]["text"].as_str().unwrap().to_string()
+    }
 }
 
 impl Drop for McpClient {
@@ -314,9 +321,7 @@ async fn two_agents_over_mcp_move_masked_rows_and_the_wire_audits_clean() {
     );
     producer.call(
         "mailbox_send",
-        json!({
-            "to": request["reply_to"], "correlation_id": "ask-1", "kind": "page", "body": page
-        }),
+        json!({"to": request["reply_to"], "correlation_id": "ask-1", "handle": page["handle"]}),
     );
     // Consumer agent: receives the rows and inserts them.
     let replies = consumer.call("mailbox_wait", json!({"timeout_ms": 10000}));
@@ -345,4 +350,119 @@ async fn two_agents_over_mcp_move_masked_rows_and_the_wire_audits_clean() {
         "{}",
         audit.stdout
     );
+}
+
+/// Tracker issue 51: the producer's model sends only what the producer's code built. A model
+/// steered by text in the rows it read writes a schema reply whose CHECK would run pg_sleep on
+/// the consumer: refused, and nothing reaches the bus. What it can send is a `query_masked`
+/// result, by its handle, and the consumer's mailbox receives exactly that reply.
+#[tokio::test]
+async fn the_producers_model_sends_only_replies_the_producers_code_built() {
+    let dbs = bank_databases("mcp_by_handle").await;
+    maskbus(&["seed", "--source", &dbs.url("src"), "--customers", "5"]).success();
+    let files = ConfigFiles::new("mcp_by_handle");
+    let (producer_config, consumer_config) = agent_configs(&files, &dbs, "");
+    let bus = connect(&dbs.url("bus")).await;
+    let messages = || async {
+        bus.query_one("SELECT count(*) FROM mq.mail", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let mut producer = McpClient::start(&producer_config);
+    let mut consumer = McpClient::start(&consumer_config);
+
+    // The schema the producer lists says so before anything is called.
+    let tools = producer.request("tools/list", json!({}));
+    let send = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "mailbox_send")
+        .unwrap()
+        .clone();
+    assert_eq!(send["inputSchema"]["required"], json!(["to", "handle"]));
+    assert!(
+        send["inputSchema"]["properties"].get("body").is_none(),
+        "{send}"
+    );
+
+    let before = messages().await;
+    let crafted = json!({
+        "type": "schema", "v": 2,
+        "schema": {"schemas": ["public"], "extensions": [], "types": [], "sequences": [],
+                   "tables": [{"table": {"schema": "public", "name": "customers"},
+                               "columns": [{"name": "id", "sql_type": "bigint", "not_null": true}]}],
+                   "constraints": [{"table": {"schema": "public", "name": "customers"},
+                                    "name": "customers_wait", "kind": "check",
+                                    "definition": "CHECK (pg_sleep(600) IS NOT NULL)"}],
+                   "indexes": [], "comments": []}
+    });
+    let refused = producer.refused(
+        "mailbox_send",
+        json!({"to": "maskbus.consumer", "correlation_id": "ask-1", "kind": "schema", "body": crafted}),
+    );
+    assert!(
+        refused.starts_with("invalid arguments for mailbox_send"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("handle"),
+        "the refusal says what to send instead: {refused}"
+    );
+    // A body beside a real handle is refused all the same.
+    let page = producer.call("query_masked", json!({"entity": "customers", "limit": 3}));
+    let handle = page["handle"].as_str().unwrap().to_string();
+    producer.refused(
+        "mailbox_send",
+        json!({"to": "maskbus.consumer", "handle": handle, "body": crafted}),
+    );
+    // A handle no query_masked result has, or a body passed as the handle, names nothing.
+    let unknown = producer.refused(
+        "mailbox_send",
+        json!({"to": "maskbus.consumer", "handle": "r-999"}),
+    );
+    assert!(
+        unknown.contains("no query_masked result has the handle"),
+        "{unknown}"
+    );
+    producer.refused(
+        "mailbox_send",
+        json!({"to": "maskbus.consumer", "handle": crafted.to_string()}),
+    );
+    assert_eq!(messages().await, before, "nothing went on the bus");
+    let pg_sleep: i64 = bus
+        .query_one(
+            "SELECT count(*) FROM mq.mail WHERE body LIKE '%pg_sleep%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(pg_sleep, 0);
+
+    // What it can send: the result, by its handle, once.
+    let sent = producer.call(
+        "mailbox_send",
+        json!({"to": "maskbus.consumer", "correlation_id": "ask-1", "handle": handle}),
+    );
+    assert_eq!(sent["kind"], "page", "the kind is the reply's own");
+    assert_eq!(messages().await, before + 1);
+    let again = producer.refused(
+        "mailbox_send",
+        json!({"to": "maskbus.consumer", "handle": handle}),
+    );
+    assert!(again.contains("sent already"), "{again}");
+    assert_eq!(messages().await, before + 1);
+
+    let received = consumer.call("mailbox_wait", json!({"timeout_ms": 10000}));
+    let messages = received["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{received}");
+    let message = &messages[0];
+    assert_eq!(message["kind"], "page");
+    assert_eq!(message["correlation_id"], "ask-1");
+    let mut built = page.clone();
+    built.as_object_mut().unwrap().remove("handle");
+    assert_eq!(message["body"], built, "the exact reply query_masked built");
+    assert_eq!(message["body"]["rows"].as_array().unwrap().len(), 3);
 }

@@ -4,7 +4,8 @@
 //! The structural limits are the model-free path's, because the calls go through the same
 //! `Agent::call`: a tool outside the role's registry is blocked, arguments are checked against
 //! the tool's schema by the same strict parsing, and the producer's only data tool,
-//! `query_masked`, returns `MaskedRow`s. A failed call is an MCP error *result* (`isError: true`,
+//! `query_masked`, returns `MaskedRow`s. The producer's `mailbox_send` sends such a result by the
+//! handle it carries, never JSON the model wrote (tracker issue 51). A failed call is an MCP error *result* (`isError: true`,
 //! with a message the model can read), never a crash: the server keeps running. Logs go to
 //! stderr; stdout carries only the protocol.
 
@@ -32,17 +33,18 @@ impl MaskbusServer {
         }
     }
 
-    /// The role's tools as MCP tool definitions.
+    /// The role's tools as MCP tool definitions, each as the role has it.
     pub fn tools(&self) -> Vec<Tool> {
+        let role = self.agent.role();
         self.agent
             .tools()
             .iter()
             .map(|tool| {
-                let schema = match tool.input_schema() {
+                let schema = match tool.input_schema(role) {
                     Value::Object(map) => map,
                     _ => serde_json::Map::new(),
                 };
-                Tool::new(tool.name(), tool.description(), Arc::new(schema))
+                Tool::new(tool.name(), tool.description(role), Arc::new(schema))
             })
             .collect()
     }
@@ -55,7 +57,9 @@ fn instructions(role: Role) -> String {
             "You are the production-side maskbus agent. Your only data tool is {query}: \
              every row it returns has been masked by the producer's policy (SSNs, cards, emails, names and account numbers are \
              masked before you see them), and a reply carries at most {max} rows. Answer requests that arrive in your mailbox \
-             ({wait}) by sending masked rows back with {send} to the request's reply_to, with its correlation_id.",
+             ({wait}) by calling {query} for the rows asked for, then {send} with the `handle` its result carries, to the \
+             request's reply_to, with its correlation_id. You send a query result by its handle, as the producer built it: \
+             there is no body to write, and nothing else can be sent.",
             query = MaskbusTool::QueryMasked,
             max = maskbus_tools::MAX_TOOL_ROWS,
             wait = MaskbusTool::MailboxWait,

@@ -1,11 +1,17 @@
 //! A running agent of either role and the dispatch of its tools: a call outside the role's
 //! registry is blocked before anything runs. Every call is traced (tool, a summary of the
 //! arguments that never holds row values, outcome, row count, duration).
+//!
+//! What each role's `mailbox_send` may put on the bus differs: the consumer's sends the JSON its
+//! caller wrote (a request, which the producer parses strictly); the producer's sends only a
+//! [`Reply`] its own code built, kept under the handle its `query_masked` result carries
+//! ([`ProducerAgent`]), never a body its caller wrote (tracker issue 51).
 
+use crate::replies::Replies;
 use crate::tool::{Tool, MAX_TOOL_ROWS};
 use maskbus_config::{AgentConfig, Role};
 use maskbus_consumer::{Consumer, ConsumerError};
-use maskbus_mailbox::{Mailbox, Outgoing};
+use maskbus_mailbox::{body_of, Mailbox, Outgoing};
 use maskbus_producer::reply::Reply;
 use maskbus_producer::Producer;
 use maskbus_protocol::{Request, Snapshot, VERSION};
@@ -34,15 +40,69 @@ pub enum StartError {
 
 /// A running agent of either role, with what its tools need.
 pub enum Agent {
-    Producer(Box<Producer>),
+    Producer(Box<ProducerAgent>),
     Consumer(Box<Consumer>),
+}
+
+/// A running [`Producer`] (which it derefs to) and the replies its `query_masked` built, kept
+/// by handle for its `mailbox_send`: the only replies a tool call can make it send.
+pub struct ProducerAgent {
+    producer: Producer,
+    replies: Replies,
+}
+
+impl ProducerAgent {
+    pub fn new(producer: Producer) -> Self {
+        Self {
+            producer,
+            replies: Replies::default(),
+        }
+    }
+
+    /// The producer it runs.
+    pub fn producer(&self) -> &Producer {
+        &self.producer
+    }
+
+    /// Sends `reply` to `to` as the producer's serve loop sends its replies: serialised once
+    /// by `maskbus_mailbox::body_of`, with the reply's own kind. Returns the message's id.
+    async fn send_reply(
+        &self,
+        to: String,
+        correlation_id: Option<String>,
+        reply_to: Option<String>,
+        reply: &Reply,
+    ) -> Result<i64, String> {
+        let body = body_of(reply).map_err(|e| e.to_string())?;
+        self.producer
+            .mailbox()
+            .send(Outgoing {
+                to,
+                kind: reply.kind().to_string(),
+                correlation_id,
+                reply_to,
+                body,
+            })
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl std::ops::Deref for ProducerAgent {
+    type Target = Producer;
+
+    fn deref(&self) -> &Producer {
+        &self.producer
+    }
 }
 
 impl Agent {
     /// Starts the role its config names: [`Producer::start`] or [`Consumer::start`].
     pub async fn start(config: &AgentConfig) -> Result<Self, StartError> {
         match config {
-            AgentConfig::Producer(p) => Ok(Agent::Producer(Box::new(Producer::start(p).await?))),
+            AgentConfig::Producer(p) => Ok(Agent::Producer(Box::new(ProducerAgent::new(
+                Producer::start(p).await?,
+            )))),
             AgentConfig::Consumer(c) => {
                 let consumer = Consumer::start(c.clone()).await?;
                 Ok(Agent::Consumer(Box::new(consumer)))
@@ -123,14 +183,6 @@ impl Agent {
     async fn dispatch(&self, tool: Tool, arguments: Value) -> Result<Value, ToolError> {
         let bad = |reason: String| ToolError::BadArguments { tool, reason };
         let failed = |reason: String| ToolError::Failed { tool, reason };
-        fn parse<T: for<'de> Deserialize<'de>>(arguments: Value) -> Result<T, String> {
-            let arguments = if arguments.is_null() {
-                json!({})
-            } else {
-                arguments
-            };
-            serde_json::from_value(arguments).map_err(|e| e.to_string())
-        }
         match (tool, self) {
             (Tool::MailboxWait, agent) => {
                 let args: WaitArgs = parse(arguments).map_err(bad)?;
@@ -154,17 +206,38 @@ impl Agent {
                 }
                 Ok(json!({ "messages": messages }))
             }
-            (Tool::MailboxSend, agent) => {
+            (Tool::MailboxSend, Agent::Producer(producer)) => {
+                let args = reply_args(arguments).map_err(bad)?;
+                let Some(reply) = producer.replies.take(&args.handle) else {
+                    return Err(bad(format!(
+                        "no query_masked result has the handle {:?} (it was never given, was sent already, or \
+                         is older than the {} latest results): call query_masked and send the handle it returns",
+                        args.handle.chars().take(64).collect::<String>(),
+                        crate::replies::MAX_HELD_REPLIES
+                    )));
+                };
+                match producer
+                    .send_reply(args.to, args.correlation_id, args.reply_to, &reply)
+                    .await
+                {
+                    Ok(id) => Ok(json!({ "sent": id, "kind": reply.kind() })),
+                    Err(reason) => {
+                        // Not sent: the handle stays good for another try.
+                        producer.replies.put_back(args.handle, reply);
+                        Err(failed(reason))
+                    }
+                }
+            }
+            (Tool::MailboxSend, Agent::Consumer(consumer)) => {
                 let args: SendArgs = parse(arguments).map_err(bad)?;
-                let id = agent
+                let id = consumer
                     .mailbox()
                     .send(Outgoing {
                         to: args.to,
                         kind: args.kind.unwrap_or_else(|| "message".into()),
                         correlation_id: args.correlation_id,
                         reply_to: args.reply_to,
-                        body: maskbus_mailbox::body_of(&args.body)
-                            .map_err(|e| bad(e.to_string()))?,
+                        body: body_of(&args.body).map_err(|e| bad(e.to_string()))?,
                     })
                     .await
                     .map_err(|e| failed(e.to_string()))?;
@@ -201,7 +274,17 @@ impl Agent {
                 };
                 match producer.answer(request).await.into_iter().next() {
                     Some(Reply::Error { error, .. }) => Err(failed(error.to_string())),
-                    Some(reply) => serde_json::to_value(&reply).map_err(|e| failed(e.to_string())),
+                    Some(reply) => {
+                        // What the caller reads is the reply as built; what it may send is the
+                        // reply itself, kept under the handle.
+                        let mut result =
+                            serde_json::to_value(&reply).map_err(|e| failed(e.to_string()))?;
+                        let handle = producer.replies.keep(reply);
+                        if let Value::Object(fields) = &mut result {
+                            fields.insert("handle".into(), Value::String(handle));
+                        }
+                        Ok(result)
+                    }
                     None => Err(failed("no reply".into())),
                 }
             }
@@ -253,6 +336,31 @@ impl Agent {
     }
 }
 
+/// A tool's arguments, read strictly (no argument but those named; none at all reads as `{}`).
+fn parse<T: for<'de> Deserialize<'de>>(arguments: Value) -> Result<T, String> {
+    let arguments = if arguments.is_null() {
+        json!({})
+    } else {
+        arguments
+    };
+    serde_json::from_value(arguments).map_err(|e| e.to_string())
+}
+
+/// The producer's `mailbox_send` arguments: a handle, and never a body or a kind, which a
+/// caller would have written (refused by name, so a model reads why).
+fn reply_args(arguments: Value) -> Result<ReplyArgs, String> {
+    if let Some(written) = ["body", "kind"]
+        .into_iter()
+        .find(|field| arguments.get(field).is_some())
+    {
+        return Err(format!(
+            "the producer sends no `{written}` written by a caller, only a reply its own code built: \
+             pass the `handle` of a query_masked result"
+        ));
+    }
+    parse(arguments)
+}
+
 /// The arguments worth tracing: cursors, limits and names, never a row value or a message body
 /// (insert_rows carries masked rows, mailbox_send whatever a model wrote; neither is logged).
 pub fn summarize_arguments(arguments: &Value) -> String {
@@ -267,6 +375,7 @@ pub fn summarize_arguments(arguments: &Value) -> String {
         "timeout_ms",
         "max",
         "correlation_id",
+        "handle",
     ];
     let Some(object) = arguments.as_object() else {
         return String::new();
@@ -300,6 +409,16 @@ struct SendArgs {
     to: String,
     body: Value,
     kind: Option<String>,
+    correlation_id: Option<String>,
+    reply_to: Option<String>,
+}
+
+/// The producer's `mailbox_send`: which reply, to where.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplyArgs {
+    to: String,
+    handle: String,
     correlation_id: Option<String>,
     reply_to: Option<String>,
 }
@@ -349,5 +468,37 @@ mod tests {
             "body=.. entity=\"customers\" limit=5 rows=[1 items]"
         );
         assert!(!summary.contains("8280"));
+    }
+
+    #[test]
+    fn the_producers_send_takes_a_handle_and_refuses_a_body() {
+        let args = reply_args(json!({
+            "to": "maskbus.consumer", "handle": "r-1", "correlation_id": "ask-1"
+        }))
+        .unwrap();
+        assert_eq!(args.handle, "r-1");
+        assert_eq!(args.to, "maskbus.consumer");
+
+        // A crafted schema reply, as a model steered by the rows it read might write one.
+        let crafted = json!({
+            "to": "maskbus.consumer", "kind": "schema",
+            "body": {"type": "schema", "v": 2, "tables": [{"name": "customers",
+                     "checks": ["pg_sleep(600) IS NOT NULL"]}]}
+        });
+        let refused = reply_args(crafted).unwrap_err();
+        assert!(refused.contains("`body`"), "{refused}");
+        assert!(refused.contains("handle"), "{refused}");
+        let refused =
+            reply_args(json!({"to": "x", "handle": "r-1", "kind": "schema"})).unwrap_err();
+        assert!(refused.contains("`kind`"), "{refused}");
+        // A body beside a good handle is refused too, and so is a null one.
+        for body in [json!({"type": "page"}), Value::Null] {
+            let refused = reply_args(json!({"to": "x", "handle": "r-1", "body": body}));
+            assert!(refused.is_err(), "{refused:?}");
+        }
+        assert!(reply_args(json!({"to": "x"}))
+            .unwrap_err()
+            .contains("handle"));
+        assert!(reply_args(json!({"to": "x", "handle": "r-1", "rows": []})).is_err());
     }
 }

@@ -1,5 +1,9 @@
 //! The tools an agent (an LLM over MCP, or a CI script) may call: each tool's name, description
 //! and argument schema, written once here, and which role has which.
+//!
+//! One tool differs by role: `mailbox_send`. The consumer sends requests it writes (JSON the
+//! producer parses strictly); the producer sends only a reply its own code built, named by the
+//! `handle` a `query_masked` result carries, and never a body a caller wrote (tracker issue 51).
 
 use maskbus_config::Role;
 use serde_json::{json, Value};
@@ -65,23 +69,33 @@ impl Tool {
         }
     }
 
-    /// What it does, for the agent host.
-    pub fn description(self) -> &'static str {
+    /// What it does, for the agent host, as `role` has it (only `mailbox_send` differs).
+    pub fn description(self, role: Role) -> &'static str {
         match self {
             Tool::MailboxWait => {
                 "Wait for messages addressed to this agent's mailbox on the bus (long poll). Returns up to `max` messages \
                  (sender, kind, correlation_id, reply_to, body) and marks them handled. Waits at most `timeout_ms` \
                  (default 10000, at most 60000); returns an empty list if nothing arrives."
             }
-            Tool::MailboxSend => {
-                "Send one JSON message to another agent's mailbox on the bus. Use `reply_to` to name where answers \
-                 should go and `correlation_id` to match them. Everything sent stays on the bus for the wire audit."
-            }
+            Tool::MailboxSend => match role {
+                Role::Producer => {
+                    "Send a reply the producer built to a mailbox on the bus: pass the `handle` of a `query_masked` \
+                     result, with `to` (the request's reply_to) and the request's `correlation_id`. The reply goes out \
+                     exactly as the producer built it, with its own kind; there is no body to write. Each handle is \
+                     sent once; only the 64 latest results are kept. Everything sent stays on the bus for the wire audit."
+                }
+                Role::Consumer => {
+                    "Send one JSON message to another agent's mailbox on the bus (to the producer: a request, which it \
+                     parses and checks strictly). Use `reply_to` to name where answers should go and `correlation_id` to \
+                     match them. Everything sent stays on the bus for the wire audit."
+                }
+            },
             Tool::QueryMasked => {
                 "Read one page of a production table, MASKED by the producer's policy before you see it: SSNs, cards, \
                  emails, names and account numbers come back masked, never real. Rows are in key order after \
                  `after` (the key values of the last row, as strings); `limit` is 1 to 200 (the cap: a reply never carries more than 200 rows). Returns columns, \
-                 rows, next_after (pass it back as `after` for the next page) and more (whether rows remain)."
+                 rows, next_after (pass it back as `after` for the next page), more (whether rows remain) and a \
+                 `handle`: pass it to mailbox_send to send this page, as built, as the producer's reply."
             }
             Tool::InsertRows => {
                 "Insert rows (already masked, as received from the producer) into a table of the test database. \
@@ -100,8 +114,9 @@ impl Tool {
         }
     }
 
-    /// Its arguments, as JSON Schema (an object; no other property is taken).
-    pub fn input_schema(self) -> Value {
+    /// Its arguments as `role` takes them, as JSON Schema (an object; no other property is
+    /// taken). Only `mailbox_send` differs: the producer's takes a `handle`, never a `body`.
+    pub fn input_schema(self, role: Role) -> Value {
         let entity = json!({"type": "string", "pattern": ENTITY_PATTERN});
         let after = json!({"type": "array", "items": {"type": "string"}});
         let limit = json!({"type": "integer", "minimum": 1, "maximum": MAX_TOOL_ROWS});
@@ -111,6 +126,14 @@ impl Tool {
                 json!([]),
                 json!({"timeout_ms": {"type": "integer", "minimum": 0, "maximum": 60000},
                        "max": {"type": "integer", "minimum": 1, "maximum": 50}}),
+            ),
+            Tool::MailboxSend if role == Role::Producer => (
+                json!(["to", "handle"]),
+                json!({"to": {"type": "string", "minLength": 1, "maxLength": 200},
+                       "handle": {"type": "string", "minLength": 1, "maxLength": 64,
+                                  "description": "the handle of a query_masked result"},
+                       "correlation_id": {"type": "string"},
+                       "reply_to": {"type": "string"}}),
             ),
             Tool::MailboxSend => (
                 json!(["to", "body"]),
@@ -175,10 +198,27 @@ mod tests {
             ]
         );
         for role in [Role::Producer, Role::Consumer] {
-            assert!(Tool::of(role)
-                .iter()
-                .all(|t| !t.description().is_empty() && t.input_schema()["type"] == "object"));
+            assert!(Tool::of(role).iter().all(
+                |t| !t.description(role).is_empty() && t.input_schema(role)["type"] == "object"
+            ));
         }
+    }
+
+    #[test]
+    fn the_producer_sends_by_handle_and_the_consumer_by_body() {
+        let send = Tool::MailboxSend;
+        let producer = send.input_schema(Role::Producer);
+        assert_eq!(producer["required"], json!(["to", "handle"]));
+        assert!(producer["properties"].get("body").is_none());
+        assert!(producer["properties"].get("kind").is_none());
+        assert_eq!(producer["additionalProperties"], false);
+        assert!(send.description(Role::Producer).contains("handle"));
+        assert!(Tool::QueryMasked
+            .description(Role::Producer)
+            .contains("handle"));
+        let consumer = send.input_schema(Role::Consumer);
+        assert_eq!(consumer["required"], json!(["to", "body"]));
+        assert!(consumer["properties"].get("handle").is_none());
     }
 
     #[test]

@@ -139,10 +139,10 @@ pub async fn tools(args: ToolsArgs) -> Result<ExitCode> {
         if args.json {
             println!(
                 "{}",
-                serde_json::json!({"name": tool.name(), "description": tool.description(), "input_schema": tool.input_schema()})
+                serde_json::json!({"name": tool.name(), "description": tool.description(config.role()), "input_schema": tool.input_schema(config.role())})
             );
         } else {
-            println!("{}\t{}", tool.name(), tool.description());
+            println!("{}\t{}", tool.name(), tool.description(config.role()));
         }
     }
     Ok(Exit::Ok.into())
