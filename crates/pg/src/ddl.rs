@@ -1,10 +1,22 @@
 //! The statements that create a served schema ([`maskbus_model::schema::Schema`]) in an empty
 //! target, in dependency order: schemas, extensions, types, sequences, tables (partitioned
-//! parents first), sequence ownership, constraints (foreign keys last), indexes, comments.
+//! parents first), sequence ownership, constraints (foreign keys last), indexes, comments; and
+//! those of one served change ([`alter`]).
 //!
-//! Names are quoted here; expressions are Postgres's own deparsed text from the source, and each
-//! is checked to be one fragment ([`fragment_is_single`]) before it is spliced: a producer
-//! cannot end a statement and start another through a default.
+//! A schema reply is data, never code. Names are quoted here; every served text that holds SQL
+//! (a type, a collation, a default, a generated column, a partition key or bound, a constraint,
+//! an index) is parsed with PostgreSQL's own parser and rebuilt from an allow-listed tree by
+//! `maskbus_sqlguard`, never spliced as served: a producer (or whoever sends as it) cannot make
+//! the consumer call a function that is not a side-effect-free built-in, read another table, or
+//! end a statement. What is refused is left out and said ([`Refused`]), never run:
+//!
+//! - a table whose column type, collation, generated expression, partition key or partition
+//!   bound is refused is left out whole (it could not be made as served), and so is a table
+//!   whose parent, or whose column's type, is left out;
+//! - a type whose base, attribute or range subtype is refused is left out (with the tables
+//!   using it); a domain's refused default or check is only dropped;
+//! - a refused default, constraint or index is only dropped: the table is made and synced
+//!   without it.
 
 use maskbus_model::quote_ident as q;
 use maskbus_model::schema::{
@@ -12,52 +24,64 @@ use maskbus_model::schema::{
     TypeDef, TypeKind,
 };
 use maskbus_model::TableRef;
+use maskbus_sqlguard::{self as guard, Scope};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// A fragment that is not one SQL expression (named by what it was for).
-#[derive(Debug, thiserror::Error)]
-#[error("the served schema's {what} is not one SQL fragment (a `;`, a comment or an unclosed quote outside any literal); the consumer runs no such text")]
-pub struct NotAFragment {
-    pub what: String,
+/// A served object the consumer does not create, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// What it is, by name: `default of public.orders.total`, `table public.orders`.
+    pub object: String,
+    /// The table that cannot be made because of it, when it is left out whole.
+    pub table: Option<TableRef>,
+    /// Why, in a person's words; names only, never a value.
+    pub reason: String,
 }
 
-/// Whether `text` is one fragment: no `;`, no comment, no `,` outside parentheses (so a
-/// constraint or a default cannot add another `ALTER TABLE` subcommand), every quote and
-/// parenthesis closed, outside string literals and quoted names. Dollar quoting and
-/// backslashes outside literals are refused (deparsed expressions use neither); the statements
-/// run with `standard_conforming_strings = on`, so a backslash in a literal is a character.
-pub fn fragment_is_single(text: &str) -> bool {
-    let mut depth: i64 = 0;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' | '"' => loop {
-                match chars.next() {
-                    None => return false,
-                    Some(x) if x == c => {
-                        if chars.peek() == Some(&c) {
-                            chars.next();
-                        } else {
-                            break;
-                        }
-                    }
-                    Some(_) => {}
-                }
-            },
-            ';' | '$' | '\\' => return false,
-            ',' if depth == 0 => return false,
-            '-' if chars.peek() == Some(&'-') => return false,
-            '/' if chars.peek() == Some(&'*') => return false,
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            _ => {}
-        }
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is not created: it {}", self.object, self.reason)
     }
-    depth == 0
+}
+
+impl std::error::Error for Refused {}
+
+fn refused(object: String, table: Option<&TableRef>, why: guard::Refusal) -> Refused {
+    Refused {
+        object,
+        table: table.cloned(),
+        reason: why.to_string(),
+    }
+}
+
+/// The statements that make a served schema, and what of it is left out.
+#[derive(Clone, Debug, Default)]
+pub struct Built {
+    statements: Vec<String>,
+    refused: Vec<Refused>,
+}
+
+impl Built {
+    /// The statements, in order, for one transaction.
+    pub fn statements(&self) -> &[String] {
+        &self.statements
+    }
+
+    /// Every object left out or dropped, with its reason.
+    pub fn refused(&self) -> &[Refused] {
+        &self.refused
+    }
+
+    /// The tables left out whole, each with its first reason.
+    pub fn tables_left_out(&self) -> BTreeMap<TableRef, String> {
+        let mut out = BTreeMap::new();
+        for r in &self.refused {
+            if let Some(table) = &r.table {
+                out.entry(table.clone()).or_insert_with(|| r.to_string());
+            }
+        }
+        out
+    }
 }
 
 /// Set at the start of every transaction that runs a served schema's statements: literals mean
@@ -65,55 +89,164 @@ pub fn fragment_is_single(text: &str) -> bool {
 pub const SESSION: &str =
     "SET LOCAL standard_conforming_strings = on; SET LOCAL search_path = pg_catalog, pg_temp";
 
-fn checked(what: impl FnOnce() -> String, text: &str) -> Result<&str, NotAFragment> {
-    if fragment_is_single(text) {
-        Ok(text)
-    } else {
-        Err(NotAFragment { what: what() })
-    }
-}
-
 fn literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// The statements that create `schema`, in order, for one transaction.
-pub fn create(schema: &Schema) -> Result<Vec<String>, NotAFragment> {
-    let mut out = Vec::new();
+/// What a served text may name: the reply's sequences and tables, and each table's columns
+/// (a partition's are its root's).
+struct Names<'a> {
+    sequences: Vec<TableRef>,
+    tables: Vec<TableRef>,
+    columns: BTreeMap<&'a TableRef, Vec<&'a str>>,
+    parents: BTreeMap<&'a TableRef, &'a TableRef>,
+}
+
+impl<'a> Names<'a> {
+    fn of(schema: &'a Schema) -> Self {
+        Self {
+            sequences: schema
+                .sequences
+                .iter()
+                .map(|s| TableRef::new(&s.schema, &s.name))
+                .collect(),
+            tables: schema.tables.iter().map(|t| t.table.clone()).collect(),
+            columns: schema
+                .tables
+                .iter()
+                .map(|t| {
+                    (
+                        &t.table,
+                        t.columns.iter().map(|c| c.name.as_str()).collect(),
+                    )
+                })
+                .collect(),
+            parents: schema
+                .tables
+                .iter()
+                .filter_map(|t| t.partition_of.as_ref().map(|(p, _)| (&t.table, p)))
+                .collect(),
+        }
+    }
+
+    /// The scope of a text of `table`: its columns (its root's, for a partition), the reply's
+    /// sequences, and its tables but those `left_out`.
+    fn scope(&self, table: &TableRef, left_out: &BTreeSet<&TableRef>) -> Scope {
+        let mut root = table;
+        // A served chain is well formed (no cycle), but a bound keeps this finite whatever.
+        for _ in 0..self.parents.len() {
+            match self.parents.get(root) {
+                Some(parent) => root = parent,
+                None => break,
+            }
+        }
+        Scope::of_columns(self.columns.get(root).into_iter().flatten().copied())
+            .with_sequences(&self.sequences)
+            .with_tables(self.tables.iter().filter(|t| !left_out.contains(t)))
+    }
+}
+
+/// The statements that create `schema`, in order, for one transaction; what is refused is left
+/// out (see the module's rules) and listed.
+pub fn create(schema: &Schema) -> Built {
+    let names = Names::of(schema);
+    let mut built = Built::default();
     for name in &schema.schemas {
-        out.push(create_schema(name));
+        built.statements.push(create_schema(name));
     }
     for e in &schema.extensions {
-        out.push(create_extension(e));
+        built.statements.push(create_extension(e));
     }
+    let mut types_left_out = BTreeSet::new();
     for t in &schema.types {
-        out.push(create_type(t)?);
+        match create_type(t) {
+            Ok((sql, dropped)) => {
+                built.statements.push(sql);
+                built.refused.extend(dropped);
+            }
+            Err(r) => {
+                types_left_out.insert(type_name_of(t));
+                built.refused.push(r);
+            }
+        }
     }
+    let mut sequences_left_out = BTreeSet::new();
     for s in &schema.sequences {
-        out.push(create_sequence(s)?);
+        match create_sequence(s) {
+            Ok(sql) => built.statements.push(sql),
+            Err(r) => {
+                sequences_left_out.insert((s.schema.as_str(), s.name.as_str()));
+                built.refused.push(r);
+            }
+        }
     }
+    let mut tables_left_out: BTreeSet<&TableRef> = BTreeSet::new();
     for t in &schema.tables {
-        out.push(create_table(t)?);
+        let scope = names.scope(&t.table, &tables_left_out);
+        let made = match &t.partition_of {
+            Some((parent, _)) if tables_left_out.contains(parent) => Err(Refused {
+                object: format!("table {}", t.table),
+                table: Some(t.table.clone()),
+                reason: format!("is a partition of {parent}, which is left out"),
+            }),
+            _ => {
+                uses_left_out_type(t, &types_left_out).map_or_else(|| create_table(t, &scope), Err)
+            }
+        };
+        match made {
+            Ok((sql, dropped)) => {
+                built.statements.push(sql);
+                built.refused.extend(dropped);
+            }
+            Err(r) => {
+                tables_left_out.insert(&t.table);
+                built.refused.push(r);
+            }
+        }
     }
     for s in &schema.sequences {
         if let Some((table, column)) = &s.owned_by {
-            out.push(format!(
-                "ALTER SEQUENCE {}.{} OWNED BY {}.{}",
-                q(&s.schema),
-                q(&s.name),
-                table.sql(),
-                q(column)
-            ));
+            if !tables_left_out.contains(table)
+                && !sequences_left_out.contains(&(s.schema.as_str(), s.name.as_str()))
+            {
+                built.statements.push(format!(
+                    "ALTER SEQUENCE {}.{} OWNED BY {}.{}",
+                    q(&s.schema),
+                    q(&s.name),
+                    table.sql(),
+                    q(column)
+                ));
+            }
         }
     }
-    for c in &schema.constraints {
-        out.push(add_constraint(c)?);
+    // What a constraint or an index may reference: the tables that are made.
+    let made = |table: &TableRef| names.scope(table, &tables_left_out);
+    for c in schema
+        .constraints
+        .iter()
+        .filter(|c| !tables_left_out.contains(&c.table))
+    {
+        match add_constraint(c, &made(&c.table)) {
+            Ok(sql) => built.statements.push(sql),
+            Err(r) => built.refused.push(r),
+        }
     }
-    for i in &schema.indexes {
-        out.push(create_index(i)?);
+    for i in schema
+        .indexes
+        .iter()
+        .filter(|i| !tables_left_out.contains(&i.table))
+    {
+        match create_index(i, &made(&i.table)) {
+            Ok(sql) => built.statements.push(sql),
+            Err(r) => built.refused.push(r),
+        }
     }
-    for c in &schema.comments {
-        out.push(match &c.column {
+    for c in schema
+        .comments
+        .iter()
+        .filter(|c| !tables_left_out.contains(&c.table))
+    {
+        built.statements.push(match &c.column {
             None => format!("COMMENT ON TABLE {} IS {}", c.table.sql(), literal(&c.text)),
             Some(column) => format!(
                 "COMMENT ON COLUMN {}.{} IS {}",
@@ -123,14 +256,37 @@ pub fn create(schema: &Schema) -> Result<Vec<String>, NotAFragment> {
             ),
         });
     }
-    Ok(out)
+    built
 }
 
-/// `CREATE TYPE` (or `CREATE DOMAIN`) for `t`.
-fn create_type(t: &TypeDef) -> Result<String, NotAFragment> {
-    let name = format!("{}.{}", q(&t.schema), q(&t.name));
-    let what = || format!("type {}.{}", t.schema, t.name);
-    Ok(match &t.kind {
+/// A type's name as a rebuilt column type names it.
+fn type_name_of(t: &TypeDef) -> String {
+    format!("{}.{}", q(&t.schema), q(&t.name))
+}
+
+/// The refusal of `t` when one of its columns has a type that is left out.
+fn uses_left_out_type(t: &TableDef, left_out: &BTreeSet<String>) -> Option<Refused> {
+    if left_out.is_empty() {
+        return None;
+    }
+    t.columns.iter().find_map(|c| {
+        let rebuilt = guard::type_name(&c.sql_type).ok()?;
+        let base = rebuilt.trim_end_matches("[]");
+        left_out.contains(base).then(|| Refused {
+            object: format!("table {}", t.table),
+            table: Some(t.table.clone()),
+            reason: format!("has column {} of a type that is left out", c.name),
+        })
+    })
+}
+
+/// `CREATE TYPE` (or `CREATE DOMAIN`) for `t`, and what of it is dropped (a domain's refused
+/// default or check); refused whole when its base, an attribute or its subtype is.
+fn create_type(t: &TypeDef) -> Result<(String, Vec<Refused>), Refused> {
+    let name = type_name_of(t);
+    let whole = |why| refused(format!("type {}.{}", t.schema, t.name), None, why);
+    let mut dropped = Vec::new();
+    let sql = match &t.kind {
         TypeKind::Enum { labels } => format!(
             "CREATE TYPE {name} AS ENUM ({})",
             labels
@@ -145,78 +301,109 @@ fn create_type(t: &TypeDef) -> Result<String, NotAFragment> {
             default,
             checks,
         } => {
-            let mut sql = format!("CREATE DOMAIN {name} AS {}", checked(what, base)?);
+            let base = guard::type_name(base).map_err(whole)?;
+            let mut sql = format!("CREATE DOMAIN {name} AS {base}");
             if let Some(default) = default {
-                sql += &format!(" DEFAULT {}", checked(what, default)?);
+                match guard::expression(default, &Scope::default()) {
+                    Ok(default) => sql += &format!(" DEFAULT {default}"),
+                    Err(why) => dropped.push(refused(
+                        format!("the default of domain {}.{}", t.schema, t.name),
+                        None,
+                        why,
+                    )),
+                }
             }
             if *not_null {
                 sql += " NOT NULL";
             }
             for (constraint, check) in checks {
-                sql += &format!(" CONSTRAINT {} {}", q(constraint), checked(what, check)?);
+                match guard::constraint(check, &Scope::of_domain()) {
+                    Ok(check) => sql += &format!(" CONSTRAINT {} {check}", q(constraint)),
+                    Err(why) => dropped.push(refused(
+                        format!("check {constraint} of domain {}.{}", t.schema, t.name),
+                        None,
+                        why,
+                    )),
+                }
             }
             sql
         }
         TypeKind::Composite { attributes } => {
             let mut parts = Vec::new();
             for (a, ty) in attributes {
-                parts.push(format!("{} {}", q(a), checked(what, ty)?));
+                parts.push(format!("{} {}", q(a), guard::type_name(ty).map_err(whole)?));
             }
             format!("CREATE TYPE {name} AS ({})", parts.join(", "))
         }
-        TypeKind::Range { subtype } => {
-            format!(
-                "CREATE TYPE {name} AS RANGE (SUBTYPE = {})",
-                checked(what, subtype)?
-            )
-        }
-    })
+        TypeKind::Range { subtype } => format!(
+            "CREATE TYPE {name} AS RANGE (SUBTYPE = {})",
+            guard::type_name(subtype).map_err(whole)?
+        ),
+    };
+    Ok((sql, dropped))
 }
 
-/// `CREATE TABLE` for `t` (a partition as `PARTITION OF` its parent).
-fn create_table(t: &TableDef) -> Result<String, NotAFragment> {
-    let what = |part: &str| format!("{part} of table {}", t.table);
+/// `CREATE TABLE` for `t` (a partition as `PARTITION OF` its parent), and the defaults dropped.
+fn create_table(t: &TableDef, scope: &Scope) -> Result<(String, Vec<Refused>), Refused> {
+    let whole =
+        |part: &str, why| refused(format!("{part} of table {}", t.table), Some(&t.table), why);
+    let mut dropped = Vec::new();
     let mut sql = format!("CREATE TABLE {}", t.table.sql());
     if let Some((parent, bound)) = &t.partition_of {
-        sql += &format!(
-            " PARTITION OF {} {}",
-            parent.sql(),
-            checked(|| what("partition bound"), bound)?
-        );
+        let bound =
+            guard::partition_bound(bound).map_err(|why| whole("the partition bound", why))?;
+        sql += &format!(" PARTITION OF {} {bound}", parent.sql());
     } else {
         let mut columns = Vec::new();
         for c in &t.columns {
-            columns.push(column_sql(&t.table, c)?);
+            let (column, default_dropped) = column_sql(&t.table, c, scope)?;
+            columns.push(column);
+            dropped.extend(default_dropped);
         }
         sql += &format!(" ({})", columns.join(", "));
     }
     if let Some(key) = &t.partition_key {
-        sql += &format!(
-            " PARTITION BY {}",
-            checked(|| what("the partition key"), key)?
-        );
+        let key =
+            guard::partition_key(key, scope).map_err(|why| whole("the partition key", why))?;
+        sql += &format!(" PARTITION BY {key}");
     }
-    Ok(sql)
+    Ok((sql, dropped))
 }
 
-/// A column as `CREATE TABLE` and `ADD COLUMN` write it.
-fn column_sql(table: &TableRef, c: &ColumnDef) -> Result<String, NotAFragment> {
-    let what = |part: &str| format!("{part} of table {table}");
+/// A column as `CREATE TABLE` and `ADD COLUMN` write it, and its default when dropped. Its
+/// type, collation and generated expression are the table's: refused, the table is too.
+fn column_sql(
+    table: &TableRef,
+    c: &ColumnDef,
+    scope: &Scope,
+) -> Result<(String, Option<Refused>), Refused> {
+    let whole =
+        |part: &str, why| refused(format!("{part} of {table}.{}", c.name), Some(table), why);
     let mut col = format!(
         "{} {}",
         q(&c.name),
-        checked(|| what("a column type"), &c.sql_type)?
+        guard::type_name(&c.sql_type).map_err(|why| whole("the type", why))?
     );
     if let Some(collation) = &c.collation {
-        col += &format!(" COLLATE {}", checked(|| what("a collation"), collation)?);
+        let collation = guard::collation(collation).map_err(|why| whole("the collation", why))?;
+        col += &format!(" COLLATE {collation}");
     }
+    let mut dropped = None;
     if let Some(generated) = &c.generated {
-        col += &format!(
-            " GENERATED ALWAYS AS ({}) STORED",
-            checked(|| what("a generated column"), generated)?
-        );
+        let generated = guard::expression(generated, scope)
+            .map_err(|why| whole("the generated expression", why))?;
+        col += &format!(" GENERATED ALWAYS AS ({generated}) STORED");
     } else if let Some(default) = &c.default {
-        col += &format!(" DEFAULT {}", checked(|| what("a default"), default)?);
+        match guard::expression(default, scope) {
+            Ok(default) => col += &format!(" DEFAULT {default}"),
+            Err(why) => {
+                dropped = Some(refused(
+                    format!("the default of {table}.{}", c.name),
+                    None,
+                    why,
+                ))
+            }
+        }
     }
     match c.identity {
         Some(Identity::Always) => col += " GENERATED ALWAYS AS IDENTITY",
@@ -226,16 +413,25 @@ fn column_sql(table: &TableRef, c: &ColumnDef) -> Result<String, NotAFragment> {
     if c.not_null {
         col += " NOT NULL";
     }
-    Ok(col)
+    Ok((col, dropped))
 }
 
-/// The statements of one change (see [`maskbus_model::schema::diff`]).
-pub fn alter(change: &Change) -> Result<Vec<String>, NotAFragment> {
-    let one = |s: String| Ok(vec![s]);
+/// The statements of one change (see [`maskbus_model::schema::diff`]), with `served` the
+/// schema it leads to (what its texts may name), and what of it is dropped (a refused default,
+/// constraint or index: not made, said). `Err` when the change cannot be made at all (a
+/// refused type, collation, generated expression, partition key or bound): its table fails
+/// closed.
+pub fn alter(change: &Change, served: &Schema) -> Result<(Vec<String>, Vec<Refused>), Refused> {
+    let names = Names::of(served);
+    let scope = |table: &TableRef| names.scope(table, &BTreeSet::new());
+    let one = |s: String| Ok((vec![s], Vec::new()));
     match change {
         Change::CreateSchema(name) => one(create_schema(name)),
         Change::CreateExtension(e) => one(create_extension(e)),
-        Change::CreateType(t) => one(create_type(t)?),
+        Change::CreateType(t) => {
+            let (sql, dropped) = create_type(t)?;
+            Ok((vec![sql], dropped))
+        }
         Change::CreateSequence(s) => one(create_sequence(s)?),
         Change::AddEnumLabel {
             schema,
@@ -254,13 +450,18 @@ pub fn alter(change: &Change) -> Result<Vec<String>, NotAFragment> {
                 (None, None) => String::new(),
             }
         )),
-        Change::CreateTable(t) => one(create_table(t)?),
+        Change::CreateTable(t) => {
+            let (sql, dropped) = create_table(t, &scope(&t.table))?;
+            Ok((vec![sql], dropped))
+        }
         Change::DropTable(t) => one(format!("DROP TABLE IF EXISTS {}", t.sql())),
-        Change::AddColumn { table, column } => one(format!(
-            "ALTER TABLE {} ADD COLUMN {}",
-            table.sql(),
-            column_sql(table, column)?
-        )),
+        Change::AddColumn { table, column } => {
+            let (sql, dropped) = column_sql(table, column, &scope(table))?;
+            Ok((
+                vec![format!("ALTER TABLE {} ADD COLUMN {sql}", table.sql())],
+                dropped.into_iter().collect(),
+            ))
+        }
         Change::DropColumn { table, column } => one(format!(
             "ALTER TABLE {} DROP COLUMN {}",
             table.sql(),
@@ -277,7 +478,9 @@ pub fn alter(change: &Change) -> Result<Vec<String>, NotAFragment> {
             column,
             sql_type,
         } => {
-            let ty = checked(|| format!("the type of {table}.{column}"), sql_type)?;
+            let ty = guard::type_name(sql_type).map_err(|why| {
+                refused(format!("the type of {table}.{column}"), Some(table), why)
+            })?;
             one(format!(
                 "ALTER TABLE {} ALTER COLUMN {} TYPE {ty} USING {}::{ty}",
                 table.sql(),
@@ -289,19 +492,33 @@ pub fn alter(change: &Change) -> Result<Vec<String>, NotAFragment> {
             table,
             column,
             default,
-        } => one(match default {
-            Some(d) => format!(
-                "ALTER TABLE {} ALTER COLUMN {} SET DEFAULT {}",
-                table.sql(),
-                q(column),
-                checked(|| format!("the default of {table}.{column}"), d)?
-            ),
-            None => format!(
+        } => {
+            let drop = format!(
                 "ALTER TABLE {} ALTER COLUMN {} DROP DEFAULT",
                 table.sql(),
                 q(column)
-            ),
-        }),
+            );
+            match default
+                .as_deref()
+                .map(|d| guard::expression(d, &scope(table)))
+            {
+                None => one(drop),
+                Some(Ok(d)) => one(format!(
+                    "ALTER TABLE {} ALTER COLUMN {} SET DEFAULT {d}",
+                    table.sql(),
+                    q(column)
+                )),
+                // The old default goes: the target keeps no default the source no longer has.
+                Some(Err(why)) => Ok((
+                    vec![drop],
+                    vec![refused(
+                        format!("the default of {table}.{column}"),
+                        None,
+                        why,
+                    )],
+                )),
+            }
+        }
         Change::SetNotNull {
             table,
             column,
@@ -312,13 +529,19 @@ pub fn alter(change: &Change) -> Result<Vec<String>, NotAFragment> {
             q(column),
             if *not_null { "SET" } else { "DROP" }
         )),
-        Change::AddConstraint(c) => one(add_constraint(c)?),
+        Change::AddConstraint(c) => Ok(match add_constraint(c, &scope(&c.table)) {
+            Ok(sql) => (vec![sql], Vec::new()),
+            Err(r) => (Vec::new(), vec![r]),
+        }),
         Change::DropConstraint { table, name } => one(format!(
             "ALTER TABLE {} DROP CONSTRAINT IF EXISTS {}",
             table.sql(),
             q(name)
         )),
-        Change::AddIndex(i) => one(create_index(i)?),
+        Change::AddIndex(i) => Ok(match create_index(i, &scope(&i.table)) {
+            Ok(sql) => (vec![sql], Vec::new()),
+            Err(r) => (Vec::new(), vec![r]),
+        }),
         Change::DropIndex { table, name } => one(format!(
             "DROP INDEX IF EXISTS {}.{}",
             q(&table.schema),
@@ -339,13 +562,13 @@ fn create_extension(e: &Extension) -> String {
     )
 }
 
-fn create_sequence(s: &SequenceDef) -> Result<String, NotAFragment> {
-    let what = || format!("sequence {}.{}", s.schema, s.name);
+fn create_sequence(s: &SequenceDef) -> Result<String, Refused> {
+    let data_type = guard::type_name(&s.data_type)
+        .map_err(|why| refused(format!("sequence {}.{}", s.schema, s.name), None, why))?;
     Ok(format!(
-        "CREATE SEQUENCE IF NOT EXISTS {}.{} AS {} INCREMENT BY {} MINVALUE {} MAXVALUE {} START WITH {}{}",
+        "CREATE SEQUENCE IF NOT EXISTS {}.{} AS {data_type} INCREMENT BY {} MINVALUE {} MAXVALUE {} START WITH {}{}",
         q(&s.schema),
         q(&s.name),
-        checked(what, &s.data_type)?,
         s.increment,
         s.min,
         s.max,
@@ -354,107 +577,168 @@ fn create_sequence(s: &SequenceDef) -> Result<String, NotAFragment> {
     ))
 }
 
-fn add_constraint(c: &ConstraintDef) -> Result<String, NotAFragment> {
+fn add_constraint(c: &ConstraintDef, scope: &Scope) -> Result<String, Refused> {
+    let definition = guard::constraint(&c.definition, scope)
+        .map_err(|why| refused(format!("constraint {} of {}", c.name, c.table), None, why))?;
     Ok(format!(
-        "ALTER TABLE {} ADD CONSTRAINT {} {}",
+        "ALTER TABLE {} ADD CONSTRAINT {} {definition}",
         c.table.sql(),
-        q(&c.name),
-        checked(
-            || format!("constraint {} of {}", c.name, c.table),
-            &c.definition
-        )?
+        q(&c.name)
     ))
 }
 
-/// `CREATE [UNIQUE] INDEX` for `i`, rebuilt from its definition's method and columns (what
-/// follows `USING`) with the index's own name and table, so a definition cannot name another
-/// table; on a partitioned table without `ONLY`, so the partitions get it too.
-fn create_index(i: &IndexDef) -> Result<String, NotAFragment> {
-    let refused = || NotAFragment {
-        what: format!("index {} of {}", i.name, i.table),
-    };
-    let definition = i.definition.as_str();
-    let unique = if definition.starts_with("CREATE UNIQUE INDEX ") {
-        true
-    } else if definition.starts_with("CREATE INDEX ") {
-        false
-    } else {
-        return Err(refused());
-    };
-    let on = definition.find(" ON ").ok_or_else(refused)?;
-    let using = definition[on..].find(" USING ").ok_or_else(refused)? + on;
-    let rest = &definition[using + " USING ".len()..];
-    let method: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    let columns = &rest[method.len()..];
-    if method.is_empty() || !columns.starts_with(' ') || !fragment_is_single(columns) {
-        return Err(refused());
-    }
-    Ok(format!(
-        "CREATE {}INDEX {} ON {} USING {}{}",
-        if unique { "UNIQUE " } else { "" },
-        q(&i.name),
-        i.table.sql(),
-        q(&method),
-        columns
-    ))
+/// `CREATE [UNIQUE] INDEX` for `i`, rebuilt from its definition (what follows `USING`) with the
+/// index's own name and table, so a definition cannot name another table; on a partitioned
+/// table without `ONLY`, so the partitions get it too.
+fn create_index(i: &IndexDef, scope: &Scope) -> Result<String, Refused> {
+    let rebuilt = guard::index(&i.definition, scope)
+        .map_err(|why| refused(format!("index {} of {}", i.name, i.table), None, why))?;
+    Ok(rebuilt.create_statement(&i.name, &i.table))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use maskbus_model::schema::ConstraintKind;
 
-    #[test]
-    fn a_fragment_cannot_end_the_statement_or_hide_text() {
-        for good in [
-            "nextval('zoo.keepers_id_seq'::regclass)",
-            "upper(name)",
-            "CHECK ((VALUE > 0))",
-            "'it''s'::text",
-            "FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')",
-            "(\"weird;name\" > 0)",
-            "FOREIGN KEY (a, b) REFERENCES public.t(x, y) DEFERRABLE",
-            "FOR VALUES IN ('a', 'b')",
-        ] {
-            assert!(fragment_is_single(good), "{good}");
+    fn column(name: &str, sql_type: &str, default: Option<&str>) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            sql_type: sql_type.into(),
+            not_null: false,
+            default: default.map(Into::into),
+            identity: None,
+            generated: None,
+            collation: None,
         }
-        for bad in [
-            "0); DROP TABLE x; --",
-            "1 -- hidden",
-            "1 /* hidden */",
-            "'open",
-            "(1",
-            "1)",
-            "$$x$$",
-            "CHECK (true), DROP COLUMN important",
-            "0, DROP COLUMN id",
-        ] {
-            assert!(!fragment_is_single(bad), "{bad}");
+    }
+
+    fn people() -> Schema {
+        let table = TableRef::parse("public.people");
+        Schema {
+            tables: vec![TableDef {
+                table: table.clone(),
+                columns: vec![
+                    column("id", "integer", Some("nextval('public.people_id_seq'::regclass)")),
+                    column("name", "text", Some("'x'::text")),
+                ],
+                partition_key: None,
+                partition_of: None,
+            }],
+            sequences: vec![SequenceDef {
+                schema: "public".into(),
+                name: "people_id_seq".into(),
+                data_type: "integer".into(),
+                start: 1,
+                increment: 1,
+                min: 1,
+                max: 2147483647,
+                cycle: false,
+                owned_by: Some((table.clone(), "id".into())),
+            }],
+            constraints: vec![ConstraintDef {
+                table: table.clone(),
+                name: "people_pkey".into(),
+                kind: ConstraintKind::Primary,
+                definition: "PRIMARY KEY (id)".into(),
+            }],
+            indexes: vec![IndexDef {
+                table,
+                name: "people_lower".into(),
+                definition: "CREATE INDEX people_lower ON ONLY public.people USING btree (lower(name)) WHERE (id > 10)".into(),
+            }],
+            ..Schema::default()
         }
     }
 
     #[test]
-    fn an_index_is_rebuilt_on_its_own_table_whatever_its_definition_names() {
-        let index = |definition: &str| IndexDef {
-            table: TableRef::parse("public.people"),
-            name: "people_lower".into(),
-            definition: definition.into(),
-        };
-        assert_eq!(
-            create_index(&index(
-                "CREATE INDEX people_lower ON ONLY public.people USING btree (lower(name)) WHERE (id > 10)"
-            ))
-            .unwrap(),
-            "CREATE INDEX \"people_lower\" ON \"public\".\"people\" USING \"btree\" (lower(name)) WHERE (id > 10)"
+    fn a_legitimate_schema_is_rebuilt_whole() {
+        let built = create(&people());
+        assert!(built.refused().is_empty(), "{:?}", built.refused());
+        let sql = built.statements().join(";\n");
+        assert!(sql.contains("pg_catalog.nextval"), "{sql}");
+        assert!(
+            sql.contains("ON \"public\".\"people\" USING btree"),
+            "{sql}"
         );
-        assert!(create_index(&index(
-            "CREATE UNIQUE INDEX x ON maskbus.sync_state USING btree ((1))"
-        ))
-        .unwrap()
-        .contains("ON \"public\".\"people\""));
-        assert!(create_index(&index("DROP TABLE people")).is_err());
-        assert!(create_index(&index("CREATE INDEX x ON t USING btree (a), DROP x")).is_err());
+        assert!(sql.contains("OWNED BY"), "{sql}");
+    }
+
+    #[test]
+    fn a_served_function_call_is_never_spliced() {
+        let mut schema = people();
+        schema.tables[0].columns[1].default =
+            Some("(query_to_xml('select 1', true, true, ''))::text".into());
+        schema.constraints.push(ConstraintDef {
+            table: TableRef::parse("public.people"),
+            name: "sneaky".into(),
+            kind: ConstraintKind::Check,
+            definition: "CHECK ((lo_from_bytea(0, '\\x41'::bytea) > 0))".into(),
+        });
+        schema.indexes[0].definition =
+            "CREATE INDEX people_lower ON public.people USING btree (public.dblink_exec('x'))"
+                .into();
+        let built = create(&schema);
+        let sql = built.statements().join(";\n");
+        for bad in ["query_to_xml", "lo_from_bytea", "dblink"] {
+            assert!(!sql.contains(bad), "{bad} in {sql}");
+        }
+        // Dropped, said; the table is still made.
+        assert_eq!(built.refused().len(), 3, "{:?}", built.refused());
+        assert!(built.tables_left_out().is_empty());
+        assert!(sql.contains("CREATE TABLE \"public\".\"people\""));
+    }
+
+    #[test]
+    fn a_refused_bound_or_type_leaves_its_table_out_and_its_children_with_it() {
+        let mut schema = people();
+        let parent = TableRef::parse("public.people");
+        let child = TableRef::parse("public.people_1");
+        let grandchild = TableRef::parse("public.people_1_a");
+        schema.tables[0].partition_key = Some("LIST (name)".into());
+        schema.tables.push(TableDef {
+            table: child.clone(),
+            columns: Vec::new(),
+            partition_key: Some("LIST (name)".into()),
+            partition_of: Some((parent, "FOR VALUES IN ((pg_sleep(1))::text)".into())),
+        });
+        schema.tables.push(TableDef {
+            table: grandchild.clone(),
+            columns: Vec::new(),
+            partition_key: None,
+            partition_of: Some((child.clone(), "FOR VALUES IN ('a')".into())),
+        });
+        let built = create(&schema);
+        let left_out = built.tables_left_out();
+        assert!(left_out.contains_key(&child) && left_out.contains_key(&grandchild));
+        assert!(!built.statements().join(" ").contains("pg_sleep"));
+    }
+
+    #[test]
+    fn a_refused_default_in_a_change_drops_the_old_one() {
+        let schema = people();
+        let (sql, dropped) = alter(
+            &Change::SetDefault {
+                table: TableRef::parse("public.people"),
+                column: "name".into(),
+                default: Some("pg_notify('c', 'x')".into()),
+            },
+            &schema,
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            ["ALTER TABLE \"public\".\"people\" ALTER COLUMN \"name\" DROP DEFAULT"]
+        );
+        assert_eq!(dropped.len(), 1);
+        assert!(alter(
+            &Change::AlterColumnType {
+                table: TableRef::parse("public.people"),
+                column: "name".into(),
+                sql_type: "text; DROP TABLE x".into(),
+            },
+            &schema,
+        )
+        .is_err());
     }
 }

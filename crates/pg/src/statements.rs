@@ -390,6 +390,16 @@ pub fn count_rows(table: &TableRef) -> String {
     format!("SELECT count(*) FROM {}", table.sql())
 }
 
+/// `DROP INDEX` of index `name` of `table` (an index lies in its table's schema). Run only once
+/// the catalog said the index is that table's (by the table's oid): an index is never dropped by
+/// schema and name alone, whatever table it belongs to.
+pub fn drop_index_of(table: &TableRef, name: &str) -> String {
+    format!(
+        "DROP INDEX {}",
+        TableRef::new(table.schema.clone(), name).sql()
+    )
+}
+
 /// Whether a table holds any row.
 pub fn has_rows(table: &TableRef) -> String {
     format!("SELECT EXISTS (SELECT 1 FROM {})", table.sql())
