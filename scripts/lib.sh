@@ -25,3 +25,22 @@ build_maskbus() {
   (cd "$repo" && cargo build --quiet --profile "$profile" --bin maskbus) >&2
   echo "$repo/target/$dir/maskbus"
 }
+
+# The URL $1 with $2 as its user (any password in it dropped).
+url_as() {
+  local url="$1" user="$2"
+  local scheme="${url%%://*}" rest="${url#*://}"
+  local authority="${rest%%/*}" tail="${rest#*/}"
+  [ "$tail" = "$rest" ] && tail=""
+  echo "${scheme}://${user}@${authority##*@}/${tail}"
+}
+
+# A fresh, empty database $2 on the server of maintenance URL $1, owned by login role $3 (made
+# if missing, not a superuser): a consumer's test database, which it fills as that role.
+fresh_target() {
+  local url="$1" name="$2" owner="$3"
+  PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 "$url" \
+    -c "DO \$\$ BEGIN CREATE ROLE $owner LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$" \
+    -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" \
+    -c "CREATE DATABASE $name OWNER $owner"
+}

@@ -65,7 +65,7 @@ async fn a_load_cut_short_is_rebuilt_by_the_next_run_and_an_unrebuildable_key_is
     let lenient = files.write(
         "lenient.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}",
             dbs.url("bus"),
             dbs.url("dst")
         ),

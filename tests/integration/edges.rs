@@ -11,7 +11,7 @@ async fn a_consumer_pointed_at_a_database_with_data_refuses_it_by_name() {
     let wrong = files.write(
         "wrong.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}",
             dbs.url("bus"),
             dbs.url("src")
         ),
@@ -258,7 +258,7 @@ async fn scripts_sync_keeps_each_agents_secrets_to_it_and_says_at_once_when_the_
     let consumer = files.write(
         "consumer.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nrequest_timeout = \"60s\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}request_timeout = \"60s\"\n",
             dbs.url("bus"),
             dbs.url("dst")
         ),

@@ -209,7 +209,7 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
     let unknown = files.write(
         "unknown.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nsubset = \"nope\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}subset = \"nope\"\n",
             dbs.url("bus"),
             dbs.url("dst")
         ),
@@ -238,7 +238,7 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
     let unknown = files.write(
         "unknown.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nsubset = \"nope\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}subset = \"nope\"\n",
             dbs.url("bus"),
             empty.url("dst")
         ),

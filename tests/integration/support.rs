@@ -228,6 +228,11 @@ pub const TEST_KEY: &str = "integration-test-key-0123456789-abcdef";
 /// The bank's policy, the demo's file.
 pub const BANK_POLICY_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");
 
+/// The consumer's key that lets it run as the test cluster's superuser, as these tests do for
+/// now: every consumer config the tests write carries it (issue 51: they move to a
+/// non-superuser owner of the target, and this goes).
+pub const SUPERUSER_TARGET: &str = "allow_superuser_target = true\n";
+
 /// Producer and consumer configs for the three test databases.
 pub fn agent_configs(
     files: &ConfigFiles,
@@ -288,7 +293,7 @@ pub fn write_agent_configs(
     let consumer = files.write(
         "consumer.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{consumer_extra}\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}{consumer_extra}\n",
             urls.consumer_bus, urls.target
         ),
     );

@@ -495,7 +495,7 @@ async fn a_table_that_cannot_sync_fails_fast_by_name_and_the_others_still_sync()
     );
     let consumer_config = |extra: &str| {
         format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{extra}",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}{extra}",
             dbs.url("bus"),
             dbs.url("dst")
         )

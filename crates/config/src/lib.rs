@@ -144,6 +144,12 @@ pub struct ConsumerConfig {
     /// Take a target that already holds rows (`maskbus run --init-target`, never from a file):
     /// without it the first run refuses a database that is not empty.
     pub init_target: bool,
+    /// Run against the target as a superuser (or a role that may write server files or run
+    /// server programs): refused unless this is set, for throwaway databases only.
+    pub allow_superuser_target: bool,
+    /// The extensions the consumer may create when the served schema names them; `None`: those
+    /// PostgreSQL marks trusted, read from the target. Never a served name alone.
+    pub extensions: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -433,6 +439,11 @@ keys! {
     BULK_LOAD: Defaulted<bool> = Key::flag("bulk_load", "MASKBUS_BULK_LOAD", ForConsumer)
         .default("true")
         .doc("load never-synced empty tables as `pg_restore` does: COPY, indexes and foreign keys after");
+    ALLOW_SUPERUSER_TARGET: Defaulted<bool> = Key::flag("allow_superuser_target", "MASKBUS_ALLOW_SUPERUSER_TARGET", ForConsumer)
+        .default("false")
+        .doc("take a target role that is a superuser (or a member of one), or a member of `pg_execute_server_program`, `pg_write_server_files` or `pg_read_server_files`: refused otherwise, since the consumer builds its target from the served schema, which is untrusted input. Only for a throwaway database; connect as a non-superuser owner of the test database instead (docs/deployment.md)");
+    EXTENSIONS: Typed<String> = Key::text("extensions", "MASKBUS_EXTENSIONS", ForConsumer)
+        .doc("the extensions the consumer may create when the served schema needs them, comma-separated (`citext, hstore`; empty: none); unset: those PostgreSQL marks trusted (`pg_available_extension_versions.trusted`). A served extension not on it is never created: it is reported left out with the reason, and the rest of the schema is made");
     WORKERS: Defaulted<u32> = Key::count("workers", "MASKBUS_WORKERS", ForConsumer, 1, MAX_WORKERS)
         .default("1")
         .doc("consumer processes sharing this target");
@@ -820,8 +831,20 @@ pub fn resolve(
             metrics_addr,
             audit_max_age,
             init_target: false,
+            allow_superuser_target: raw.get(ALLOW_SUPERUSER_TARGET),
+            extensions: raw.get(EXTENSIONS).map(|list| extension_list(&list)),
         }),
     })
+}
+
+/// The names of an `extensions` list: comma-separated, trimmed, empty entries dropped (so `""`
+/// allows none).
+fn extension_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// `streams = 0`: one range per two cores of this machine, at least 1 and at most 4. A range's

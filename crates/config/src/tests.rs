@@ -296,3 +296,39 @@ fn every_key_is_listed_once() {
         assert_eq!(times, 1, "{} is listed {times} times in KEYS", key.name);
     }
 }
+
+#[test]
+fn a_superuser_target_and_extensions_are_the_consumers_own_choice() {
+    let consumer = |extra: &str| {
+        let raw = parse(
+            "c.toml",
+            &format!("role = \"consumer\"\nbus_url = \"b\"\ntarget_url = \"t\"\n{extra}"),
+        )
+        .unwrap();
+        let AgentConfig::Consumer(c) = resolve("c.toml", raw, &env(&[])).unwrap() else {
+            panic!()
+        };
+        c
+    };
+    let plain = consumer("");
+    assert!(!plain.allow_superuser_target, "refused unless asked for");
+    assert_eq!(plain.extensions, None, "PostgreSQL's trusted ones");
+    let asked = consumer("allow_superuser_target = true\nextensions = \" citext, ,hstore \"");
+    assert!(asked.allow_superuser_target);
+    assert_eq!(
+        asked.extensions,
+        Some(vec!["citext".to_string(), "hstore".to_string()])
+    );
+    assert_eq!(consumer("extensions = \"\"").extensions, Some(Vec::new()));
+    // Neither is a producer's to hold.
+    for key in ["allow_superuser_target = true", "extensions = \"dblink\""] {
+        let raw = parse(
+            "p.toml",
+            &format!(
+                "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\npolicy = \"p\"\n{key}"
+            ),
+        )
+        .unwrap();
+        assert!(resolve("p.toml", raw, &env(&[])).is_err(), "{key}");
+    }
+}

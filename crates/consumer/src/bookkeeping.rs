@@ -11,7 +11,9 @@
 //! - `stream_state`: the position in the change stream (one row, in stream mode);
 //! - `target_subset`: which of the producer's subsets the target holds (one row);
 //! - `schema_state`: the served schema the target last took in (one row);
-//! - `table_rules`: per entity, the fingerprint of the rules its rows were masked by.
+//! - `table_rules`: per entity, the fingerprint of the rules its rows were masked by;
+//! - `owned_tables`: the tables maskbus created or adopted, the only ones it writes
+//!   ([`crate::owned`]).
 //!
 //! Besides those, two advisory locks named in the same schema's name space
 //! ([`LOCK_SCHEMA`], [`LOCK_LIFT`]) keep workers sharing a target out of each other's way.
@@ -58,6 +60,11 @@ pub const MIGRATIONS: &[Migration] = &[
         component: "sync",
         name: "0007_ranges.sql",
         sql: include_str!("../sql/0007_ranges.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0008_owned_tables.sql",
+        sql: include_str!("../sql/0008_owned_tables.sql"),
     },
 ];
 
@@ -291,6 +298,56 @@ pub const RULES_FINGERPRINTS: &str = "SELECT entity, fingerprint FROM maskbus.ta
 pub const RECORD_RULES_FINGERPRINT: &str =
     "INSERT INTO maskbus.table_rules (entity, fingerprint) VALUES ($1, $2)
      ON CONFLICT (entity) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, updated_at = now()";
+
+// maskbus.owned_tables: the tables maskbus created or adopted, the only ones it writes.
+
+/// Every table maskbus owns in the target, from `maskbus.owned_tables`: entity.
+pub const OWNED_TABLES: &str = "SELECT entity FROM maskbus.owned_tables";
+
+/// Records in `maskbus.owned_tables` the tables in `$1` (a text array of `schema.table`) as
+/// created by maskbus, in the transaction that creates them (after its `CREATE TABLE`s, none of
+/// which existed before): only those that exist now, so a table whose statement was left out
+/// is not recorded, and one made later under its name is not maskbus's.
+pub const RECORD_CREATED: &str = "INSERT INTO maskbus.owned_tables (entity, how)
+     SELECT e, 'created' FROM unnest($1::text[]) AS e
+      WHERE to_regclass(format('%I.%I', split_part(e, '.', 1),
+                               substr(e, strpos(e, '.') + 1))) IS NOT NULL
+     ON CONFLICT (entity) DO UPDATE SET how = 'created', since = now()";
+
+/// Adopts in `maskbus.owned_tables` the tables of schemas `$1` and names `$2` (text arrays, in
+/// the same order) that the target has, with their partitions; never one of maskbus's own
+/// schema or of PostgreSQL's. Returns the entities adopted now (not owned before).
+pub const ADOPT: &str = "INSERT INTO maskbus.owned_tables (entity, how)
+     SELECT DISTINCT n.nspname || '.' || c.relname, 'adopted'
+       FROM unnest($1::text[], $2::text[]) AS e (s, t)
+      CROSS JOIN LATERAL (SELECT to_regclass(format('%I.%I', e.s, e.t)) AS root) AS r
+       JOIN pg_class c ON c.oid = r.root OR c.oid IN (SELECT relid FROM pg_partition_tree(r.root))
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p')
+        AND n.nspname NOT IN ('maskbus', 'information_schema')
+        AND n.nspname NOT LIKE 'pg\\_%'
+     ON CONFLICT (entity) DO NOTHING
+     RETURNING entity";
+
+/// Adopts in `maskbus.owned_tables` every table the target holds (on its first run, once the
+/// first-run guard passed): the schema it was made with. Never one of maskbus's own schema or
+/// of PostgreSQL's. Returns the entities adopted now.
+pub const ADOPT_ALL: &str = "INSERT INTO maskbus.owned_tables (entity, how)
+     SELECT n.nspname || '.' || c.relname, 'adopted'
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p')
+        AND n.nspname NOT IN ('maskbus', 'information_schema')
+        AND n.nspname NOT LIKE 'pg\\_%'
+     ON CONFLICT (entity) DO NOTHING
+     RETURNING entity";
+
+/// Forgets in `maskbus.owned_tables` the tables in `$1` (a text array: dropped by maskbus, in
+/// the transaction that drops them) and every owned table that is gone (a partition dropped
+/// with its parent): a table made later under the same name is not maskbus's.
+pub const FORGET_OWNED: &str = "DELETE FROM maskbus.owned_tables
+      WHERE entity = ANY($1::text[])
+         OR to_regclass(format('%I.%I', split_part(entity, '.', 1),
+                               substr(entity, strpos(entity, '.') + 1))) IS NULL";
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@
 
 use super::bookkeeping;
 use super::client::Answer;
+use super::owned::Owned;
 use super::pages::{self, EntityPlan};
 use super::target_db::TargetDb;
 use super::writer::params;
@@ -285,6 +286,9 @@ impl<'db> ChangeApplier<'db> {
         let mut prepared: HashMap<String, tokio_postgres::Statement> = HashMap::new();
         // Consecutive truncates (a CASCADE) go in one statement, once the next set is read.
         let mut truncates: Vec<&maskbus_pg::TableRef> = Vec::new();
+        // The tables maskbus owns, read before this answer's first write: whatever a change
+        // names, no other table is written, emptied or deleted from.
+        let mut owned: Option<Owned> = None;
         let mut read = 0u32;
         // The next reply is claimed and read while the target runs the statement of this one.
         let mut next = answer.next().await?;
@@ -317,6 +321,11 @@ impl<'db> ChangeApplier<'db> {
                 return Err(bad("changes after a reply that said there were none"));
             };
             let plan = plan_of(plans, &set.entity)?;
+            let owns = match owned {
+                Some(ref owns) => owns,
+                None => owned.insert(Owned::read(self.db.target(), &**tx).await?),
+            };
+            owns.require(&plan.table.to_string())?;
             if set.op != ChangeOp::Truncate && !truncates.is_empty() {
                 tx.batch_execute(&statements::truncate(&truncates))
                     .await

@@ -21,6 +21,8 @@
 //!   transactions into the target ([`changes::ChangeApplier`]).
 //! - [`schema`]: the target's schema made from the served one and kept in step with it
 //!   ([`schema::SchemaSync`]).
+//! - [`owned`]: the tables maskbus created or adopted in its target, the only ones it writes
+//!   ([`owned::Owned`]); names in schema `maskbus` or PostgreSQL's are refused everywhere.
 //! - [`verify`]: the consumer's half of verify and repair ([`verify::Verifier`]).
 //! - [`local_tools`]: the back-ends of the consumer's own tools ([`local_tools::LocalTools`]:
 //!   `insert_rows`, `query_local`).
@@ -42,6 +44,7 @@ mod copy;
 mod held_subset;
 pub mod load;
 pub mod local_tools;
+pub mod owned;
 pub mod pages;
 mod parents;
 pub mod pass;
@@ -91,12 +94,22 @@ pub enum ConsumerError {
     BadReply { entity: String, reason: String },
     #[error("{entity}: {reason}")]
     Unsupported { entity: String, reason: String },
+    #[error("{}", owned::not_owned(entity))]
+    NotOwned { entity: String },
+    #[error("{}", owned::reserved(entity))]
+    Reserved { entity: String },
     #[error("{0}")]
     Plan(#[from] maskbus_model::plan::PlanError),
     #[error("{} of {} tables could not be synced: {}", failed.len(), tables, failed.iter().map(|s| format!("{} ({})", s.entity, s.reason)).collect::<Vec<_>>().join("; "))]
     Partial { failed: Vec<Skipped>, tables: usize },
-    #[error("the target database {database} holds data (table {table} has rows) and is not a maskbus target: the consumer writes only into an empty copy of the schema, which it marks on its first run. Point target_url at the test database; if this one really is it, run the consumer once with --init-target")]
+    #[error("the target database {database} holds data (table {table} has rows: one this role cannot read counts by its pages on disk) and is not a maskbus target: the consumer writes only into an empty copy of the schema, which it marks on its first run. Point target_url at the test database; if this one really is it, run the consumer once with --init-target")]
     NotATarget { database: String, table: String },
+    #[error("the consumer's target role {role} on database {database} {power}: the consumer builds its target from the schema the bus serves, which is untrusted input, and such a role could turn it into commands on the server. Connect as a role that owns the test database and is not superuser (docs/deployment.md); for a throwaway database only, set allow_superuser_target = true in the consumer's config")]
+    SuperuserTarget {
+        database: String,
+        role: String,
+        power: String,
+    },
     #[error("the target database {database} holds {held}, and the config asks for {asked}: a target holds one subset for good (a delta of one cannot turn its rows into another's). Sync into another empty database, or drop this one and start again")]
     OtherSubset {
         database: String,
@@ -193,6 +206,7 @@ impl Consumer {
             target,
             config.init_target,
             config.disable_triggers,
+            config.allow_superuser_target,
             connections,
         )
         .await?;
@@ -250,7 +264,7 @@ impl Consumer {
     /// The entities to sync, in fill order (what the producer serves and the target can take),
     /// and those skipped with the reason.
     pub async fn plan(&self) -> Result<(Vec<EntityPlan>, Vec<Skipped>), ConsumerError> {
-        let (offered, keys, fingerprint, rules) = match self
+        let (offered, keys, fingerprint, mut rules) = match self
             .asker
             .ask_patiently(&Request::Entities { v: VERSION }, "the entity list")
             .await?
@@ -271,18 +285,24 @@ impl Consumer {
                 })
             }
         };
-        let offered: Vec<String> = offered
+        // A name in schema maskbus (the consumer's own bookkeeping) or PostgreSQL's is refused
+        // before anything else; of the rest, the served tables the target already holds are
+        // adopted only when the consumer's own config says so (`owned::adopt_served`).
+        let (reserved, offered): (Vec<String>, Vec<String>) = offered
             .into_iter()
             .filter(|e| maskbus_protocol::is_entity_name(e))
             .map(|e| maskbus_model::qualify(&e))
-            .collect();
-        let failed = schema::SchemaSync::new(&self.asker, &self.db)
-            .prepare(schema::Served {
-                entities: &offered,
-                fingerprint: fingerprint.as_deref(),
-                rules: &rules,
-            })
-            .await?;
+            .partition(|e| owned::is_reserved(e));
+        rules.retain(|e, _| !owned::is_reserved(e));
+        owned::adopt_served(&self.db, &offered, self.config.init_target).await?;
+        let failed =
+            schema::SchemaSync::new(&self.asker, &self.db, self.config.extensions.as_deref())
+                .prepare(schema::Served {
+                    entities: &offered,
+                    fingerprint: fingerprint.as_deref(),
+                    rules: &rules,
+                })
+                .await?;
         let (mut plans, mut skipped) = self.db.entity_plans(&offered, &keys).await?;
         // A table whose schema does not follow the source fails closed, by name.
         plans.retain(|p| {
@@ -300,6 +320,23 @@ impl Consumer {
                 s.reason.clone_from(reason);
             }
         }
+        // A served table maskbus neither created nor adopted fails closed, by name: never a
+        // write. Nor does anything in schema maskbus.
+        let owned = owned::Owned::load(&self.db).await?;
+        plans.retain(|p| {
+            if owned.owns(&p.entity) {
+                return true;
+            }
+            skipped.push(Skipped {
+                entity: p.entity.clone(),
+                reason: owned::not_owned(&p.entity),
+            });
+            false
+        });
+        skipped.extend(reserved.into_iter().map(|entity| Skipped {
+            reason: owned::reserved(&entity),
+            entity,
+        }));
         Ok((plans, skipped))
     }
 

@@ -10,6 +10,7 @@
 //! cannot be rebuilt, and then the pass says which object, on which table, and why.
 
 use super::bookkeeping;
+use super::owned::Owned;
 use super::pages::{EntityPlan, Skipped, SyncState};
 use super::rebuild::{EarlyRebuild, Rebuilder};
 use super::target_db::TargetDb;
@@ -175,6 +176,11 @@ impl<'db> BulkLoad<'db> {
         tx.execute(bookkeeping::LOCK_LIFT, &[])
             .await
             .map_err(q("waiting for other workers to finish lifting".into()))?;
+        // Only a table maskbus owns has anything lifted (dropped) from it.
+        let owned = Owned::read(self.db.target(), &*tx).await?;
+        for plan in candidates {
+            owned.refuse_unless_owned(self.db.target(), "lifting the indexes of", &plan.table)?;
+        }
         let mut empty: Vec<TableRef> = Vec::new();
         let mut entity_of: BTreeMap<TableRef, &str> = BTreeMap::new();
         for plan in candidates {
@@ -261,6 +267,11 @@ impl<'db> BulkLoad<'db> {
                 .query_error(format!("emptying {} again", entities.join(", ")), &e)
         };
         let tx = client.transaction().await.map_err(q)?;
+        // Only a table maskbus owns is ever emptied.
+        let owned = Owned::read(self.db.target(), &*tx).await?;
+        for table in &tables {
+            owned.refuse_unless_owned(self.db.target(), "emptying", table)?;
+        }
         tx.batch_execute(&maskbus_pg::statements::truncate(&tables))
             .await
             .map_err(q)?;

@@ -1,6 +1,9 @@
 //! The back-ends of the consumer's own tools: `insert_rows` (rows an agent brings, written like
-//! a page, without a watermark) and `query_local` (rows of the test database, read-only).
+//! a page, without a watermark, into a table maskbus owns only) and `query_local` (rows of the
+//! test database, read-only). Neither reaches schema `maskbus` (the consumer's own bookkeeping)
+//! or PostgreSQL's schemas ([`crate::owned`]).
 
+use super::owned::{self, Owned};
 use super::target_db::TargetDb;
 use super::writer::{ApplyError, PageWriter};
 use super::ConsumerError;
@@ -33,6 +36,11 @@ impl<'db> LocalTools<'db> {
             return Err(unsupported("not a table name".into()));
         }
         let entity = maskbus_model::qualify(entity);
+        // Before anything else: never schema maskbus, and only a table maskbus owns.
+        if owned::is_reserved(&entity) {
+            return Err(ConsumerError::Reserved { entity });
+        }
+        Owned::load(self.db).await?.require(&entity)?;
         // The target's catalog is enough: the caller (an agent) brings the rows, and may have no
         // model-free producer to ask for missing parents.
         let (plans, skipped) = self
@@ -85,7 +93,11 @@ impl<'db> LocalTools<'db> {
         if !maskbus_protocol::is_entity_name(entity) {
             return Err(unsupported("not a table name"));
         }
-        let table = TableRef::parse(&maskbus_model::qualify(entity));
+        let qualified = maskbus_model::qualify(entity);
+        if owned::is_reserved(&qualified) {
+            return Err(ConsumerError::Reserved { entity: qualified });
+        }
+        let table = TableRef::parse(&qualified);
         let client = self.db.client().await?;
         let info = maskbus_pg::catalog::table(self.db.target(), &client, &table)
             .await?

@@ -57,9 +57,14 @@ pub fn entity_plans(
 ) -> Result<(Vec<EntityPlan>, Vec<Skipped>), maskbus_model::plan::PlanError> {
     let mut plans: BTreeMap<TableRef, EntityPlan> = BTreeMap::new();
     let mut skipped = Vec::new();
+    // By name, so a long entity list costs its length (the first of a name, as a search would).
+    let mut by_name: HashMap<&TableRef, &TableInfo> = HashMap::with_capacity(tables.len());
+    for info in tables {
+        by_name.entry(&info.table).or_insert(info);
+    }
     for entity in offered {
         let table = TableRef::parse(entity);
-        let Some(info) = tables.iter().find(|t| t.table == table) else {
+        let Some(info) = by_name.get(&table) else {
             skipped.push(Skipped {
                 entity: entity.clone(),
                 reason: "the target has no such table; create the schema in the target first (pg_dump --schema-only)".into(),
@@ -100,6 +105,7 @@ pub fn entity_plans(
         );
     }
     let served: Vec<TableRef> = plans.keys().cloned().collect();
+    let is_served: HashSet<&TableRef> = served.iter().collect();
     let FillPlan {
         order,
         deferred,
@@ -115,7 +121,7 @@ pub fn entity_plans(
     for fk in fks {
         let deferred_here = deferred.get(&fk.table).is_some_and(|d| d.contains(fk));
         if let Some(plan) = plans.get_mut(&fk.table) {
-            if !served.contains(&fk.parent) {
+            if !is_served.contains(&fk.parent) {
                 plan.outside.push(fk.clone());
             } else if !deferred_here {
                 plan.parents.push(fk.clone());

@@ -10,6 +10,7 @@
 //! with the foreign keys.
 
 use super::bookkeeping;
+use super::owned::Owned;
 use super::pages::Skipped;
 use super::target_db::TargetDb;
 use maskbus_pg::bulk::{Lifted, LiftedKind};
@@ -133,6 +134,21 @@ impl Rebuilder {
     async fn restore_one(&self, entity: &str, object: &Lifted) -> Result<bool, Rebuild> {
         let started = std::time::Instant::now();
         let mut client = self.client().await.map_err(Rebuild::Failed)?;
+        // Only a table maskbus owns has anything rebuilt on it (`maskbus.lifted` is the
+        // consumer's alone; this holds whatever it says).
+        {
+            let plain: &tokio_postgres::Client = &client;
+            Owned::read(&self.target, plain)
+                .await
+                .and_then(|owned| {
+                    owned.refuse_unless_owned(
+                        &self.target,
+                        &format!("rebuilding {} {} of", object.kind.as_str(), object.name),
+                        &object.table,
+                    )
+                })
+                .map_err(Rebuild::Failed)?;
+        }
         let result: Result<bool, tokio_postgres::Error> = async {
             let tx = client.transaction().await?;
             let claimed = tx

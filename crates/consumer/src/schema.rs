@@ -14,14 +14,106 @@
 //!   data in its schema) or whose change the target refused fails closed, by name, with the
 //!   reason; the others go on;
 //! - a table whose masking rules changed (their fingerprint) forgets its watermark and is
-//!   written again, alone.
+//!   written again, alone;
+//! - an extension is created only when the consumer's own allow-list names it (`extensions` in
+//!   its config, else the extensions PostgreSQL marks trusted), never because the producer
+//!   served its name ([`ExtensionRule`]): one it refuses is left out, named with the reason
+//!   (key `extension NAME` among the tables that fail closed), and the rest of the schema is
+//!   made.
 
 use super::client::Asker;
 use super::target_db::{Baseline, TargetDb};
 use super::ConsumerError;
-use maskbus_model::schema::{diff, Change, Schema};
+use maskbus_model::schema::{diff, Change, Extension, Schema};
 use maskbus_protocol::{ReceivedReply, Request, VERSION};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How an extension the consumer refuses is named among what fails closed: never a table's
+/// `schema.table` (a space is in no entity name).
+const EXTENSION_KEY: &str = "extension ";
+
+/// The key of a served object the consumer did not create in the left-out report (a default,
+/// a constraint, an index whose text was refused: `maskbus_pg::ddl::Refused`): not a table,
+/// so nothing fails closed with it.
+const DROPPED_KEY: &str = "dropped ";
+
+/// Whether a left-out key names a table (the others name an extension or a dropped object).
+fn names_a_table(key: &str) -> bool {
+    !key.starts_with(EXTENSION_KEY) && !key.starts_with(DROPPED_KEY)
+}
+
+/// Puts what the DDL builder refused into the left-out report: a table left out whole fails
+/// closed by name; an object only dropped is said under its own key.
+fn report_refused(refused: &[maskbus_pg::ddl::Refused], left_out: &mut BTreeMap<String, String>) {
+    for r in refused {
+        tracing::error!(object = %r.object, reason = %r.reason, "a served object is not created: its text is not a side-effect-free expression the consumer rebuilds (never run)");
+        match &r.table {
+            Some(table) => {
+                left_out
+                    .entry(table.to_string())
+                    .or_insert_with(|| r.to_string());
+            }
+            None => {
+                left_out.insert(format!("{DROPPED_KEY}{}", r.object), r.to_string());
+            }
+        }
+    }
+}
+
+/// Which served extensions the consumer creates: the one check, for a new schema and for a
+/// migration's changes alike.
+pub struct ExtensionRule {
+    /// The consumer config's `extensions`, or the extensions PostgreSQL marks trusted.
+    allowed: BTreeSet<String>,
+    configured: bool,
+    /// Those the target has already (made by its owner): nothing to create, nothing to report.
+    installed: BTreeSet<String>,
+}
+
+impl ExtensionRule {
+    /// Why the consumer does not create `extension`, or `None` when it may (or need not: the
+    /// target has it).
+    pub fn refusal(&self, extension: &Extension) -> Option<String> {
+        if self.allowed.contains(&extension.name) || self.installed.contains(&extension.name) {
+            return None;
+        }
+        let list = if self.configured {
+            "the consumer's `extensions` list"
+        } else {
+            "the extensions PostgreSQL marks trusted (the default of the consumer's `extensions` list)"
+        };
+        Some(format!(
+            "the served schema asks for extension {}, which is not among {list}: it is never created from a served name. Tables that need it cannot be made until the test database's owner creates it, or `extensions` names it",
+            maskbus_model::shorten(&extension.name)
+        ))
+    }
+
+    /// Leaves out of `schema` the extensions refused, each named in `left_out` with the reason.
+    fn leave_out(&self, schema: &mut Schema, left_out: &mut BTreeMap<String, String>) {
+        schema.extensions.retain(|e| {
+            if let Some(reason) = self.refusal(e) {
+                tracing::error!(extension = %maskbus_model::shorten(&e.name), "a served extension is not on the consumer's allow-list: left out, never created");
+                left_out.insert(extension_key(e), reason);
+                return false;
+            }
+            // One the target has already, and the list does not name, needs no statement.
+            self.allowed.contains(&e.name)
+        });
+    }
+}
+
+fn extension_key(extension: &Extension) -> String {
+    format!("{EXTENSION_KEY}{}", maskbus_model::shorten(&extension.name))
+}
+
+/// The tables among what fails closed (an extension refused is not one).
+fn tables_of(left_out: &BTreeMap<String, String>) -> Vec<maskbus_pg::TableRef> {
+    left_out
+        .keys()
+        .filter(|k| names_a_table(k))
+        .map(|k| maskbus_pg::TableRef::parse(k))
+        .collect()
+}
 
 /// What the producer's entity list says of the schema.
 pub struct Served<'a> {
@@ -34,11 +126,34 @@ pub struct Served<'a> {
 pub struct SchemaSync<'a> {
     asker: &'a Asker,
     db: &'a TargetDb,
+    /// The consumer config's `extensions` (`None`: PostgreSQL's trusted ones).
+    extensions: Option<&'a [String]>,
 }
 
 impl<'a> SchemaSync<'a> {
-    pub fn new(asker: &'a Asker, db: &'a TargetDb) -> Self {
-        Self { asker, db }
+    pub fn new(asker: &'a Asker, db: &'a TargetDb, extensions: Option<&'a [String]>) -> Self {
+        Self {
+            asker,
+            db,
+            extensions,
+        }
+    }
+
+    /// The extension rule, read now: the configured list, or the target's trusted extensions.
+    async fn extension_rule(&self) -> Result<ExtensionRule, ConsumerError> {
+        let (trusted, installed) = self.db.extensions().await?;
+        Ok(match self.extensions {
+            Some(list) => ExtensionRule {
+                allowed: list.iter().cloned().collect(),
+                configured: true,
+                installed,
+            },
+            None => ExtensionRule {
+                allowed: trusted,
+                configured: false,
+                installed,
+            },
+        })
     }
 
     /// Brings the target's schema to the served one; returns the tables that fail closed, each
@@ -56,8 +171,9 @@ impl<'a> SchemaSync<'a> {
         let failed = match (baseline, served.fingerprint) {
             // An empty target: made from the served schema.
             (_, Some(fingerprint)) if missing.len() == offered.len() => {
-                let (schema, left_out) = self.fetch(offered).await?;
-                if self.db.create_schema(&schema).await? {
+                let (schema, mut left_out) = self.fetch(offered).await?;
+                if let Some(refused) = self.db.create_schema(&schema).await? {
+                    report_refused(&refused, &mut left_out);
                     tracing::info!(
                         tables = schema.tables.len(),
                         types = schema.types.len(),
@@ -75,9 +191,7 @@ impl<'a> SchemaSync<'a> {
                 for change in diff(&present, &schema) {
                     tracing::warn!(difference = %change.describe(), "the target's schema differs from the one the producer serves; maskbus leaves it as it is (a page that does not fit it fails its table by name)");
                 }
-                for entity in left_out.keys() {
-                    schema.keep_from(&present, &maskbus_pg::TableRef::parse(entity));
-                }
+                schema.keep_all_from(&present, &tables_of(&left_out));
                 self.record(fingerprint, schema, left_out).await?
             }
             // A migration on the source: the difference between the two served schemas.
@@ -90,7 +204,7 @@ impl<'a> SchemaSync<'a> {
         for entity in self.db.follow_rules(served.rules).await? {
             tracing::warn!(%entity, "the masking rules of this table changed: its rows are written again by this pass");
         }
-        for (entity, reason) in &failed {
+        for (entity, reason) in failed.iter().filter(|(k, _)| names_a_table(k)) {
             tracing::error!(%entity, %reason, "this table's schema does not follow the source: it is not synced until it does; the others are");
         }
         Ok(failed)
@@ -123,7 +237,9 @@ impl<'a> SchemaSync<'a> {
             .into_iter()
             .next();
         let Some(ReceivedReply::Schema {
-            schema, left_out, ..
+            mut schema,
+            left_out,
+            ..
         }) = reply
         else {
             return Err(ConsumerError::BadReply {
@@ -137,7 +253,14 @@ impl<'a> SchemaSync<'a> {
                 entity: String::new(),
                 reason: e.to_string(),
             })?;
-        let left_out = left_out
+        // Nothing of a served schema lands in maskbus's own schema, or PostgreSQL's.
+        if let Some(object) = crate::owned::reserved_object(&schema) {
+            return Err(ConsumerError::BadReply {
+                entity: String::new(),
+                reason: format!("the served schema puts {object} into a schema maskbus never writes (its own bookkeeping, or PostgreSQL's)"),
+            });
+        }
+        let mut left_out = left_out
             .into_iter()
             .map(|l| {
                 (
@@ -146,6 +269,11 @@ impl<'a> SchemaSync<'a> {
                 )
             })
             .collect();
+        if !schema.extensions.is_empty() {
+            self.extension_rule()
+                .await?
+                .leave_out(&mut schema, &mut left_out);
+        }
         Ok((schema, left_out))
     }
 
@@ -160,15 +288,49 @@ impl<'a> SchemaSync<'a> {
         fingerprint: &str,
     ) -> Result<BTreeMap<String, String>, ConsumerError> {
         let (served, mut failed) = self.fetch(offered).await?;
+        // The difference is computed from `baseline`, which the consumer alone writes
+        // (`maskbus.schema_state`, only through `TargetDb::record_baseline` and
+        // `TargetDb::apply_changes`, from served schemas it checked): no page, tool or served
+        // message can write it, since every name in schema maskbus is refused before anything
+        // is planned or written (`crate::owned::is_reserved`: `Consumer::plan`, `LocalTools`,
+        // and the served schema in `fetch`). And it changes only the tables maskbus owns
+        // (`crate::owned::decide`, below).
         let old = baseline.served.clone();
         // The served schema as far as the target has followed it, recorded with each table's
         // changes: a run cut short resumes with what is left.
         let mut current = baseline.clone();
         let mut from = old.clone();
-        for entity in failed.keys() {
-            from.without_table(&maskbus_pg::TableRef::parse(entity));
+        from.without_tables(&tables_of(&failed));
+        let mut changes = diff(&from, &served);
+        // An extension is created only by the rule `fetch` applied: a change asking for another
+        // is left out with its reason, never run.
+        if changes
+            .iter()
+            .any(|c| matches!(c, Change::CreateExtension(_)))
+        {
+            let rule = self.extension_rule().await?;
+            changes.retain(|change| {
+                let Change::CreateExtension(e) = change else {
+                    return true;
+                };
+                let Some(reason) = rule.refusal(e) else {
+                    return true;
+                };
+                failed.insert(extension_key(e), reason);
+                false
+            });
         }
-        let changes = diff(&from, &served);
+        // A partition's rows are synced through its root.
+        let roots: HashMap<String, String> = served
+            .tables
+            .iter()
+            .rev()
+            .map(|t| {
+                let root = t.partition_of.as_ref().map(|(p, _)| p.to_string());
+                let name = t.table.to_string();
+                (name.clone(), root.unwrap_or(name))
+            })
+            .collect();
         // Types first (a table's change may need them), then each table's own.
         let mut types = Vec::new();
         let mut by_table: BTreeMap<String, Vec<&Change>> = BTreeMap::new();
@@ -178,45 +340,61 @@ impl<'a> SchemaSync<'a> {
                 Some(table) => by_table.entry(table.to_string()).or_default().push(change),
             }
         }
-        let statements = |changes: &[&Change]| -> Result<Vec<String>, ConsumerError> {
-            let mut out = Vec::new();
-            for change in changes {
-                out.extend(maskbus_pg::ddl::alter(change).map_err(|e| {
-                    ConsumerError::BadReply {
-                        entity: change.table().map(|t| t.to_string()).unwrap_or_default(),
-                        reason: e.to_string(),
-                    }
-                })?);
-            }
-            Ok(out)
-        };
+        // Defaults, constraints and indexes whose served text was refused: dropped, said.
+        let mut dropped = Vec::new();
         if !types.is_empty() {
             current.served.schemas.clone_from(&served.schemas);
             current.served.extensions.clone_from(&served.extensions);
             current.served.types.clone_from(&served.types);
             current.served.sequences.clone_from(&served.sequences);
             self.db
-                .apply_changes(None, &statements(&types)?, false, &current)
+                .apply_changes(
+                    None,
+                    &crate::owned::steps(&types, &served, &mut dropped)?,
+                    false,
+                    &current,
+                )
                 .await?;
             for change in &types {
                 tracing::info!(change = %change.describe(), "schema followed");
             }
         }
+        // Only the tables maskbus owns change; one it does not own is left as it is, and when
+        // it is served it fails closed by name (never recorded: once adopted, it follows).
+        let mut owned = crate::owned::Owned::load(self.db).await?;
+        let names: Vec<String> = by_table.keys().cloned().collect();
+        let missing: BTreeSet<String> = self.db.missing_tables(&names).await?.into_iter().collect();
+        let mut refused = BTreeMap::new();
         for (entity, changes) in by_table {
-            // A partition's rows are synced through its root.
-            let root = served
-                .tables
-                .iter()
-                .find(|t| t.table.to_string() == entity)
-                .and_then(|t| t.partition_of.as_ref().map(|(p, _)| p.to_string()))
+            let root = roots
+                .get(&entity)
+                .cloned()
                 .unwrap_or_else(|| entity.clone());
             let rewrite = changes.iter().any(|c| c.rewrites_rows());
             let described: Vec<String> = changes.iter().map(|c| c.describe()).collect();
             let mut after = current.clone();
-            after
-                .served
-                .keep_from(&served, &maskbus_pg::TableRef::parse(&entity));
-            let applied = match statements(&changes) {
+            let table = maskbus_pg::TableRef::parse(&entity);
+            after.served.keep_from(&served, &table);
+            let exists = !missing.contains(&entity);
+            match crate::owned::decide(&table, &changes, exists, &owned) {
+                crate::owned::Decision::Apply => {}
+                crate::owned::Decision::Describe => {
+                    tracing::warn!(%entity, changes = %described.join("; "), "a table maskbus adopted as it was: its served description is taken and nothing of the change runs (its differences stay, as on a first run)");
+                    current = after;
+                    continue;
+                }
+                crate::owned::Decision::LeaveAlone => {
+                    tracing::warn!(%entity, "a table no longer served that maskbus does not own: left as it is");
+                    current = after;
+                    continue;
+                }
+                crate::owned::Decision::Refuse(reason) => {
+                    tracing::error!(%entity, %reason, "the served schema changes a table maskbus does not own: nothing of it runs");
+                    refused.insert(root.clone(), reason);
+                    continue;
+                }
+            }
+            let applied = match crate::owned::steps(&changes, &served, &mut dropped) {
                 Ok(sql) => {
                     let applied = self
                         .db
@@ -224,6 +402,8 @@ impl<'a> SchemaSync<'a> {
                         .await;
                     if applied.is_ok() {
                         current = after;
+                        // As the target has it now (a table left out is not made).
+                        owned = crate::owned::Owned::load(self.db).await?;
                     }
                     applied
                 }
@@ -254,6 +434,9 @@ impl<'a> SchemaSync<'a> {
         next.extensions.clone_from(&served.extensions);
         next.types.clone_from(&served.types);
         next.sequences.clone_from(&served.sequences);
-        self.record(fingerprint, next, failed).await
+        report_refused(&dropped, &mut failed);
+        let mut failed = self.record(fingerprint, next, failed).await?;
+        failed.extend(refused);
+        Ok(failed)
     }
 }

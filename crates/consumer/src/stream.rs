@@ -191,8 +191,11 @@ impl<'a> Follower<'a> {
             "changes received and applied"
         );
         self.forgotten.extend(applied.forgotten);
+        // Looked up in a set: a reply naming many closed tables costs its length.
+        let mut failing: std::collections::BTreeSet<String> =
+            self.failed.iter().map(|f| f.entity.clone()).collect();
         for entity in &batch.closed {
-            if !self.failed.iter().any(|f| f.entity == *entity) {
+            if failing.insert(entity.clone()) {
                 self.failed.push(super::Skipped {
                     entity: entity.clone(),
                     reason: "the producer left its changes out (its policy refuses it now: a column without a rule, or a rule for a column gone; or they were made before a migration not followed yet): they wait, and it is copied again once the policy has its rules".into(),
@@ -204,10 +207,12 @@ impl<'a> Follower<'a> {
             rows: applied.rows,
             caught_up: batch.transactions == 0 && !batch.more && !batch.abandoned,
         };
+        let by_entity: std::collections::HashMap<&str, &EntityPlan> =
+            plans.iter().map(|p| (p.entity.as_str(), p)).rev().collect();
         let touched: Vec<EntityPlan> = applied
             .touched
             .iter()
-            .filter_map(|entity| plans.iter().find(|p| p.entity == *entity).cloned())
+            .filter_map(|entity| by_entity.get(entity.as_str()).map(|p| (*p).clone()))
             .collect();
         // A migration: the served schema before the changes that need it (the producer held
         // them back); when idle, a look for changes the stream does not show (an index, a

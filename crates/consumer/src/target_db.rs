@@ -31,28 +31,55 @@ pub struct TargetDb {
     pool: PgPool,
 }
 
-/// The first table (outside maskbus' own schema) that holds a row, if any.
+/// Whether the database is this consumer's target: `maskbus.sync_state` exists (the marker the
+/// first run leaves) and belongs to this role (or one it is a member of). A marker another role
+/// made does not make a database maskbus', nor skip the first-run guard.
+const IS_OWN_TARGET: &str = "SELECT EXISTS (
+       SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'maskbus' AND c.relname = 'sync_state'
+          AND pg_has_role(c.relowner, 'MEMBER'))";
+
+/// Every table, partition and materialized view of the database that holds a row or may,
+/// whoever owns it and whether or not this role may read it (outside the catalogs and maskbus'
+/// own bookkeeping, which must belong to this role): those with pages on disk. The size is read
+/// from the relation itself (`pg_relation_size`, which needs no privilege on it), not from
+/// statistics that lag (`reltuples` is -1 until a table is analysed, `n_live_tup` waits for a
+/// flush of the statistics): a row inserted a moment ago has its page already. Each with its SQL
+/// name, its name, and whether this role may look into it to be sure its pages hold live rows
+/// (SELECT on a plain table that no row-level security hides rows of).
+const RELATIONS_WITH_ROWS: &str =
+    "SELECT format('%I.%I', n.nspname, c.relname), format('%s.%s', n.nspname, c.relname),
+            c.relkind = 'r' AND has_table_privilege(c.oid, 'SELECT') AND NOT c.relrowsecurity
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'm')
+        AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+        AND n.nspname NOT LIKE 'pg\\_%'
+        AND NOT (n.nspname = 'maskbus' AND pg_has_role(c.relowner, 'MEMBER'))
+        AND pg_relation_size(c.oid) > 0
+      ORDER BY 2";
+
+/// The first relation (outside maskbus' own bookkeeping) that holds a row, if any: one this
+/// role may read is looked into (its pages may be those of deleted rows); any other holds rows
+/// as far as the catalog can tell, since this role cannot see them.
 async fn first_table_with_rows(
     target: &Database,
     client: &tokio_postgres::Client,
 ) -> Result<Option<String>, PgError> {
     let tables = client
-        .query(
-            "SELECT format('%I.%I', n.nspname, c.relname), format('%s.%s', n.nspname, c.relname)
-               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
-                AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'maskbus')
-                AND n.nspname NOT LIKE 'pg\\_%'
-                AND has_table_privilege(c.oid, 'SELECT')
-              ORDER BY 2",
-            &[],
-        )
+        .query(RELATIONS_WITH_ROWS, &[])
         .await
         .map_err(|e| target.query_error("listing the target's tables", &e))?;
     for row in &tables {
-        let (sql_name, name): (String, String) = (row.get(0), row.get(1));
+        let (sql_name, name, readable): (String, String, bool) =
+            (row.get(0), row.get(1), row.get(2));
+        if !readable {
+            return Ok(Some(name));
+        }
         let has_rows: bool = client
-            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {sql_name})"), &[])
+            .query_one(
+                &format!("SELECT EXISTS (SELECT 1 FROM ONLY {sql_name})"),
+                &[],
+            )
             .await
             .map_err(|e| target.query_error(format!("looking into {name}"), &e))?
             .get(0);
@@ -63,15 +90,72 @@ async fn first_table_with_rows(
     Ok(None)
 }
 
+/// The target's login and current roles, each with whether it is (or may become) a superuser,
+/// and the roles it is a member of that reach the server's files and programs.
+const ROLE_POWERS: &str = "SELECT u.name,
+            EXISTS (SELECT 1 FROM pg_roles s
+                     WHERE s.rolsuper AND pg_has_role(u.name, s.oid, 'MEMBER')),
+            ARRAY(SELECT p.rolname::text FROM pg_roles p
+                   WHERE p.rolname IN ('pg_execute_server_program', 'pg_write_server_files',
+                                       'pg_read_server_files')
+                     AND pg_has_role(u.name, p.oid, 'MEMBER')
+                   ORDER BY 1)
+       FROM (VALUES (current_user::text), (session_user::text)) AS u(name)";
+
+/// Refuses a target role that could turn the served schema (untrusted input) into commands on
+/// the server: a superuser, a member of one (`SET ROLE`), or a member of the roles that write
+/// and read the server's files or run its programs. `allow` (`allow_superuser_target`) takes
+/// it all the same, for a throwaway database.
+async fn refuse_superuser(
+    target: &Database,
+    client: &tokio_postgres::Client,
+    allow: bool,
+) -> Result<(), ConsumerError> {
+    let rows = client
+        .query(ROLE_POWERS, &[])
+        .await
+        .map_err(|e| target.query_error("reading the target role's attributes", &e))?;
+    for row in &rows {
+        let (role, superuser, reach): (String, bool, Vec<String>) =
+            (row.get(0), row.get(1), row.get(2));
+        let power = if superuser {
+            "is a superuser (or may become one)".to_string()
+        } else if !reach.is_empty() {
+            format!(
+                "may reach the server's files or programs (member of {})",
+                reach.join(", ")
+            )
+        } else {
+            continue;
+        };
+        if allow {
+            tracing::warn!(%role, %power, "allow_superuser_target = true: the consumer runs on its target with powers beyond the database; only for a throwaway database");
+            return Ok(());
+        }
+        return Err(ConsumerError::SuperuserTarget {
+            database: target.dbname().to_string(),
+            role,
+            power,
+        });
+    }
+    Ok(())
+}
+
 impl TargetDb {
     /// Opens the target. On the first run (no `maskbus.sync_state` yet) the database must hold no
     /// rows in any table, or `adopt` must say that this database really is the test database:
     /// maskbus never writes into a database that is not its target (production, by a typo).
     /// `connections`: the writer's pool (one per range written side by side, and the rebuilds).
+    ///
+    /// A target role that is a superuser (or reaches the server's files or programs) is refused
+    /// first, before anything is read or written, unless `allow_superuser` says this is a
+    /// throwaway database: the consumer builds its target from what the bus says, and the bus is
+    /// untrusted input.
     pub async fn open(
         mut target: Database,
         adopt: bool,
         disable_triggers: bool,
+        allow_superuser: bool,
         connections: usize,
     ) -> Result<Self, ConsumerError> {
         if disable_triggers {
@@ -82,10 +166,11 @@ impl TargetDb {
             );
             target.config.options(options.trim());
         }
-        {
+        let first_run = {
             let client = target.connect().await?;
+            refuse_superuser(&target, &client, allow_superuser).await?;
             let marked: bool = client
-                .query_one(bookkeeping::IS_TARGET, &[])
+                .query_one(IS_OWN_TARGET, &[])
                 .await
                 .map_err(|e| target.query_error("looking for the maskbus target marker", &e))?
                 .get(0);
@@ -97,8 +182,14 @@ impl TargetDb {
                     });
                 }
             }
-        }
+            !marked
+        };
         maskbus_pg::apply_migrations(&target, bookkeeping::MIGRATIONS).await?;
+        if first_run {
+            // The guard passed (or `adopt` said so): the tables the database was made with
+            // are maskbus's from now on, and no other ever is but those it creates.
+            crate::owned::adopt_all(&target).await?;
+        }
         let pool = PgPool::new(target.clone(), connections.max(3))?;
         Ok(Self { target, pool })
     }
@@ -269,6 +360,28 @@ impl TargetDb {
         Ok((plans, skipped))
     }
 
+    /// The extensions PostgreSQL marks trusted on the target's server, and those the target has.
+    pub async fn extensions(&self) -> Result<(BTreeSet<String>, BTreeSet<String>), PgError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                "SELECT ARRAY(SELECT DISTINCT name::text FROM pg_available_extension_versions
+                               WHERE trusted),
+                        ARRAY(SELECT extname::text FROM pg_extension)",
+                &[],
+            )
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error("reading the target's extensions", &e)
+            })?;
+        let (trusted, installed): (Vec<String>, Vec<String>) = (row.get(0), row.get(1));
+        Ok((
+            trusted.into_iter().collect(),
+            installed.into_iter().collect(),
+        ))
+    }
+
     /// Those of `entities` (`schema.table`) that the target has no table for.
     pub async fn missing_tables(&self, entities: &[String]) -> Result<Vec<String>, PgError> {
         let client = self.client().await?;
@@ -296,15 +409,16 @@ impl TargetDb {
     }
 
     /// Creates `schema` (served by the producer) in one transaction, unless another worker
-    /// made it first (then returns false): the target holds either all of it or none.
+    /// made it first (then returns `None`): the target holds either all of it or none. Every
+    /// served text is rebuilt from PostgreSQL's parse tree by `maskbus_pg::ddl` (never run as
+    /// served); what it refuses is left out and returned, to be said.
     pub async fn create_schema(
         &self,
         schema: &maskbus_model::schema::Schema,
-    ) -> Result<bool, ConsumerError> {
-        let statements = maskbus_pg::ddl::create(schema).map_err(|e| ConsumerError::BadReply {
-            entity: String::new(),
-            reason: e.to_string(),
-        })?;
+    ) -> Result<Option<Vec<maskbus_pg::ddl::Refused>>, ConsumerError> {
+        let built = maskbus_pg::ddl::create(schema);
+        let statements = built.statements();
+        let left_out = built.tables_left_out();
         // A connection of its own, dropped after: nothing an expression sets outlives it.
         let mut client = self.target.connect().await?;
         let q = |action: String| {
@@ -323,8 +437,13 @@ impl TargetDb {
             .map_err(q("waiting for other workers making the schema".into()))?;
         let names = schema.table_names();
         if self.missing_in(&tx, &names).await?.len() != names.len() {
-            return Ok(false);
+            return Ok(None);
         }
+        // What is made is maskbus's; a table left out is not made, and not recorded.
+        let names: Vec<String> = names
+            .into_iter()
+            .filter(|n| !left_out.contains_key(&maskbus_pg::TableRef::parse(n)))
+            .collect();
         // One statement each, by the extended protocol: none can carry a second.
         for (n, statement) in statements.iter().enumerate() {
             tx.execute(statement.as_str(), &[])
@@ -335,10 +454,14 @@ impl TargetDb {
                     statements.len()
                 )))?;
         }
+        // maskbus owns what it made, recorded in the transaction that makes it.
+        crate::owned::Step::Created(names)
+            .run(&tx, &self.target, "the served schema")
+            .await?;
         tx.commit()
             .await
             .map_err(q("COMMIT of the served schema".into()))?;
-        Ok(true)
+        Ok(Some(built.refused().to_vec()))
     }
 
     /// The served schema the target last took in, if any.
@@ -402,14 +525,15 @@ impl TargetDb {
         )
     }
 
-    /// Applies `statements` (one table's changes) in one transaction, with `baseline` (the
-    /// served schema as far as the target has it now, that table included): a crash between two
-    /// tables leaves each either changed and recorded, or neither. With `rewrite`, the table's
-    /// watermark goes in the same transaction, so the next pass writes its rows again.
+    /// Applies `steps` (one table's changes, with what they do to the tables maskbus owns) in
+    /// one transaction, with `baseline` (the served schema as far as the target has it now, that
+    /// table included): a crash between two tables leaves each either changed and recorded, or
+    /// neither. With `rewrite`, the table's watermark goes in the same transaction, so the next
+    /// pass writes its rows again.
     pub async fn apply_changes(
         &self,
         entity: Option<&str>,
-        statements: &[String],
+        steps: &[crate::owned::Step],
         rewrite: bool,
         baseline: &Baseline,
     ) -> Result<(), PgError> {
@@ -426,10 +550,8 @@ impl TargetDb {
             .await
             .map_err(q("settings of the schema's transaction".into()))?;
         // One statement each, by the extended protocol: none can carry a second.
-        for statement in statements {
-            tx.execute(statement.as_str(), &[])
-                .await
-                .map_err(q(format!("changing the schema of {what}")))?;
+        for step in steps {
+            step.run(&tx, &self.target, what).await?;
         }
         if let (Some(entity), true) = (entity, rewrite) {
             tx.execute(bookkeeping::FORGET_WATERMARK, &[&entity])
@@ -485,6 +607,15 @@ impl TargetDb {
             .await
             .map_err(q("COMMIT of maskbus.table_rules"))?;
         Ok(changed)
+    }
+
+    /// Whether the first-run guard passes on the target as it is now (see [`TargetDb::open`]):
+    /// the served tables a first run finds are adopted only then (`crate::owned`).
+    pub async fn first_run_guard_passes(&self) -> Result<bool, ConsumerError> {
+        let client = self.target.connect().await?;
+        Ok(first_table_with_rows(&self.target, &client)
+            .await?
+            .is_none())
     }
 
     /// Where the target is (its name is said in errors; never its address).

@@ -53,6 +53,17 @@ pub struct VerifyReport {
     /// Rows deleted and rows written by a repair.
     pub deleted: u64,
     pub written: u64,
+    /// Served tables neither verified nor repaired, each with the reason (one that fails
+    /// closed, or that is not maskbus's to write).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_verified: Vec<NotVerified>,
+}
+
+/// A served table a verify left alone, and why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NotVerified {
+    pub entity: String,
+    pub reason: String,
 }
 
 impl VerifyReport {
@@ -212,11 +223,21 @@ impl<'a> Verifier<'a> {
         only: Option<&std::collections::BTreeSet<String>>,
         repair: bool,
     ) -> Result<VerifyReport, ConsumerError> {
-        let (mut plans, _) = self.consumer.plan().await?;
+        let (mut plans, mut skipped) = self.consumer.plan().await?;
         if let Some(only) = only {
             plans.retain(|p| only.contains(&p.entity));
+            skipped.retain(|s| only.contains(&s.entity));
         }
-        let mut report = VerifyReport::default();
+        let mut report = VerifyReport {
+            not_verified: skipped
+                .into_iter()
+                .map(|s| NotVerified {
+                    entity: s.entity,
+                    reason: s.reason,
+                })
+                .collect(),
+            ..VerifyReport::default()
+        };
         for plan in &plans {
             let drift = self.verify_table(plan).await?;
             if !drift.is_equal() {

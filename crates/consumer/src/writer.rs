@@ -1,8 +1,10 @@
 //! The consumer's writes of rows into the target ([`PageWriter`]): pages upserted together with
 //! their watermark and their staged links in one transaction, links set once a cycle is in,
-//! rows deleted by key (a repair), sequences moved past the synced values.
+//! rows deleted by key (a repair), sequences moved past the synced values. Each write checks
+//! first that its table is one maskbus owns ([`crate::owned`]): no other is ever written.
 
 use super::bookkeeping;
+use super::owned::Owned;
 use super::pages::{self, EntityPlan, Progress};
 use super::target_db::TargetDb;
 use super::ConsumerError;
@@ -57,6 +59,9 @@ pub struct PageWriter<'db> {
     /// While tables are filled together (a cycle of deferrable NOT NULL links), the one
     /// connection whose open transaction holds all their pages and watermarks.
     group: tokio::sync::Mutex<Option<deadpool_postgres::Object>>,
+    /// The tables maskbus owns in the target, read before the first write: only those are
+    /// written.
+    owned: tokio::sync::OnceCell<Owned>,
 }
 
 pub(crate) fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
@@ -68,7 +73,20 @@ impl<'db> PageWriter<'db> {
         Self {
             db,
             group: tokio::sync::Mutex::new(None),
+            owned: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The tables maskbus owns, read once.
+    async fn owned(&self) -> Result<&Owned, PgError> {
+        self.owned.get_or_try_init(|| Owned::load(self.db)).await
+    }
+
+    /// Refuses `doing` to `plan`'s table unless maskbus owns it: checked before every write.
+    async fn refuse_unless_owned(&self, doing: &str, plan: &EntityPlan) -> Result<(), PgError> {
+        self.owned()
+            .await?
+            .refuse_unless_owned(self.target(), doing, &plan.table)
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
@@ -150,6 +168,10 @@ impl<'db> PageWriter<'db> {
         load: Load,
     ) -> Result<Option<u64>, ApplyError> {
         let columns = pages::page_columns(plan, page).map_err(ApplyError::Consumer)?;
+        self.owned()
+            .await?
+            .require(&plan.table.to_string())
+            .map_err(ApplyError::Consumer)?;
         let mut group = self.group.lock().await;
         if let Some(client) = group.as_mut() {
             let q = |action: &str, e: tokio_postgres::Error| self.target().query_error(action, &e);
@@ -297,6 +319,8 @@ impl<'db> PageWriter<'db> {
     /// Sets the staged links of `plan`'s table and forgets them, in one transaction. Returns the
     /// rows linked.
     pub async fn set_links(&self, plan: &EntityPlan) -> Result<u64, PgError> {
+        self.refuse_unless_owned("setting the deferred links of", plan)
+            .await?;
         let mut client = self.client().await?;
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
@@ -351,6 +375,10 @@ impl<'db> PageWriter<'db> {
     /// Sets every sequence behind a synced column past the largest synced value, so the test
     /// engineers' own inserts do not collide with synced rows.
     pub async fn move_sequences(&self, plans: &[EntityPlan]) -> Result<(), PgError> {
+        for plan in plans {
+            self.refuse_unless_owned("moving the sequences of", plan)
+                .await?;
+        }
         let client = self.client().await?;
         for plan in plans {
             for (sequence, column) in
@@ -375,6 +403,9 @@ impl<'db> PageWriter<'db> {
         &self,
         deletions: &[(&EntityPlan, &[Vec<String>])],
     ) -> Result<u64, PgError> {
+        for (plan, _) in deletions {
+            self.refuse_unless_owned("deleting rows of", plan).await?;
+        }
         let mut client = self.client().await?;
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);

@@ -338,7 +338,7 @@ async fn main() -> Result<()> {
         write(
             &format!("stream-consumer-{mode}.toml"),
             format!(
-                "role = \"consumer\"\nbus_url = \"{bus_url}\"\ntarget_url = \"{}\"\nmode = \"{mode}\"\nfollow_interval = \"5s\"\n",
+                "role = \"consumer\"\nbus_url = \"{bus_url}\"\ntarget_url = \"{}\"\nallow_superuser_target = true\nmode = \"{mode}\"\nfollow_interval = \"5s\"\n",
                 url_for(&args.url, "mbb_stream_target")
             ),
         )

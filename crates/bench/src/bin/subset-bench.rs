@@ -56,7 +56,7 @@ async fn sync(
     let consumer = write(
         &format!("subset-consumer-{name}.toml"),
         format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{}",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nallow_superuser_target = true\n{}",
             url_for(&args.url, &bus_db),
             url_for(&args.url, &target_db),
             subset.map_or(String::new(), |s| format!("subset = \"{s}\"\n"))

@@ -167,7 +167,7 @@ async fn main() -> Result<()> {
             agent_config(
                 &format!("consumer-{target}-{worker}.toml"),
                 format!(
-                    "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nworkers = {workers}\nworker = {worker}\n{extra}",
+                    "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nallow_superuser_target = true\nworkers = {workers}\nworker = {worker}\n{extra}",
                     url_for(&args.url, &bus_name),
                     url_for(&args.url, target)
                 ),

@@ -101,7 +101,7 @@ fn write_configs(
     std::fs::write(
         &consumer,
         format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nall_or_nothing = true\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nallow_superuser_target = true\nall_or_nothing = true\n",
             url_for(&args.url, "mbz_bus"),
             url_for(&args.url, target)
         ),

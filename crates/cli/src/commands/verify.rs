@@ -92,6 +92,9 @@ pub fn print(report: &VerifyReport, json: bool) {
             }
         }
     }
+    for t in &report.not_verified {
+        println!("not verified: {} ({})", t.entity, t.reason);
+    }
     if report.is_equal() {
         println!("the target equals the masked source");
     } else if report.deleted + report.written > 0 {
