@@ -181,7 +181,11 @@ async fn disable_triggers_keeps_the_targets_triggers_off_the_synced_rows() {
         .await
         .unwrap();
     let files = ConfigFiles::new("triggers");
-    let (producer, consumer) = agent_configs(&files, &dbs, "disable_triggers = true");
+    let (producer, consumer) = agent_configs(
+        &files,
+        &dbs,
+        &format!("{SUPERUSER_TARGET}disable_triggers = true"),
+    );
     let _producer = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     assert_target_is_masked_source(&dbs).await;

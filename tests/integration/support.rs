@@ -62,6 +62,8 @@ pub fn maskbus(args: &[&str]) -> Run {
 
 /// Creates the three databases: the bank schema in source and target (`maskbus bank init`), the
 /// mailbox in the bus (`maskbus bus init`).
+/// The target database and the bank's tables in it belong to [`TARGET_WRITER`], the role the
+/// consumer fills it as (not a superuser: the consumer refuses one).
 pub async fn bank_databases(test: &str) -> TestDatabases {
     let dbs = TestDatabases::create(test, &["src", "dst", "bus"]).await;
     maskbus(&[
@@ -74,7 +76,53 @@ pub async fn bank_databases(test: &str) -> TestDatabases {
     ])
     .success();
     maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    hand_to_writer(&dbs.url("dst")).await;
     dbs
+}
+
+/// The login role (not a superuser, one for the test cluster) the tests' consumers connect to
+/// their target as: the owner of each target database [`bank_databases`] makes, and of the
+/// tables in it.
+pub const TARGET_WRITER: &str = "maskbus_test_writer";
+
+/// The target databases handed to [`TARGET_WRITER`], by URL.
+fn writer_targets() -> &'static std::sync::Mutex<std::collections::BTreeSet<String>> {
+    static TARGETS: std::sync::OnceLock<std::sync::Mutex<std::collections::BTreeSet<String>>> =
+        std::sync::OnceLock::new();
+    TARGETS.get_or_init(Default::default)
+}
+
+/// Makes [`TARGET_WRITER`] the owner of the database at `url` and of every table, view and type
+/// in its schema public (a table's sequences follow it), as a test team's DBA would for the
+/// consumer's role.
+pub async fn hand_to_writer(url: &str) {
+    let admin = connect(url).await;
+    admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN CREATE ROLE {TARGET_WRITER} LOGIN; EXCEPTION WHEN OTHERS THEN NULL; END $$;
+             DO $$ DECLARE r record; BEGIN
+               EXECUTE format('ALTER DATABASE %I OWNER TO {TARGET_WRITER}', current_database());
+               FOR r IN SELECT c.oid::regclass AS rel FROM pg_class c
+                          JOIN pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                           AND NOT c.relispartition LOOP
+                 EXECUTE format('ALTER TABLE %s OWNER TO {TARGET_WRITER}', r.rel);
+               END LOOP;
+               FOR r IN SELECT c.oid::regclass AS rel FROM pg_class c
+                          JOIN pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relispartition LOOP
+                 EXECUTE format('ALTER TABLE %s OWNER TO {TARGET_WRITER}', r.rel);
+               END LOOP;
+               FOR r IN SELECT t.oid::regtype AS ty FROM pg_type t
+                          JOIN pg_namespace n ON n.oid = t.typnamespace
+                         WHERE n.nspname = 'public' AND t.typtype IN ('e', 'd', 'r') LOOP
+                 EXECUTE format('ALTER TYPE %s OWNER TO {TARGET_WRITER}', r.ty);
+               END LOOP;
+             END $$;"
+        ))
+        .await
+        .unwrap();
+    writer_targets().lock().unwrap().insert(url.to_string());
 }
 
 /// The three databases with the bank source seeded with `customers` customers.
@@ -228,9 +276,9 @@ pub const TEST_KEY: &str = "integration-test-key-0123456789-abcdef";
 /// The bank's policy, the demo's file.
 pub const BANK_POLICY_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");
 
-/// The consumer's key that lets it run as the test cluster's superuser, as these tests do for
-/// now: every consumer config the tests write carries it (issue 51: they move to a
-/// non-superuser owner of the target, and this goes).
+/// The consumer's key that lets it run as the test cluster's superuser: for the tests whose
+/// target is not one [`bank_databases`] handed to [`TARGET_WRITER`] (a schema made by hand as
+/// the superuser), and those that need a superuser's feature (disable_triggers).
 pub const SUPERUSER_TARGET: &str = "allow_superuser_target = true\n";
 
 /// Producer and consumer configs for the three test databases.
@@ -249,11 +297,20 @@ pub fn agent_configs_with(
     producer_extra: &str,
     consumer_extra: &str,
 ) -> (String, String) {
+    // The consumer fills a target handed to the writer as the writer, unless the test asks for
+    // the superuser (a feature that needs one, such as disable_triggers).
+    let dst = dbs.url("dst");
+    let as_writer = !consumer_extra.contains("allow_superuser_target")
+        && writer_targets().lock().unwrap().contains(&dst);
     let urls = AgentUrls {
         producer_bus: dbs.url("bus"),
         consumer_bus: dbs.url("bus"),
         source: dbs.url("src"),
-        target: dbs.url("dst"),
+        target: if as_writer {
+            maskbus_pg::testing::url_with_user(&dst, TARGET_WRITER)
+        } else {
+            dst
+        },
     };
     write_agent_configs(files, &urls, producer_extra, consumer_extra)
 }
@@ -290,10 +347,18 @@ pub fn write_agent_configs(
             urls.producer_bus, urls.source
         ),
     );
+    // A target reached as the writer needs no leave; any other is the cluster's superuser's.
+    let superuser = if urls.target.contains(&format!("://{TARGET_WRITER}@"))
+        || consumer_extra.contains("allow_superuser_target")
+    {
+        ""
+    } else {
+        SUPERUSER_TARGET
+    };
     let consumer = files.write(
         "consumer.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}{consumer_extra}\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{superuser}{consumer_extra}\n",
             urls.consumer_bus, urls.target
         ),
     );

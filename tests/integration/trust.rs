@@ -794,7 +794,7 @@ fn bounds_served(attack: &Attack) -> Reply {
         reply.expect_left_out(
             format!("public.{name}"),
             name,
-            "a partition bound must be constants",
+            "is a partition bound that is not made of constants",
         );
     }
     reply
@@ -1011,7 +1011,7 @@ fn deep_chain_served(_attack: &Attack) -> Reply {
             reply.expect_left_out(
                 format!("public.{name}"),
                 name,
-                "a partition bound must be constants",
+                "is a partition bound that is not made of constants",
             );
         }
     }

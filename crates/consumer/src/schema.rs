@@ -38,7 +38,7 @@ const EXTENSION_KEY: &str = "extension ";
 const DROPPED_KEY: &str = "dropped ";
 
 /// Whether a left-out key names a table (the others name an extension or a dropped object).
-fn names_a_table(key: &str) -> bool {
+pub(crate) fn names_a_table(key: &str) -> bool {
     !key.starts_with(EXTENSION_KEY) && !key.starts_with(DROPPED_KEY)
 }
 

@@ -62,6 +62,10 @@ pub struct StatusReport {
     /// Tables that fail closed because their schema does not follow the source (a column
     /// without a rule, say), each with the reason.
     pub closed: Vec<ClosedTable>,
+    /// Served objects the consumer did not create though their tables sync (an extension off
+    /// its list, a default, a constraint or an index whose text it refused), each with the
+    /// reason: said, not a failure.
+    pub not_created: Vec<ClosedTable>,
 }
 
 /// A table whose sync stopped because its schema does not follow the source.
@@ -223,9 +227,13 @@ pub async fn status(
             entity,
         });
     }
-    report.closed = closed_tables(&client)
+    let (closed, not_created) = left_out(&client)
         .await
-        .map_err(read("reading maskbus.schema_state"))?;
+        .map_err(read("reading maskbus.schema_state"))?
+        .into_iter()
+        .partition(|c| crate::schema::names_a_table(&c.entity));
+    report.closed = closed;
+    report.not_created = not_created;
     let stream = client
         .query_opt(bookkeeping::STREAM_FOR_STATUS, &[])
         .await
@@ -317,6 +325,16 @@ pub async fn status(
 
 /// The tables that fail closed (see `crate::schema`), from the target's bookkeeping.
 pub async fn closed_tables(
+    client: &tokio_postgres::Client,
+) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
+    let mut all = left_out(client).await?;
+    all.retain(|c| crate::schema::names_a_table(&c.entity));
+    Ok(all)
+}
+
+/// Everything the target's bookkeeping says was left out: tables that fail closed, and the
+/// objects not created (keyed `extension ...` or `dropped ...`).
+async fn left_out(
     client: &tokio_postgres::Client,
 ) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
     let rows = client.query(bookkeeping::CLOSED_TABLES, &[]).await;

@@ -182,12 +182,16 @@ impl TargetDb {
                     });
                 }
             }
-            !marked
+            // Taken over an empty database (the guard passed), not one `adopt` forced.
+            !marked && !adopt
         };
         maskbus_pg::apply_migrations(&target, bookkeeping::MIGRATIONS).await?;
         if first_run {
-            // The guard passed (or `adopt` said so): the tables the database was made with
-            // are maskbus's from now on, and no other ever is but those it creates.
+            // The guard passed on a database holding no row: the tables it was made with are
+            // maskbus's from now on, and no other ever is but those it creates. A database
+            // taken with `adopt` (`--init-target`) holds rows: only the served tables it holds
+            // are adopted, when they are served (`crate::owned::adopt_served`), never a table
+            // of the test team's that happens to be there.
             crate::owned::adopt_all(&target).await?;
         }
         let pool = PgPool::new(target.clone(), connections.max(3))?;

@@ -93,24 +93,40 @@ fn literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// What a served text may name: the reply's sequences and tables, and each table's columns
-/// (a partition's are its root's).
+/// What a served text may name: the reply's sequences and tables (one shared set), and each
+/// table's columns (a partition's are its root's). Built once per reply, so judging a reply is
+/// linear in its size.
 struct Names<'a> {
-    sequences: Vec<TableRef>,
-    tables: Vec<TableRef>,
+    reply: Scope,
     columns: BTreeMap<&'a TableRef, Vec<&'a str>>,
-    parents: BTreeMap<&'a TableRef, &'a TableRef>,
+    roots: BTreeMap<&'a TableRef, &'a TableRef>,
 }
 
 impl<'a> Names<'a> {
-    fn of(schema: &'a Schema) -> Self {
+    /// The names of `schema`, but the tables `left_out`.
+    fn of(schema: &'a Schema, left_out: &BTreeSet<&TableRef>) -> Self {
+        let sequences: Vec<TableRef> = schema
+            .sequences
+            .iter()
+            .map(|s| TableRef::new(&s.schema, &s.name))
+            .collect();
+        let mut roots: BTreeMap<&TableRef, &TableRef> = BTreeMap::new();
+        for t in &schema.tables {
+            if let Some((parent, _)) = &t.partition_of {
+                // Parents come before their partitions in a served schema; a root not known
+                // yet is the parent itself (its own scope then holds its columns, or none).
+                let root = roots.get(parent).copied().unwrap_or(parent);
+                roots.insert(&t.table, root);
+            }
+        }
         Self {
-            sequences: schema
-                .sequences
-                .iter()
-                .map(|s| TableRef::new(&s.schema, &s.name))
-                .collect(),
-            tables: schema.tables.iter().map(|t| t.table.clone()).collect(),
+            reply: Scope::default().with_sequences(&sequences).with_tables(
+                schema
+                    .tables
+                    .iter()
+                    .map(|t| &t.table)
+                    .filter(|t| !left_out.contains(t)),
+            ),
             columns: schema
                 .tables
                 .iter()
@@ -121,35 +137,23 @@ impl<'a> Names<'a> {
                     )
                 })
                 .collect(),
-            parents: schema
-                .tables
-                .iter()
-                .filter_map(|t| t.partition_of.as_ref().map(|(p, _)| (&t.table, p)))
-                .collect(),
+            roots,
         }
     }
 
-    /// The scope of a text of `table`: its columns (its root's, for a partition), the reply's
-    /// sequences, and its tables but those `left_out`.
-    fn scope(&self, table: &TableRef, left_out: &BTreeSet<&TableRef>) -> Scope {
-        let mut root = table;
-        // A served chain is well formed (no cycle), but a bound keeps this finite whatever.
-        for _ in 0..self.parents.len() {
-            match self.parents.get(root) {
-                Some(parent) => root = parent,
-                None => break,
-            }
-        }
-        Scope::of_columns(self.columns.get(root).into_iter().flatten().copied())
-            .with_sequences(&self.sequences)
-            .with_tables(self.tables.iter().filter(|t| !left_out.contains(t)))
+    /// The scope of a text of `table`: its columns (its root's, for a partition), and the
+    /// reply's sequences and tables.
+    fn scope(&self, table: &TableRef) -> Scope {
+        let root = self.roots.get(table).copied().unwrap_or(table);
+        self.reply
+            .with_columns(self.columns.get(root).into_iter().flatten().copied())
     }
 }
 
 /// The statements that create `schema`, in order, for one transaction; what is refused is left
 /// out (see the module's rules) and listed.
 pub fn create(schema: &Schema) -> Built {
-    let names = Names::of(schema);
+    let names = Names::of(schema, &BTreeSet::new());
     let mut built = Built::default();
     for name in &schema.schemas {
         built.statements.push(create_schema(name));
@@ -182,7 +186,7 @@ pub fn create(schema: &Schema) -> Built {
     }
     let mut tables_left_out: BTreeSet<&TableRef> = BTreeSet::new();
     for t in &schema.tables {
-        let scope = names.scope(&t.table, &tables_left_out);
+        let scope = names.scope(&t.table);
         let made = match &t.partition_of {
             Some((parent, _)) if tables_left_out.contains(parent) => Err(Refused {
                 object: format!("table {}", t.table),
@@ -220,7 +224,8 @@ pub fn create(schema: &Schema) -> Built {
         }
     }
     // What a constraint or an index may reference: the tables that are made.
-    let made = |table: &TableRef| names.scope(table, &tables_left_out);
+    let made_names = Names::of(schema, &tables_left_out);
+    let made = |table: &TableRef| made_names.scope(table);
     for c in schema
         .constraints
         .iter()
@@ -422,8 +427,8 @@ fn column_sql(
 /// refused type, collation, generated expression, partition key or bound): its table fails
 /// closed.
 pub fn alter(change: &Change, served: &Schema) -> Result<(Vec<String>, Vec<Refused>), Refused> {
-    let names = Names::of(served);
-    let scope = |table: &TableRef| names.scope(table, &BTreeSet::new());
+    let names = Names::of(served, &BTreeSet::new());
+    let scope = |table: &TableRef| names.scope(table);
     let one = |s: String| Ok((vec![s], Vec::new()));
     match change {
         Change::CreateSchema(name) => one(create_schema(name)),

@@ -107,7 +107,7 @@ fn datums(nodes: &[pb::Node], range: bool) -> Result<String, Refusal> {
 }
 
 fn datum(node: &pb::Node, range: bool) -> Result<String, Refusal> {
-    let not_constant = || Refusal::new("a partition bound must be constants");
+    let not_constant = || Refusal::new("is a partition bound that is not made of constants");
     match &node.node {
         Some(N::AConst(c)) => constant(c),
         Some(N::TypeCast(t)) => match t.arg.as_deref().and_then(|a| a.node.as_ref()) {

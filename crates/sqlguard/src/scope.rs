@@ -2,6 +2,7 @@
 
 use maskbus_model::TableRef;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// The names a served text may use, built by the caller from the reply the text came in:
 ///
@@ -15,6 +16,13 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scope {
     columns: BTreeSet<String>,
+    /// The reply's names, shared by the scopes of all its tables ([`Scope::with_columns`]): a
+    /// reply of many tables is judged in time linear in its size, not quadratic.
+    names: Arc<ReplyNames>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct ReplyNames {
     sequences: BTreeSet<(String, String)>,
     tables: BTreeSet<(String, String)>,
 }
@@ -37,13 +45,25 @@ impl Scope {
         Self::of_columns(["value"])
     }
 
+    /// The same sequences and tables (shared, not copied) with these columns: the scope of
+    /// another table of the same reply.
+    pub fn with_columns<I, S>(&self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            columns: columns.into_iter().map(Into::into).collect(),
+            names: Arc::clone(&self.names),
+        }
+    }
+
     /// Adds sequences the consumer creates from the same reply (`nextval` may draw from them).
-    /// Meant for the scope of column defaults; a check or an index has no use for them.
     pub fn with_sequences<'a, I>(mut self, sequences: I) -> Self
     where
         I: IntoIterator<Item = &'a TableRef>,
     {
-        self.sequences.extend(
+        Arc::make_mut(&mut self.names).sequences.extend(
             sequences
                 .into_iter()
                 .map(|s| (s.schema.clone(), s.name.clone())),
@@ -56,7 +76,7 @@ impl Scope {
     where
         I: IntoIterator<Item = &'a TableRef>,
     {
-        self.tables.extend(
+        Arc::make_mut(&mut self.names).tables.extend(
             tables
                 .into_iter()
                 .map(|t| (t.schema.clone(), t.name.clone())),
@@ -69,22 +89,21 @@ impl Scope {
     }
 
     pub(crate) fn has_table(&self, schema: &str, name: &str) -> bool {
-        self.tables
-            .iter()
-            .any(|(s, n)| s.as_str() == schema && n.as_str() == name)
+        self.names
+            .tables
+            .contains(&(schema.to_string(), name.to_string()))
     }
 
     /// The sequence a `nextval` argument names: `schema.seq`, or a bare `seq` when exactly one
     /// sequence of the scope has that name.
     pub(crate) fn sequence(&self, parts: &[String]) -> Option<(&str, &str)> {
+        let sequences = &self.names.sequences;
         match parts {
-            [schema, name] => self
-                .sequences
-                .iter()
-                .find(|(s, n)| s == schema && n == name)
+            [schema, name] => sequences
+                .get(&(schema.clone(), name.clone()))
                 .map(|(s, n)| (s.as_str(), n.as_str())),
             [name] => {
-                let mut found = self.sequences.iter().filter(|(_, n)| n == name);
+                let mut found = sequences.iter().filter(|(_, n)| n == name);
                 match (found.next(), found.next()) {
                     (Some((s, n)), None) => Some((s.as_str(), n.as_str())),
                     _ => None,

@@ -82,6 +82,9 @@ fn print(report: &StatusReport, verdict: &Verdict) {
     for c in &report.closed {
         println!("{} FAILS CLOSED: {}", c.entity, c.reason);
     }
+    for c in &report.not_created {
+        println!("not created ({}): {}", c.entity, c.reason);
+    }
     if let Some(stream) = &report.stream {
         println!(
             "change stream: applied through {} ({} transactions, {} rows), moved {}{}",
