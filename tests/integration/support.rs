@@ -93,8 +93,8 @@ fn writer_targets() -> &'static std::sync::Mutex<std::collections::BTreeSet<Stri
 }
 
 /// Makes [`TARGET_WRITER`] the owner of the database at `url` and of every table, view and type
-/// in its schema public (a table's sequences follow it), as a test team's DBA would for the
-/// consumer's role.
+/// in its schema public (a table's sequences follow it), and of schema maskbus where `bank init`
+/// recorded its migration, as a test team's DBA would for the consumer's role.
 pub async fn hand_to_writer(url: &str) {
     let admin = connect(url).await;
     admin
@@ -102,9 +102,12 @@ pub async fn hand_to_writer(url: &str) {
             "DO $$ BEGIN CREATE ROLE {TARGET_WRITER} LOGIN; EXCEPTION WHEN OTHERS THEN NULL; END $$;
              DO $$ DECLARE r record; BEGIN
                EXECUTE format('ALTER DATABASE %I OWNER TO {TARGET_WRITER}', current_database());
+               IF to_regnamespace('maskbus') IS NOT NULL THEN
+                 ALTER SCHEMA maskbus OWNER TO {TARGET_WRITER};
+               END IF;
                FOR r IN SELECT c.oid::regclass AS rel FROM pg_class c
                           JOIN pg_namespace n ON n.oid = c.relnamespace
-                         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                         WHERE n.nspname IN ('public', 'maskbus') AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
                            AND NOT c.relispartition LOOP
                  EXECUTE format('ALTER TABLE %s OWNER TO {TARGET_WRITER}', r.rel);
                END LOOP;

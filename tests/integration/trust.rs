@@ -107,7 +107,7 @@ async fn a_superuser_target_role_is_refused_by_name_unless_the_config_allows_it(
     assert!(!is_marked(&dbs.url("dst")).await, "nothing was written");
 
     // The explicit key, for a throwaway database, takes the superuser: the sync runs.
-    let (producer, consumer) = agent_configs(&files, &dbs, "");
+    let (producer, consumer) = agent_configs(&files, &dbs, SUPERUSER_TARGET);
     let allowed = std::fs::read_to_string(&consumer).unwrap();
     assert!(
         allowed.contains("allow_superuser_target = true"),

@@ -83,7 +83,7 @@ fn print(report: &StatusReport, verdict: &Verdict) {
         println!("{} FAILS CLOSED: {}", c.entity, c.reason);
     }
     for c in &report.not_created {
-        println!("not created ({}): {}", c.entity, c.reason);
+        println!("{}: not created: {}", c.entity, c.reason);
     }
     if let Some(stream) = &report.stream {
         println!(
