@@ -65,9 +65,9 @@ async fn a_load_cut_short_is_rebuilt_by_the_next_run_and_an_unrebuildable_key_is
     let lenient = files.write(
         "lenient.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n",
             dbs.url("bus"),
-            dbs.url("dst")
+            writer_url(&dbs.url("dst"))
         ),
     );
     let run = maskbus(&["run", "--config", &lenient, "--once"]);

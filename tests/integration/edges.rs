@@ -262,9 +262,9 @@ async fn scripts_sync_keeps_each_agents_secrets_to_it_and_says_at_once_when_the_
     let consumer = files.write(
         "consumer.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}request_timeout = \"60s\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nrequest_timeout = \"60s\"\n",
             dbs.url("bus"),
-            dbs.url("dst")
+            writer_url(&dbs.url("dst"))
         ),
     );
     let run = scripts_sync(&producer, &consumer, &[("MASKBUS_PSEUDONYM_KEY", TEST_KEY)]);

@@ -35,10 +35,10 @@ async fn two_producers_and_two_workers_killed_and_restarted_end_equal_to_the_mas
         files.write(
             &format!("worker{n}.toml"),
             &format!(
-                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}\
+                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n\
                  page_size = 50\npages_per_request = 1\nworkers = 2\nworker = {n}\n",
                 dbs.url("bus"),
-                dbs.url("dst")
+                writer_url(&dbs.url("dst"))
             ),
         )
     };

@@ -1231,9 +1231,9 @@ async fn the_replies_of_two_claims_of_one_change_request_are_never_mixed() {
     let path = files.write(
         "consumer.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}request_timeout = \"2s\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nrequest_timeout = \"2s\"\n",
             dbs.url("bus"),
-            dbs.url("dst")
+            writer_url(&dbs.url("dst"))
         ),
     );
     let maskbus_config::AgentConfig::Consumer(config) =

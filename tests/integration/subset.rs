@@ -209,9 +209,9 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
     let unknown = files.write(
         "unknown.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}subset = \"nope\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nsubset = \"nope\"\n",
             dbs.url("bus"),
-            dbs.url("dst")
+            writer_url(&dbs.url("dst"))
         ),
     );
     let refused = maskbus(&["run", "--config", &unknown, "--once"]);
@@ -238,9 +238,9 @@ async fn a_bank_subset_by_condition_is_whole_and_its_delta_keeps_it_whole() {
     let unknown = files.write(
         "unknown.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}subset = \"nope\"\n",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nsubset = \"nope\"\n",
             dbs.url("bus"),
-            empty.url("dst")
+            writer_url(&empty.url("dst"))
         ),
     );
     let refused = maskbus(&["run", "--config", &unknown, "--once"]);

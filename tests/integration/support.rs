@@ -85,6 +85,36 @@ pub async fn bank_databases(test: &str) -> TestDatabases {
 /// tables in it.
 pub const TARGET_WRITER: &str = "maskbus_test_writer";
 
+/// `url` (a target database) as [`TARGET_WRITER`] reaches it, handed to the writer first if it
+/// is not yet (a target the test made by hand, as the cluster's superuser), as a DBA would: every
+/// consumer of these tests runs as a non-superuser owner of its target, unless it asks for the
+/// superuser with [`SUPERUSER_TARGET`].
+pub fn writer_url(url: &str) -> String {
+    if !writer_targets().lock().unwrap().contains(url) {
+        // On a thread of its own: this is called from inside the test's runtime.
+        let owned = url.to_string();
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(hand_to_writer(&owned))
+        })
+        .join()
+        .unwrap();
+    }
+    maskbus_pg::testing::url_with_user(url, TARGET_WRITER)
+}
+
+/// The user a `postgres://user@host/db` URL names.
+fn user_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    authority
+        .rsplit_once('@')
+        .map_or("", |(user, _)| user.split(':').next().unwrap_or(user))
+}
+
 /// The target databases handed to [`TARGET_WRITER`], by URL.
 fn writer_targets() -> &'static std::sync::Mutex<std::collections::BTreeSet<String>> {
     static TARGETS: std::sync::OnceLock<std::sync::Mutex<std::collections::BTreeSet<String>>> =
@@ -92,9 +122,9 @@ fn writer_targets() -> &'static std::sync::Mutex<std::collections::BTreeSet<Stri
     TARGETS.get_or_init(Default::default)
 }
 
-/// Makes [`TARGET_WRITER`] the owner of the database at `url` and of every table, view and type
-/// in its schema public (a table's sequences follow it), and of schema maskbus where `bank init`
-/// recorded its migration, as a test team's DBA would for the consumer's role.
+/// Makes [`TARGET_WRITER`] the owner of the database at `url`, of its schemas and of every
+/// table, view and type in them (a table's sequences follow it), as a test team's DBA would for
+/// the consumer's role.
 pub async fn hand_to_writer(url: &str) {
     let admin = connect(url).await;
     admin
@@ -102,23 +132,28 @@ pub async fn hand_to_writer(url: &str) {
             "DO $$ BEGIN CREATE ROLE {TARGET_WRITER} LOGIN; EXCEPTION WHEN OTHERS THEN NULL; END $$;
              DO $$ DECLARE r record; BEGIN
                EXECUTE format('ALTER DATABASE %I OWNER TO {TARGET_WRITER}', current_database());
-               IF to_regnamespace('maskbus') IS NOT NULL THEN
-                 ALTER SCHEMA maskbus OWNER TO {TARGET_WRITER};
-               END IF;
+               FOR r IN SELECT nspname FROM pg_namespace
+                         WHERE nspname NOT IN ('public', 'information_schema')
+                           AND left(nspname, 3) <> 'pg_' LOOP
+                 EXECUTE format('ALTER SCHEMA %I OWNER TO {TARGET_WRITER}', r.nspname);
+               END LOOP;
                FOR r IN SELECT c.oid::regclass AS rel FROM pg_class c
                           JOIN pg_namespace n ON n.oid = c.relnamespace
-                         WHERE n.nspname IN ('public', 'maskbus') AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                         WHERE n.nspname NOT IN ('information_schema') AND left(n.nspname, 3) <> 'pg_'
+                           AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
                            AND NOT c.relispartition LOOP
                  EXECUTE format('ALTER TABLE %s OWNER TO {TARGET_WRITER}', r.rel);
                END LOOP;
                FOR r IN SELECT c.oid::regclass AS rel FROM pg_class c
                           JOIN pg_namespace n ON n.oid = c.relnamespace
-                         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relispartition LOOP
+                         WHERE n.nspname NOT IN ('information_schema') AND left(n.nspname, 3) <> 'pg_'
+                           AND c.relkind IN ('r', 'p') AND c.relispartition LOOP
                  EXECUTE format('ALTER TABLE %s OWNER TO {TARGET_WRITER}', r.rel);
                END LOOP;
                FOR r IN SELECT t.oid::regtype AS ty FROM pg_type t
                           JOIN pg_namespace n ON n.oid = t.typnamespace
-                         WHERE n.nspname = 'public' AND t.typtype IN ('e', 'd', 'r') LOOP
+                         WHERE n.nspname NOT IN ('information_schema') AND left(n.nspname, 3) <> 'pg_'
+                           AND t.typtype IN ('e', 'd', 'r') LOOP
                  EXECUTE format('ALTER TYPE %s OWNER TO {TARGET_WRITER}', r.ty);
                END LOOP;
              END $$;"
@@ -300,20 +335,11 @@ pub fn agent_configs_with(
     producer_extra: &str,
     consumer_extra: &str,
 ) -> (String, String) {
-    // The consumer fills a target handed to the writer as the writer, unless the test asks for
-    // the superuser (a feature that needs one, such as disable_triggers).
-    let dst = dbs.url("dst");
-    let as_writer = !consumer_extra.contains("allow_superuser_target")
-        && writer_targets().lock().unwrap().contains(&dst);
     let urls = AgentUrls {
         producer_bus: dbs.url("bus"),
         consumer_bus: dbs.url("bus"),
         source: dbs.url("src"),
-        target: if as_writer {
-            maskbus_pg::testing::url_with_user(&dst, TARGET_WRITER)
-        } else {
-            dst
-        },
+        target: dbs.url("dst"),
     };
     write_agent_configs(files, &urls, producer_extra, consumer_extra)
 }
@@ -350,19 +376,21 @@ pub fn write_agent_configs(
             urls.producer_bus, urls.source
         ),
     );
-    // A target reached as the writer needs no leave; any other is the cluster's superuser's.
-    let superuser = if urls.target.contains(&format!("://{TARGET_WRITER}@"))
-        || consumer_extra.contains("allow_superuser_target")
+    // The consumer never runs as the cluster's superuser unless the test asks for it with
+    // SUPERUSER_TARGET: a target named by the superuser's URL is reached as the writer.
+    let cluster_user_url = maskbus_pg::testing::cluster_url();
+    let target = if !consumer_extra.contains("allow_superuser_target")
+        && user_of(&urls.target) == user_of(&cluster_user_url)
     {
-        ""
+        writer_url(&urls.target)
     } else {
-        SUPERUSER_TARGET
+        urls.target.clone()
     };
     let consumer = files.write(
         "consumer.toml",
         &format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{superuser}{consumer_extra}\n",
-            urls.consumer_bus, urls.target
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{target}\"\n{consumer_extra}\n",
+            urls.consumer_bus
         ),
     );
     (producer, consumer)

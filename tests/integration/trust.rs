@@ -337,7 +337,8 @@ async fn a_database_holding_rows_the_consumer_cannot_read_is_not_adopted() {
     drop(as_owner);
 
     let files = ConfigFiles::new("adopt");
-    let (producer, _) = agent_configs(&files, &dbs, "");
+    // Only the producer's config is used; the target keeps the owner this test gave it.
+    let (producer, _) = agent_configs(&files, &dbs, SUPERUSER_TARGET);
     // No allow key: the owner of the test database is no superuser.
     let consumer = consumer_config(&files, "owner.toml", &dbs.url("bus"), &target, "");
     let refused = |what: &str| {

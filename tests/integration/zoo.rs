@@ -495,9 +495,9 @@ async fn a_table_that_cannot_sync_fails_fast_by_name_and_the_others_still_sync()
     );
     let consumer_config = |extra: &str| {
         format!(
-            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{SUPERUSER_TARGET}{extra}",
+            "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\n{extra}",
             dbs.url("bus"),
-            dbs.url("dst")
+            writer_url(&dbs.url("dst"))
         )
     };
     let strict = files.write("strict.toml", &consumer_config("all_or_nothing = true\n"));
