@@ -108,27 +108,6 @@ async fn status_says_caught_up_then_behind_then_unknown_and_exits_so() {
     );
 }
 
-/// A free port on the loopback (bound and let go: nothing else on this machine races for it).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `GET path` on the loopback: (status, body). `None` while nothing listens yet.
-fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let status = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response.split_once("\r\n\r\n")?.1.to_string();
-    Some((status, body))
-}
-
 /// The sum of a counter's samples whose labels contain `labels`.
 fn counter(text: &str, name: &str, labels: &str) -> u64 {
     text.lines()

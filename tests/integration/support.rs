@@ -308,8 +308,9 @@ impl Drop for ConfigFiles {
     }
 }
 
-/// The tests' pseudonym key: 32 bytes or more, like every configured key.
-pub const TEST_KEY: &str = "integration-test-key-0123456789-abcdef";
+/// The tests' pseudonym key: as `maskbus key new` prints one (a typed pattern such as
+/// `integration-test-key-0123456789-abcdef` is refused as guessable).
+pub const TEST_KEY: &str = "4d1e0d5bdac624a0e2fcf975e0d6aec22cb6f915c51620e4d4a31f7c6088770c";
 
 /// The bank's policy, the demo's file.
 pub const BANK_POLICY_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");
@@ -585,4 +586,25 @@ impl Synced {
     pub fn sync(&self) -> Run {
         maskbus(&["run", "--config", &self.consumer, "--once"])
     }
+}
+
+/// A free port on the loopback (bound and let go: nothing else on this machine races for it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET path` on the loopback: (status, body). `None` while nothing listens yet.
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split_once("\r\n\r\n")?.1.to_string();
+    Some((status, body))
 }

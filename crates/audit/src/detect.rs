@@ -168,6 +168,10 @@ pub struct Hint {
     /// A measure (`bytes`, `milliseconds`, `amount`, `count`): a plain number under it is a
     /// quantity, not an identifier, whatever its digits.
     pub quantity: bool,
+    /// Not what the name says but what the policy does: the field's values cross unchanged
+    /// (a kept column). Real values of the source are looked for in it where they are
+    /// distinctive ([`crate::ExactMatcher::find_distinctive`]); the patterns read it as any.
+    pub kept: bool,
 }
 
 impl Hint {
@@ -178,10 +182,13 @@ impl Hint {
         phone: false,
         account: false,
         quantity: false,
+        kept: false,
     };
 
-    /// The hint of a field name, in any case.
+    /// The hint of a field name, in any case. A hash a framework appends to a generated name
+    /// (`account_emailaddress_user_id_2c513194`) is no part of it: the name is read without it.
     pub fn of(name: &str) -> Hint {
+        let name = crate::names::without_hash_suffix(name);
         let lower = if name.bytes().any(|b| b.is_ascii_uppercase()) || !name.is_ascii() {
             std::borrow::Cow::Owned(name.to_lowercase())
         } else {
@@ -224,6 +231,7 @@ impl Hint {
                 "revenue",
                 "sum",
             ]),
+            kept: false,
         }
     }
 }

@@ -19,17 +19,24 @@
 //!
 //! Modules: `detect` (the pattern detectors), `exact` (the exact matcher over keyed hashes of
 //! real values), `normalize` (text read as a person would), `tree` (a body parsed into a flat tape),
-//! `walk` (the tape walked, keys and values), `rows` (a page's rows checked while parsed).
+//! `names` (identifiers read as names, hash suffixes dropped: [`name_looks_like_pii`],
+//! [`sql_looks_like_pii`]), `walk` (the tape walked, keys and values), `rows` (a page's rows
+//! checked while parsed),
+//! `row_check` (one row checked before it is sent: the producer's egress guard).
 
 pub mod detect;
 pub mod exact;
+mod names;
 pub mod normalize;
+mod row_check;
 mod rows;
 pub mod tree;
 mod walk;
 
 pub use detect::{Detector, Hint, Hit};
 pub use exact::ExactMatcher;
+pub use names::{name_looks_like_pii, sql_looks_like_pii};
+pub use row_check::{RowCheck, RowFinding};
 pub use tree::Tape;
 
 use std::collections::HashSet;
@@ -39,9 +46,12 @@ use std::collections::HashSet;
 pub struct Context<'a> {
     /// Real values of the source, for the exact match.
     pub exact: Option<&'a ExactMatcher>,
-    /// (entity, column) pairs the policy passes unchanged. Their cells in page replies are not
-    /// searched for real values: a surname that is also a merchant's name is there by policy.
-    /// The pattern detectors still read them.
+    /// (entity, column) pairs the policy passes unchanged. Their cells in page replies are
+    /// searched for real values where these are distinctive
+    /// ([`ExactMatcher::find_distinctive`]: by their digits, of two words or more, or a word of
+    /// letters and digits anywhere; a word of letters only as the whole cell): a username that
+    /// is a kept log's whole cell is a leak, a surname inside a merchant's name is there by
+    /// policy. The pattern detectors read them as any cell.
     pub kept: Option<&'a HashSet<(String, String)>>,
     /// (entity, column) pairs an auditor has reviewed and holds to carry no PII (a file the
     /// auditor keeps, each with a reason): their cells in page replies are not read at all.
@@ -62,8 +72,10 @@ pub fn scan(body: &serde_json::Value, context: Context<'_>) -> Vec<Finding> {
 }
 
 /// Everything suspicious in one message body, parsed here into a tree that borrows from the
-/// text (the audit's fast path). Fails when the text is not JSON the parser accepts (nested past
-/// its limit, say): the caller then reads it with [`scan_text_in_windows`].
+/// text (the audit's fast path; a page's rows are read while parsed, so a page of any size
+/// takes the memory of its envelope). Fails when the text is not JSON the parser accepts
+/// (nested past its limit, say, or structure past [`tree::MAX_TAPE_NODES`] outside a page's
+/// rows): the caller then reads it with [`scan_text_in_windows`].
 pub fn scan_text(body: &str, context: Context<'_>) -> Result<Vec<Finding>, serde_json::Error> {
     Scanner::default().scan_text(body, context)
 }
@@ -98,16 +110,17 @@ impl Scanner {
         }
         let mut rows = rows::PageRows::new(context, &mut self.last_columns);
         let mut tape = Tape::parse_intercepting(body, std::mem::take(&mut self.spare), &mut rows)?;
+        let mut taken = rows.taken;
         if rows.stale {
-            tape = Tape::parse_reusing(body, tape.recycle())?;
-            rows.taken.clear();
+            // Columns named again after the rows: read the rows again under the last ones.
+            let page = walk::PageColumns::of(tape.view(), 0, context);
+            let mut last = None;
+            let mut again = rows::PageRows::fixed(context, &mut last, page);
+            tape = Tape::parse_intercepting(body, tape.recycle(), &mut again)?;
+            taken = again.taken;
         }
-        let findings = walk::Walker::new(&tape, context, rows.taken).findings_at(
-            0,
-            Hint::NONE,
-            context.exact,
-            &[],
-        );
+        let findings =
+            walk::Walker::new(&tape, context, taken).findings_at(0, Hint::NONE, context.exact, &[]);
         self.spare = tape.recycle();
         // One huge body should not pin its tape's memory for the rest of the scan.
         if self.spare.capacity() > Self::SPARE_NODES {
@@ -122,7 +135,8 @@ pub fn scan_tape(tape: &Tape<'_>, context: Context<'_>) -> Vec<Finding> {
     walk::Walker::new(tape, context, Vec::new()).findings_at(0, Hint::NONE, context.exact, &[])
 }
 
-/// A body too large to parse into a tree at little cost (a JSON tree takes many times its text),
+/// A body the parser refuses (not JSON, nested past its limit, or structure outside a page's
+/// rows past [`tree::MAX_TAPE_NODES`]: a page of any size parses, its rows read while parsed),
 /// scanned as plain text in windows of `window` bytes that overlap by `overlap`, so a value
 /// across a boundary is still read whole and memory stays a window, whatever the body's size.
 /// Field names are not known here, so the detectors that need them do not fire; every pattern

@@ -6,10 +6,13 @@
 //! its place in the root object is kept ([`Node::Taken`]). The findings are the same, in the
 //! same order, as the walk over a whole tape gives: a value that is not a string (a number, a
 //! nested array or object, a row that is not an array) is parsed into a small tape of its own
-//! and walked as the whole tape's walk would. The rows are read this way only when the root
-//! object has named its `columns` before them, as the producer writes it; if a `columns` or
-//! `entity` member comes after the rows (a hostile body, changing what the rows' hints would
-//! be), the scan is [`PageRows::stale`] and the caller reads the body again the plain way.
+//! and walked as the whole tape's walk would. The rows are read this way when the root object
+//! has named its `columns` before them, as the producer writes it; if a `columns` or `entity`
+//! member comes after the rows (a hostile body, changing what the rows' hints would be), the
+//! scan is [`PageRows::stale`] and the caller reads the body again, its rows taken under the
+//! columns the first reading ended with ([`PageRows::fixed`]), which are the ones the whole
+//! tape's walk reads them under. Either way a page's memory is its envelope and one row, never
+//! a tape of its rows: a page of any size is read with its structure.
 
 use crate::tree::{Append, Intercept, Node, Tape, View};
 use crate::walk::{check_embedded_json, check_string, PageColumns, Step, Walker};
@@ -28,6 +31,9 @@ pub(crate) struct PageRows<'c, 's> {
     pub(crate) taken: Vec<Vec<Finding>>,
     /// A `columns` or `entity` member followed rows that were taken: read the body again.
     pub(crate) stale: bool,
+    /// The columns every `rows` member is read under, known before the parse (the second
+    /// reading of a stale body): nothing is stale then.
+    fixed: Option<Option<PageColumns>>,
 }
 
 /// The entity and columns of the last page a scanner read, and what they say.
@@ -42,12 +48,31 @@ impl<'c, 's> PageRows<'c, 's> {
             page: None,
             taken: Vec::new(),
             stale: false,
+            fixed: None,
+        }
+    }
+
+    /// Takes every `rows` member under `page`: the columns of the root object as a reader keeping
+    /// the last copy of each key sees them ([`PageColumns::of`] over the whole body), or none
+    /// (the rows are then walked as any member is).
+    pub(crate) fn fixed(
+        context: Context<'c>,
+        last: &'s mut Option<LastColumns>,
+        page: Option<PageColumns>,
+    ) -> Self {
+        PageRows {
+            fixed: Some(page),
+            ..Self::new(context, last)
         }
     }
 }
 
 impl<'de> Intercept<'de> for PageRows<'_, '_> {
     fn wants(&mut self, key: &str, so_far: View<'_, 'de>) -> bool {
+        if let Some(page) = &self.fixed {
+            self.page = if key == "rows" { page.clone() } else { None };
+            return self.page.is_some();
+        }
         if !self.taken.is_empty() && (key == "columns" || key == "entity") {
             self.stale = true;
         }
@@ -164,7 +189,7 @@ impl<'de> Visitor<'de> for Read<'_, '_> {
             Place::Cell(..) => None,
         };
         if next(0).is_none() {
-            return self.walk(|nodes| Append(nodes).visit_seq(seq));
+            return self.walk(|nodes| Append::bounded(nodes).visit_seq(seq));
         }
         // A row's cells are collected as pieces of a split number, read once the row ends.
         let mut pieces: Option<Vec<Option<Vec<String>>>> =
@@ -226,16 +251,16 @@ impl<'de> Visitor<'de> for Read<'_, '_> {
     }
     // Numbers and objects are walked as the whole tape's walk would.
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
-        self.walk(|nodes| Append(nodes).visit_u64(v))
+        self.walk(|nodes| Append::bounded(nodes).visit_u64(v))
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
-        self.walk(|nodes| Append(nodes).visit_i64(v))
+        self.walk(|nodes| Append::bounded(nodes).visit_i64(v))
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
-        self.walk(|nodes| Append(nodes).visit_f64(v))
+        self.walk(|nodes| Append::bounded(nodes).visit_f64(v))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        self.walk(|nodes| Append(nodes).visit_map(map))
+        self.walk(|nodes| Append::bounded(nodes).visit_map(map))
     }
 }
 
@@ -361,6 +386,45 @@ mod tests {
                 "{page}"
             );
         }
+    }
+
+    /// A page of any size is read in the memory of its envelope: its rows leave one node in
+    /// the tape, and columns named again after them are read with a second pass that takes
+    /// the rows again, never a tape of them.
+    #[test]
+    fn a_big_page_leaves_a_tape_of_its_envelope_only() {
+        let (exact, kept) = matcher();
+        let context = context(&exact, &kept);
+        let cells: Vec<Vec<usize>> = (0..60_000).map(|i| vec![i % 3, 1, 2 + i % 2]).collect();
+        for members in [
+            vec![("columns", COLUMNS.to_string()), ("rows", rows(&cells))],
+            vec![
+                ("columns", r#"["id"]"#.to_string()),
+                ("rows", rows(&cells)),
+                ("columns", COLUMNS.to_string()),
+            ],
+        ] {
+            let page = body(&members);
+            assert!(page.len() > crate::tree::MAX_TAPE_NODES, "{}", page.len());
+            let mut last = None;
+            let mut intercept = super::PageRows::new(context, &mut last);
+            let tape = Tape::parse_intercepting(&page, Vec::new(), &mut intercept).unwrap();
+            assert!(tape.skip(0) < 40, "{} nodes", tape.skip(0));
+            let mut scanner = Scanner::default();
+            let found = scanner.scan_text(&page, context).unwrap();
+            // The tape a scanner keeps for the next body is no bigger than it reserves up front.
+            assert!(
+                scanner.spare.capacity() <= 1 << 18,
+                "{}",
+                scanner.spare.capacity()
+            );
+            assert!(found.len() >= 60_000, "{}", found.len());
+            assert_eq!(found, walked(&page, context));
+        }
+        // Structure outside the rows past the bound is refused, to be read as text.
+        let wide = format!("{{\"a\":[{}0]}}", "0,".repeat(crate::tree::MAX_TAPE_NODES));
+        assert!(Scanner::default().scan_text(&wide, context).is_err());
+        assert!(Tape::parse(&wide).is_err());
     }
 
     /// Rows nested past the parser's limit fail the parse (the caller then reads the body as

@@ -36,6 +36,15 @@ pub enum Node<'a> {
     Taken,
 }
 
+/// The most nodes a tape parsed from text may hold (64 MiB of nodes): every body of up to
+/// 4 MiB fits (a node takes at least two bytes of text), a page's rows of any size take none
+/// (an [`Intercept`] reads them), and a larger body whose structure would take more is refused
+/// like one nested past the parser's limit (the audit then reads it as text in windows).
+pub const MAX_TAPE_NODES: usize = (1 << 21) + 64;
+
+/// The most nodes reserved before a parse.
+const RESERVE_NODES: usize = 1 << 18;
+
 /// A parsed body: node 0 is the root.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tape<'a> {
@@ -68,8 +77,9 @@ impl<'a> Tape<'a> {
     ) -> Result<Self, serde_json::Error> {
         let mut nodes: Vec<Node<'a>> = spare;
         nodes.clear();
-        // About one node per eight bytes of a page reply.
-        nodes.reserve(text.len() / 8 + 1);
+        // About one node per eight bytes of a body that is not a page (a page's rows are taken
+        // and leave a few nodes); no more up front than a spare tape keeps.
+        nodes.reserve((text.len() / 8 + 1).min(RESERVE_NODES));
         let mut deserializer = serde_json::Deserializer::from_str(text);
         (&mut deserializer).deserialize_any(Root {
             nodes: &mut nodes,
@@ -95,8 +105,9 @@ impl<'a> Tape<'a> {
     /// The tape of a parsed `Value` (strings borrowed from it).
     pub fn from_value(value: &'a serde_json::Value) -> Self {
         let mut nodes = Vec::new();
-        // Reading a Value as a deserializer cannot fail: every node has a visitor arm.
-        let _ = Append(&mut nodes).deserialize(value);
+        // Reading a Value as a deserializer cannot fail: every node has a visitor arm, and a
+        // tape of a Value has no bound (the Value is already in memory).
+        let _ = Append::unbounded(&mut nodes).deserialize(value);
         Tape { nodes }
     }
 
@@ -251,6 +262,9 @@ impl<'de, I: Intercept<'de>> Visitor<'de> for Root<'_, 'de, I> {
         let at = self.nodes.len();
         self.nodes.push(Node::Object { end: 0 });
         while map.next_key_seed(Key(&mut *self.nodes))?.is_some() {
+            if self.nodes.len() > MAX_TAPE_NODES {
+                return Err(too_many_nodes());
+            }
             let wanted = match self.nodes.last() {
                 Some(Node::Key(key)) => self.intercept.wants(key, View(&self.nodes[at..])),
                 _ => false,
@@ -259,7 +273,7 @@ impl<'de, I: Intercept<'de>> Visitor<'de> for Root<'_, 'de, I> {
                 self.intercept.read(&mut map)?;
                 self.nodes.push(Node::Taken);
             } else {
-                map.next_value_seed(Append(&mut *self.nodes))?;
+                map.next_value_seed(Append::bounded(&mut *self.nodes))?;
             }
         }
         let end = self.nodes.len();
@@ -268,33 +282,72 @@ impl<'de, I: Intercept<'de>> Visitor<'de> for Root<'_, 'de, I> {
     }
     // Anything but an object is appended as it is.
     fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
-        Append(self.nodes).visit_unit()
+        Append::bounded(self.nodes).visit_unit()
     }
     fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
-        Append(self.nodes).visit_bool(v)
+        Append::bounded(self.nodes).visit_bool(v)
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
-        Append(self.nodes).visit_u64(v)
+        Append::bounded(self.nodes).visit_u64(v)
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
-        Append(self.nodes).visit_i64(v)
+        Append::bounded(self.nodes).visit_i64(v)
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
-        Append(self.nodes).visit_f64(v)
+        Append::bounded(self.nodes).visit_f64(v)
     }
     fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<(), E> {
-        Append(self.nodes).visit_borrowed_str(v)
+        Append::bounded(self.nodes).visit_borrowed_str(v)
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
-        Append(self.nodes).visit_str(v)
+        Append::bounded(self.nodes).visit_str(v)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Append(self.nodes).visit_seq(seq)
+        Append::bounded(self.nodes).visit_seq(seq)
     }
 }
 
-/// Appends the nodes of one value to the tape.
-pub(crate) struct Append<'t, 'a>(pub(crate) &'t mut Vec<Node<'a>>);
+/// Appends the nodes of one value to the tape; when bounded, fails once the tape holds more
+/// than [`MAX_TAPE_NODES`].
+pub(crate) struct Append<'t, 'a> {
+    nodes: &'t mut Vec<Node<'a>>,
+    bounded: bool,
+}
+
+impl<'t, 'a> Append<'t, 'a> {
+    /// For a body read from text: its structure may take at most [`MAX_TAPE_NODES`].
+    pub(crate) fn bounded(nodes: &'t mut Vec<Node<'a>>) -> Self {
+        Append {
+            nodes,
+            bounded: true,
+        }
+    }
+
+    fn unbounded(nodes: &'t mut Vec<Node<'a>>) -> Self {
+        Append {
+            nodes,
+            bounded: false,
+        }
+    }
+
+    fn nested(&mut self) -> Append<'_, 'a> {
+        Append {
+            nodes: &mut *self.nodes,
+            bounded: self.bounded,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.bounded && self.nodes.len() > MAX_TAPE_NODES
+    }
+}
+
+/// The error of a body whose structure would take more than [`MAX_TAPE_NODES`].
+fn too_many_nodes<E: serde::de::Error>() -> E {
+    E::custom(format_args!(
+        "the body's structure takes more than {MAX_TAPE_NODES} nodes"
+    ))
+}
 
 impl<'de: 'a, 'a> DeserializeSeed<'de> for Append<'_, 'a> {
     type Value = ();
@@ -335,55 +388,64 @@ impl<'de: 'a, 'a> Visitor<'de> for Append<'_, 'a> {
         f.write_str("any JSON value")
     }
     fn visit_unit<E>(self) -> Result<(), E> {
-        self.0.push(Node::Null);
+        self.nodes.push(Node::Null);
         Ok(())
     }
     fn visit_none<E>(self) -> Result<(), E> {
-        self.0.push(Node::Null);
+        self.nodes.push(Node::Null);
         Ok(())
     }
     fn visit_bool<E>(self, v: bool) -> Result<(), E> {
-        self.0.push(Node::Bool(v));
+        self.nodes.push(Node::Bool(v));
         Ok(())
     }
     fn visit_u64<E>(self, v: u64) -> Result<(), E> {
-        self.0.push(Node::Number(v.into()));
+        self.nodes.push(Node::Number(v.into()));
         Ok(())
     }
     fn visit_i64<E>(self, v: i64) -> Result<(), E> {
-        self.0.push(Node::Number(v.into()));
+        self.nodes.push(Node::Number(v.into()));
         Ok(())
     }
     fn visit_f64<E>(self, v: f64) -> Result<(), E> {
         // serde_json never yields a non-finite float; null keeps the tape total if it did.
-        self.0
+        self.nodes
             .push(serde_json::Number::from_f64(v).map_or(Node::Null, Node::Number));
         Ok(())
     }
     fn visit_borrowed_str<E>(self, v: &'de str) -> Result<(), E> {
-        self.0.push(Node::String(Cow::Borrowed(v)));
+        self.nodes.push(Node::String(Cow::Borrowed(v)));
         Ok(())
     }
     fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        self.0.push(Node::String(Cow::Owned(v.to_owned())));
+        self.nodes.push(Node::String(Cow::Owned(v.to_owned())));
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let at = self.0.len();
-        self.0.push(Node::Array { end: 0 });
-        while seq.next_element_seed(Append(&mut *self.0))?.is_some() {}
-        let end = self.0.len();
-        self.0[at] = Node::Array { end };
+        let mut this = self;
+        let at = this.nodes.len();
+        this.nodes.push(Node::Array { end: 0 });
+        while seq.next_element_seed(this.nested())?.is_some() {
+            if this.full() {
+                return Err(too_many_nodes());
+            }
+        }
+        let end = this.nodes.len();
+        this.nodes[at] = Node::Array { end };
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let at = self.0.len();
-        self.0.push(Node::Object { end: 0 });
-        while map.next_key_seed(Key(&mut *self.0))?.is_some() {
-            map.next_value_seed(Append(&mut *self.0))?;
+        let mut this = self;
+        let at = this.nodes.len();
+        this.nodes.push(Node::Object { end: 0 });
+        while map.next_key_seed(Key(&mut *this.nodes))?.is_some() {
+            map.next_value_seed(this.nested())?;
+            if this.full() {
+                return Err(too_many_nodes());
+            }
         }
-        let end = self.0.len();
-        self.0[at] = Node::Object { end };
+        let end = this.nodes.len();
+        this.nodes[at] = Node::Object { end };
         Ok(())
     }
 }

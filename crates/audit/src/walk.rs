@@ -106,6 +106,10 @@ fn is_plain_timestamp(b: &[u8]) -> bool {
         && b[19..].iter().filter(|c| c.is_ascii_digit()).count() <= 10
 }
 
+/// Reads one string (a value or a key) under `hint`: the pattern detectors, and the exact
+/// matcher when given (where the values are distinctive only, in a kept field: `hint.kept`).
+/// A string that is a number in exponent form (`2.2430828e8`, as a spreadsheet writes one) is
+/// read by its digits too, as the same number written plainly is. Whether anything was found.
 pub(crate) fn check_string(
     text: &str,
     hint: Hint,
@@ -114,7 +118,8 @@ pub(crate) fn check_string(
     findings: &mut Vec<Finding>,
 ) -> bool {
     let detect_patterns = worth_detecting(text, hint);
-    if !detect_patterns && exact.is_none() {
+    let plain = exponent_digits(text);
+    if !detect_patterns && exact.is_none() && plain.is_none() {
         return false;
     }
     let mut normalized = normalize::normalize(text);
@@ -123,10 +128,24 @@ pub(crate) fn check_string(
     }
     let mut hits = Vec::new();
     if detect_patterns {
-        detect(&normalized, hint, &mut hits);
+        detect(&without_hex_tokens(&normalized), hint, &mut hits);
     }
-    if let Some(hit) = exact.and_then(|m| m.find(&normalized)) {
+    let find = |m: &ExactMatcher, text: &str| match hint.kept {
+        true => m.find_distinctive(text),
+        false => m.find(text),
+    };
+    if let Some(hit) = exact.and_then(|m| find(m, &normalized)) {
         hits.push(hit);
+    }
+    if let Some(plain) = plain.filter(|_| hits.is_empty()) {
+        let plain = match exact {
+            Some(matcher) => matcher.clear_fakes(plain.into()).into_owned(),
+            None => plain,
+        };
+        detect(&plain, hint, &mut hits);
+        if let Some(hit) = exact.and_then(|m| find(m, &plain)) {
+            hits.push(hit);
+        }
     }
     if hits.is_empty() {
         return false;
@@ -137,6 +156,52 @@ pub(crate) fn check_string(
         hit,
     }));
     true
+}
+
+/// The shortest run of hexadecimal characters read as a hash or a token, not as words and
+/// numbers: an MD5 digest has 32, a UUID's longest group 12.
+const HEX_TOKEN: usize = 16;
+
+/// `text` with every hex token (a run of 16 or more hexadecimal characters of one case,
+/// letters and digits mixed: a digest, a key, a checksum) blanked: the digits inside one are no
+/// number a person wrote, and an MD5 repeated read as an SSN is a false alarm. A number beside
+/// a word (`ssn219099999`), or of digits alone, is still read.
+fn without_hex_tokens(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let is_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    let is_hex_upper = |b: u8| b.is_ascii_digit() || (b'A'..=b'F').contains(&b);
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let upper = bytes[at].is_ascii_uppercase();
+        let of_case = |b: u8| if upper { is_hex_upper(b) } else { is_hex(b) };
+        if !of_case(bytes[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && of_case(bytes[at]) {
+            at += 1;
+        }
+        let token = &bytes[start..at];
+        let bounded = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
+        if token.len() >= HEX_TOKEN
+            && token.iter().any(u8::is_ascii_digit)
+            && token.iter().any(u8::is_ascii_alphabetic)
+            && bounded(start.checked_sub(1).and_then(|i| bytes.get(i)))
+            && bounded(bytes.get(at))
+        {
+            spans.push(start..at);
+        }
+    }
+    if spans.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = text.to_string().into_bytes();
+    for span in spans {
+        out[span].fill(b' ');
+    }
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_default())
 }
 
 pub(crate) fn key_segment(key: &str) -> String {
@@ -163,9 +228,71 @@ pub(crate) fn number_text(n: &serde_json::Number) -> String {
     }
 }
 
+/// The digits of a string that is nothing but an integral number in exponent form
+/// (`2.2430828e8`, `2.2430828E+08`, `-4.111111111111111e15`): `224308280`. `None` for any other
+/// text, a number that is not integral (`2.5e-3`), or one of more than 19 digits. Told by the
+/// `e` and the first byte, most strings stop at once.
+pub(crate) fn exponent_digits(text: &str) -> Option<String> {
+    let t = text.trim().as_bytes();
+    if t.len() < 3 || t.len() > 48 || !matches!(t[0], b'0'..=b'9' | b'+' | b'-' | b'.') {
+        return None;
+    }
+    let e = t.iter().position(|b| matches!(b, b'e' | b'E'))?;
+    let (mantissa, exponent) = (&t[..e], &t[e + 1..]);
+    let mantissa = mantissa
+        .strip_prefix(b"-")
+        .or_else(|| mantissa.strip_prefix(b"+"))
+        .unwrap_or(mantissa);
+    let exponent_digits = exponent.strip_prefix(b"+").unwrap_or(exponent);
+    let (negative, exponent_digits) = match exponent_digits.strip_prefix(b"-") {
+        Some(rest) => (true, rest),
+        None => (false, exponent_digits),
+    };
+    if exponent_digits.is_empty()
+        || exponent_digits.len() > 3
+        || !exponent_digits.iter().all(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    let shift: i64 = std::str::from_utf8(exponent_digits).ok()?.parse().ok()?;
+    let shift = if negative { -shift } else { shift };
+    let (whole, fraction) = match mantissa.iter().position(|b| *b == b'.') {
+        Some(p) => (&mantissa[..p], &mantissa[p + 1..]),
+        None => (mantissa, &mantissa[..0]),
+    };
+    let digit = |part: &[u8]| part.iter().all(u8::is_ascii_digit);
+    if (whole.is_empty() && fraction.is_empty()) || !digit(whole) || !digit(fraction) {
+        return None;
+    }
+    // The value is `whole fraction` (as one integer) times ten to `shift - fraction.len()`.
+    let mut digits: Vec<u8> = whole.iter().chain(fraction).copied().collect();
+    let mut scale = shift - fraction.len() as i64;
+    while scale < 0 && digits.last() == Some(&b'0') {
+        digits.pop();
+        scale += 1;
+    }
+    if scale < 0 {
+        return None;
+    }
+    let first = digits
+        .iter()
+        .position(|d| *d != b'0')
+        .unwrap_or(digits.len());
+    let significant = digits.len() - first;
+    if significant == 0 || significant as i64 + scale > 19 {
+        return None;
+    }
+    let mut out: String = digits[first..].iter().map(|d| char::from(*d)).collect();
+    out.extend(std::iter::repeat_n('0', scale as usize));
+    Some(out)
+}
+
 /// A string that holds a JSON document itself (a json column's cell, a payload in a log line):
 /// scanned as one, so a card split over its fields is read joined. One level deep: a document
-/// inside a document inside a cell is read as text.
+/// inside a document inside a cell is read as text. Only what the text scan of the cell could
+/// not read is reported: values split over fields, numbers in another notation (`2.2430828e8`),
+/// strings and keys written with escapes (`\u0032\u0032\u0034-30-8280`); what the document
+/// holds as written the cell's own scan has already found.
 pub(crate) fn check_embedded_json(
     text: &str,
     exact: Option<&ExactMatcher>,
@@ -196,15 +323,12 @@ pub(crate) fn check_embedded_json(
             kept: None,
             reviewed: None,
         };
-        let inner = Walker::new(&tape, context, Vec::new()).findings_at(0, Hint::NONE, exact, &[]);
+        let mut walker = Walker::new(&tape, context, Vec::new());
+        walker.document = true;
+        let inner = walker.findings_at(0, Hint::NONE, exact, &[]);
         depth.set(0);
         let at = render_path(path);
-        // Only what the text scan of the cell did not already find: the splits and the numbers
-        // read in their notation.
-        for finding in inner
-            .into_iter()
-            .filter(|f| f.hit.split || f.path.contains('+'))
-        {
+        for finding in inner {
             findings.push(Finding {
                 path: format!("{at} (JSON) {}", finding.path),
                 hit: finding.hit,
@@ -353,6 +477,9 @@ pub(crate) struct Walker<'t, 'a, 'c> {
     findings: Vec<Finding>,
     /// The findings of each [`Node::Taken`] value, in document order, read while parsing.
     taken: std::vec::IntoIter<Vec<Finding>>,
+    /// The tape is a document inside a string whose text was scanned already
+    /// ([`check_embedded_json`]): strings and keys as written and integers are not read again.
+    document: bool,
 }
 
 impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
@@ -363,6 +490,18 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
             path: Vec::new(),
             findings: Vec::new(),
             taken: taken.into_iter(),
+            document: false,
+        }
+    }
+
+    /// Whether this string or key is read here: in a document inside a scanned string, only
+    /// one whose text the parser changed (escapes decoded).
+    fn reads(&self, node: &Node<'_>) -> bool {
+        match node {
+            Node::String(text) | Node::Key(text) => {
+                !self.document || matches!(text, std::borrow::Cow::Owned(_))
+            }
+            _ => true,
         }
     }
 
@@ -382,17 +521,23 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
     fn walk(&mut self, at: usize, hint: Hint, exact: Option<&ExactMatcher>) {
         let tape = self.tape;
         match tape.node(at) {
-            Node::String(text) => {
-                check_string(text, hint, exact, &self.path, &mut self.findings);
+            node @ Node::String(text) => {
+                if self.reads(node) {
+                    check_string(text, hint, exact, &self.path, &mut self.findings);
+                }
                 check_embedded_json(text, exact, &self.path, &mut self.findings);
             }
-            Node::Key(text) => {
-                check_string(text, hint, exact, &self.path, &mut self.findings);
+            node @ Node::Key(text) => {
+                if self.reads(node) {
+                    check_string(text, hint, exact, &self.path, &mut self.findings);
+                }
             }
             // Numbers are scanned too: an SSN sent as 224308280 is still an SSN, and so is one
             // sent as 2.2430828e8.
             Node::Number(n) => {
-                check_string(&number_text(n), hint, exact, &self.path, &mut self.findings);
+                if !self.document || !(n.is_u64() || n.is_i64()) {
+                    check_string(&number_text(n), hint, exact, &self.path, &mut self.findings);
+                }
             }
             Node::Array { .. } => {
                 for (i, item) in tape.items(at).enumerate() {
@@ -413,14 +558,16 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
 
     fn walk_object(&mut self, at: usize, exact: Option<&ExactMatcher>) {
         let tape = self.tape;
-        // A page reply: the hint for rows[r][c] is columns[c], and kept columns are not searched
-        // for real values.
+        // A page reply: the hint for rows[r][c] is columns[c], and kept columns are searched for
+        // distinctive real values only.
         let mut page: Option<Option<PageColumns>> = None;
         for (index, (key, item)) in tape.members(at).enumerate() {
             // Keys are data too. A key that is itself a finding is named by its position.
             self.path.push(Step::KeyAt(index));
-            let key_is_finding =
-                check_string(key, Hint::NONE, exact, &self.path, &mut self.findings);
+            let key_is_finding = match tape.node(item - 1) {
+                node @ Node::Key(_) if !self.reads(node) => false,
+                _ => check_string(key, Hint::NONE, exact, &self.path, &mut self.findings),
+            };
             self.path.pop();
             self.path.push(if key_is_finding {
                 Step::KeyAt(index)
@@ -447,14 +594,16 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
                                 self.path.push(Step::Index(c));
                                 // Most cells are strings: checked here, without a walk.
                                 match tape.node(cell) {
-                                    Node::String(text) => {
-                                        check_string(
-                                            text,
-                                            hint,
-                                            exact,
-                                            &self.path,
-                                            &mut self.findings,
-                                        );
+                                    node @ Node::String(text) => {
+                                        if self.reads(node) {
+                                            check_string(
+                                                text,
+                                                hint,
+                                                exact,
+                                                &self.path,
+                                                &mut self.findings,
+                                            );
+                                        }
                                         check_embedded_json(
                                             text,
                                             exact,
@@ -487,7 +636,8 @@ impl<'t, 'a, 'c> Walker<'t, 'a, 'c> {
 }
 
 /// What a page reply's `columns` say about its cells: the field-name hint of each column, and
-/// whether the policy keeps it (its cells are then not searched for real values).
+/// whether the policy keeps it (its cells are then searched for real values where they are
+/// distinctive: [`ExactMatcher::find_distinctive`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PageColumns {
     cells: Vec<(Hint, bool)>,
@@ -542,10 +692,24 @@ impl PageColumns {
             .member(at, "entity")
             .and_then(|e| view.str_at(e))
             .unwrap_or_default();
+        Some(Self::of_names(
+            entity,
+            columns.map(|c| view.str_at(c).unwrap_or_default()),
+            context,
+        ))
+    }
+
+    /// The columns of `entity`, named in order (a page's `columns`, or the row a producer is
+    /// about to send: [`crate::RowCheck`]).
+    pub(crate) fn of_names<'n>(
+        entity: &str,
+        columns: impl Iterator<Item = &'n str>,
+        context: Context<'_>,
+    ) -> Self {
         let (mut keys, mut reviewed) = (Vec::new(), Vec::new());
         let cells = columns
             .map(|c| {
-                let column = view.str_at(c).unwrap_or_default().to_lowercase();
+                let column = c.to_lowercase();
                 let pair = (entity.to_string(), column.clone());
                 let kept = context.kept.is_some_and(|k| k.contains(&pair));
                 reviewed.push(context.reviewed.is_some_and(|r| r.contains(&pair)));
@@ -554,11 +718,11 @@ impl PageColumns {
                 (Hint::of(&column), kept)
             })
             .collect();
-        Some(PageColumns {
+        PageColumns {
             cells,
             keys,
             reviewed,
-        })
+        }
     }
 
     /// Whether an auditor reviewed column `c` as holding no PII (its cells are not read).
@@ -575,14 +739,15 @@ impl PageColumns {
         cell_piece(text)
     }
 
-    /// The hint of column `c`, and the exact matcher to use on its cells.
+    /// The hint of column `c` (with [`Hint::kept`] set for a kept column, whose cells the exact
+    /// matcher reads for distinctive values), and the exact matcher to use on its cells.
     pub(crate) fn cell<'m>(
         &self,
         c: usize,
         exact: Option<&'m ExactMatcher>,
     ) -> (Hint, Option<&'m ExactMatcher>) {
         let (hint, kept) = self.cells.get(c).copied().unwrap_or((Hint::NONE, false));
-        (hint, if kept { None } else { exact })
+        (Hint { kept, ..hint }, exact)
     }
 }
 
@@ -698,6 +863,36 @@ fn split_values(tape: &Tape<'_>, object: usize, path: &[Step<'_>], findings: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A digest repeated (a long key of hex) holds runs of digits no one wrote: not an SSN.
+    /// The same digits written as a number, or glued to a word, still are.
+    #[test]
+    fn digits_inside_a_hex_token_are_no_number() {
+        let digest = "c4ca4238a0b9238219099999f75849b";
+        let mut findings = Vec::new();
+        let hint = Hint::of("k");
+        assert!(!check_string(
+            &digest.repeat(3),
+            hint,
+            None,
+            &[],
+            &mut findings
+        ));
+        assert!(check_string(
+            "ssn 219-09-9999",
+            hint,
+            None,
+            &[],
+            &mut findings
+        ));
+        assert!(check_string(
+            &format!("{} 219-09-9999", digest.repeat(2)),
+            hint,
+            None,
+            &[],
+            &mut findings
+        ));
+    }
 
     proptest::proptest! {
         /// The eight-at-a-time count agrees with reading byte by byte.

@@ -17,6 +17,7 @@ const ALL: Hint = Hint {
     phone: true,
     account: true,
     quantity: false,
+    kept: false,
 };
 
 fn hits(text: &str, hint: Hint) -> usize {

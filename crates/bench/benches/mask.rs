@@ -80,6 +80,34 @@ fn mask_customers(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    // The egress guard's share of that: the audit's checks of each masked row (the cells its
+    // rules leave), with an exact matcher of 100,000 real values, as a producer runs them.
+    let mut matcher = maskbus_audit::ExactMatcher::new([5; 32]);
+    for i in 0..100_000 {
+        matcher.add(&format!("surname{i}"));
+        matcher.add(&format!("{:09}", 100_000_000 + i * 7));
+    }
+    let check = maskbus_audit::RowCheck::new(
+        "public.customers",
+        columns.iter().map(String::as_str),
+        maskbus_audit::Context {
+            exact: Some(&matcher),
+            kept: None,
+            reviewed: None,
+        },
+    );
+    let masked: Vec<Vec<Option<String>>> = rows
+        .iter()
+        .map(|r| masker.mask(r.clone()).unwrap().values().to_vec())
+        .collect();
+    group.bench_function("guard_rows", |b| {
+        b.iter(|| {
+            for row in &masked {
+                let cells: Vec<Option<&str>> = row.iter().map(Option::as_deref).collect();
+                black_box(check.check(&cells));
+            }
+        })
+    });
     group.finish();
 }
 

@@ -7,7 +7,7 @@
 pub mod chart;
 
 /// The benchmarks' pseudonym key (32 bytes or more, like every configured key; not the demo's).
-pub const BENCH_KEY: &str = "bench-key-0123456789-abcdefghijklmnop";
+pub const BENCH_KEY: &str = "c855a427190403e266ce806f8e87cf3fcc7dac7049d469ffff04fc138cf2f62f";
 
 /// The bank's policy, the demo's file, which the benchmarks' producers serve.
 pub const BANK_POLICY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies/bank.toml");

@@ -68,6 +68,10 @@ pub struct ProducerConfig {
     pub stream_while_written: bool,
     /// The subsets file (named subsets and virtual foreign keys), beside the policy.
     pub subsets: Option<PathBuf>,
+    /// Columns the egress guard does not read (the wire audit's reviewed-columns file).
+    pub reviewed_columns: Option<PathBuf>,
+    /// The most real values the egress guard's exact matcher loads (0: none).
+    pub guard_values: u32,
     /// Where to serve `/metrics` and `/health` while running; none when unset.
     pub metrics_addr: Option<SocketAddr>,
     /// `/health` fails when a message has waited longer than this for the wire audit.
@@ -384,7 +388,7 @@ keys! {
         .doc("the masking policy file (required; `maskbus policy init` proposes one)")
         .guarded("masking happens on the producer, never on the consumer");
     PSEUDONYM_KEY: Typed<String> = Key::text("pseudonym_key", "MASKBUS_PSEUDONYM_KEY", ForProducer)
-        .doc("the secret of keyed pseudonyms, 32 bytes or more (`maskbus key new`); better in the environment")
+        .doc("the secret of keyed pseudonyms (`maskbus key new`): 32 bytes or more and 128 bits of estimated entropy, so a key a person typed is refused; better in the environment")
         .guarded("the key that makes pseudonyms unguessable stays with the producer");
     TARGET_URL: Typed<String> = Key::text("target_url", "MASKBUS_TARGET_URL", ForConsumer)
         .doc("the test database the consumer fills (required)")
@@ -399,6 +403,12 @@ keys! {
     SUBSETS: Typed<String> = Key::text("subsets", "MASKBUS_SUBSETS", ForProducer)
         .doc("the subsets file: named subsets and virtual foreign keys a consumer may ask for")
         .guarded("subset conditions run on production: they are defined beside the policy, and the consumer asks for one by name");
+    REVIEWED_COLUMNS: Typed<String> = Key::text("reviewed_columns", "MASKBUS_REVIEWED_COLUMNS", ForProducer)
+        .doc("the reviewed-columns file (`[columns]` of `\"schema.table.column\" = \"reason\"`, the one `maskbus wire-audit --reviewed` takes): columns the egress guard does not read, each reviewed as holding no personal data")
+        .guarded("the producer's egress guard reads it; the consumer never sees production's values");
+    GUARD_VALUES: Defaulted<u32> = Key::count("guard_values", "MASKBUS_GUARD_VALUES", ForProducer, 0, 1 << 30)
+        .default("10000000")
+        .doc("the most real values of the masked columns the egress guard loads at start (keyed 64-bit hashes: about 20 bytes for a number, up to 75 for words, so 10,000,000 take 200 to 750 MB); past it the rest are not matched, and the log says how many; `0`: the guard's exact matcher is off (its detectors stay on)");
     MODE: Defaulted<String> = Key::text("mode", "MASKBUS_MODE", ForConsumer)
         .default("watermark")
         .doc("`watermark` (passes by source snapshot) or `stream` (the producer's change stream, deletes too)");
@@ -798,6 +808,8 @@ pub fn resolve(
             slot: raw.get(SLOT),
             stream_while_written: raw.get(STREAM_WHILE_WRITTEN),
             subsets: raw.get(SUBSETS).map(PathBuf::from),
+            reviewed_columns: raw.get(REVIEWED_COLUMNS).map(PathBuf::from),
+            guard_values: raw.get(GUARD_VALUES),
             metrics_addr,
             audit_max_age,
         }),

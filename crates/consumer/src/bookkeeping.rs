@@ -66,6 +66,16 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0008_owned_tables.sql",
         sql: include_str!("../sql/0008_owned_tables.sql"),
     },
+    Migration {
+        component: "sync",
+        name: "0009_cursor_tags.sql",
+        sql: include_str!("../sql/0009_cursor_tags.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0010_table_failures.sql",
+        sql: include_str!("../sql/0010_table_failures.sql"),
+    },
 ];
 
 // The target and the locks.
@@ -85,31 +95,33 @@ pub const LOCK_LIFT: &str = "SELECT pg_advisory_xact_lock(hashtext('maskbus.lift
 // maskbus.sync_state: the watermarks.
 
 /// Reads every entity's watermark from `maskbus.sync_state`: entity, synced_until, pass_until,
-/// after_key, rows_synced.
+/// after_key, rows_synced, after_tag (the producer's tag on after_key).
 pub const WATERMARKS: &str =
-    "SELECT entity, synced_until, pass_until, after_key, rows_synced FROM maskbus.sync_state";
+    "SELECT entity, synced_until, pass_until, after_key, rows_synced, after_tag FROM maskbus.sync_state";
 
 /// Writes entity `$1`'s watermark into `maskbus.sync_state` (synced_until `$2`, pass_until `$3`,
-/// after_key `$4`, rows_synced `$5`), in the transaction of the page it covers.
+/// after_key `$4`, rows_synced `$5`, after_tag `$6`), in the transaction of the page it covers.
 pub const RECORD_WATERMARK: &str =
-    "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, updated_at)
-     VALUES ($1, $2, $3, $4, $5, now())
+    "INSERT INTO maskbus.sync_state (entity, synced_until, pass_until, after_key, rows_synced, after_tag, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now())
      ON CONFLICT (entity) DO UPDATE
         SET synced_until = EXCLUDED.synced_until, pass_until = EXCLUDED.pass_until,
-            after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced, updated_at = now()";
+            after_key = EXCLUDED.after_key, rows_synced = EXCLUDED.rows_synced,
+            after_tag = EXCLUDED.after_tag, updated_at = now()";
 
 /// Opens entity `$1`'s pass read in ranges in `maskbus.sync_state`: pass_until `$2`, no key
 /// cursor (the ranges hold theirs); what it had synced before stays.
 pub const BEGIN_RANGED_PASS: &str =
-    "INSERT INTO maskbus.sync_state (entity, pass_until, after_key, rows_synced, updated_at)
-     VALUES ($1, $2, NULL, 0, now())
+    "INSERT INTO maskbus.sync_state (entity, pass_until, after_key, after_tag, rows_synced, updated_at)
+     VALUES ($1, $2, NULL, NULL, 0, now())
      ON CONFLICT (entity) DO UPDATE
-        SET pass_until = EXCLUDED.pass_until, after_key = NULL, updated_at = now()";
+        SET pass_until = EXCLUDED.pass_until, after_key = NULL, after_tag = NULL, updated_at = now()";
 
 /// Closes entity `$1`'s pass read in ranges in `maskbus.sync_state` once every range is done:
-/// synced_until `$2`, pass_until `$3`, after_key `$4`, rows_synced `$5`.
+/// synced_until `$2`, pass_until `$3`, after_key `$4`, rows_synced `$5`, after_tag `$6`.
 pub const FINISH_RANGED_PASS: &str = "UPDATE maskbus.sync_state
-    SET synced_until = $2, pass_until = $3, after_key = $4, rows_synced = $5, updated_at = now()
+    SET synced_until = $2, pass_until = $3, after_key = $4, rows_synced = $5, after_tag = $6,
+        updated_at = now()
   WHERE entity = $1";
 
 /// Forgets entity `$1`'s watermark in `maskbus.sync_state` (and, by cascade, its ranges): a
@@ -145,21 +157,25 @@ pub const WATERMARKS_FOR_STATUS: &str = "SELECT entity, synced_until, pass_until
 // maskbus.sync_ranges: a pass read in key ranges side by side.
 
 /// Reads entity `$1`'s ranges from `maskbus.sync_ranges`, in key order: range_no, until,
-/// after_key, through, done, rows_synced.
-pub const RANGES: &str = "SELECT range_no, until, after_key, through, done, rows_synced
+/// after_key, through, done, rows_synced, after_tag, through_tag (the producer's tags on the two
+/// cursors).
+pub const RANGES: &str =
+    "SELECT range_no, until, after_key, through, done, rows_synced, after_tag, through_tag
    FROM maskbus.sync_ranges WHERE entity = $1 ORDER BY range_no";
 
 /// Records one range of a pass in `maskbus.sync_ranges`: entity `$1`, range_no `$2`, until
-/// `$3`, after_key `$4`, through `$5`, done `$6`, rows_synced `$7`.
+/// `$3`, after_key `$4`, through `$5`, done `$6`, rows_synced `$7`, after_tag `$8`,
+/// through_tag `$9`.
 pub const RECORD_RANGE: &str =
-    "INSERT INTO maskbus.sync_ranges (entity, range_no, until, after_key, through, done, rows_synced)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    "INSERT INTO maskbus.sync_ranges (entity, range_no, until, after_key, through, done, rows_synced, after_tag, through_tag)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// Moves range `$2` of entity `$1` (of the pass closing at `$6`) in `maskbus.sync_ranges`:
-/// after_key `$3`, done `$4`, rows_synced `$5`, in the transaction of the page it covers. It
-/// changes no row when the range was forgotten meanwhile.
+/// after_key `$3` (with its tag `$7`), done `$4`, rows_synced `$5`, in the transaction of the
+/// page it covers. It changes no row when the range was forgotten meanwhile.
 pub const ADVANCE_RANGE: &str =
-    "UPDATE maskbus.sync_ranges SET after_key = $3, done = $4, rows_synced = $5, updated_at = now()
+    "UPDATE maskbus.sync_ranges SET after_key = $3, after_tag = $7, done = $4, rows_synced = $5,
+            updated_at = now()
       WHERE entity = $1 AND range_no = $2 AND until = $6";
 
 /// Forgets entity `$1`'s ranges in `maskbus.sync_ranges` (before new ones are recorded, or once
@@ -289,6 +305,23 @@ pub const RECORD_SCHEMA_BASELINE: &str =
 pub const CLOSED_TABLES: &str =
     "SELECT key, value FROM maskbus.schema_state, jsonb_each_text(left_out)
       WHERE to_regclass('maskbus.schema_state') IS NOT NULL ORDER BY key";
+
+// maskbus.table_failures: the tables the last pass could not sync, and why.
+
+/// Forgets in `maskbus.table_failures` the tables of `$1` (a text array) that are not in `$2`
+/// (the ones failing now): a pass over them synced them.
+pub const FORGET_FAILURES: &str = "DELETE FROM maskbus.table_failures
+      WHERE entity = ANY($1::text[]) AND NOT entity = ANY($2::text[])";
+
+/// Records in `maskbus.table_failures` that table `$1` failed with reason `$2` (kept since the
+/// first pass it failed in).
+pub const RECORD_FAILURE: &str = "INSERT INTO maskbus.table_failures (entity, reason)
+     VALUES ($1, $2) ON CONFLICT (entity) DO UPDATE SET reason = EXCLUDED.reason";
+
+/// The tables failing now, from `maskbus.table_failures`: entity, reason. No rows on a target
+/// made before the table existed.
+pub const TABLE_FAILURES: &str = "SELECT entity, reason FROM maskbus.table_failures
+      WHERE to_regclass('maskbus.table_failures') IS NOT NULL ORDER BY entity";
 
 /// Reads every entity's rules fingerprint from `maskbus.table_rules`: entity, fingerprint.
 pub const RULES_FINGERPRINTS: &str = "SELECT entity, fingerprint FROM maskbus.table_rules";

@@ -62,6 +62,7 @@ impl<'db> LocalTools<'db> {
             columns,
             rows: rows.into_iter().collect(),
             next_after: None,
+            next_after_tag: None,
             more: false,
             since: None,
             until: None,

@@ -236,8 +236,15 @@ pub fn staged_links(
         .collect()
 }
 
+/// Whether a reply's cursor `tag` fits its `cursor`: none, or a tag's shape with a cursor (the
+/// producer's tag is sent back as it came, and only the producer can tell it is its own).
+pub fn tag_fits(cursor: Option<&KeyCursor>, tag: Option<&str>) -> bool {
+    tag.is_none_or(|t| cursor.is_some() && maskbus_protocol::is_cursor_tag(t))
+}
+
 /// The replies to one page request, in order, as one page: their rows concatenated, the cursor
-/// and `more` of the last. They must agree on entity, key and columns.
+/// (with its tag) and `more` of the last. They must agree on entity, key and columns, and each
+/// cursor's tag must fit it.
 pub fn merge_pages(
     entity: &str,
     replies: Vec<ReceivedReply>,
@@ -247,6 +254,11 @@ pub fn merge_pages(
         reason: reason.to_string(),
     };
     let mut pages = replies.into_iter().map(|reply| match reply {
+        ReceivedReply::Page(page)
+            if !tag_fits(page.next_after.as_ref(), page.next_after_tag.as_deref()) =>
+        {
+            Err(bad("a page's cursor tag is not a tag the producer issues"))
+        }
         ReceivedReply::Page(page) => Ok(page),
         _ => Err(bad("expected a page")),
     });
@@ -259,6 +271,7 @@ pub fn merge_pages(
         }
         merged.rows.extend(page.rows);
         merged.next_after = page.next_after;
+        merged.next_after_tag = page.next_after_tag;
         merged.more = page.more;
         merged.part = page.part;
     }
@@ -274,6 +287,8 @@ pub struct SyncState {
     pub pass_until: Option<String>,
     /// The key of the last row inserted from the pass in progress.
     pub after_key: Option<KeyCursor>,
+    /// The producer's tag on `after_key` (over a masked key), sent back with it.
+    pub after_tag: Option<String>,
     pub rows_synced: i64,
 }
 
@@ -284,6 +299,7 @@ pub fn next_state(state: SyncState, page: &ReceivedPage, until: &str) -> SyncSta
         SyncState {
             pass_until: Some(until.to_string()),
             after_key: page.next_after.clone(),
+            after_tag: page.next_after_tag.clone(),
             rows_synced,
             ..state
         }
@@ -292,13 +308,15 @@ pub fn next_state(state: SyncState, page: &ReceivedPage, until: &str) -> SyncSta
             synced_until: Some(until.to_string()),
             pass_until: None,
             after_key: None,
+            after_tag: None,
             rows_synced,
         }
     }
 }
 
 /// Where one key range of an entity's pass stands (`maskbus.sync_ranges`): the rows after
-/// `after_key` up to `through` (either end open when absent) remain, unless it is `done`.
+/// `after_key` up to `through` (either end open when absent) remain, unless it is `done`. Each
+/// cursor over a masked key goes with the producer's tag on it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RangeState {
     pub entity: String,
@@ -306,7 +324,9 @@ pub struct RangeState {
     /// The snapshot closing the pass, the same for every range of it.
     pub until: String,
     pub after_key: Option<KeyCursor>,
+    pub after_tag: Option<String>,
     pub through: Option<KeyCursor>,
+    pub through_tag: Option<String>,
     pub done: bool,
     pub rows_synced: i64,
 }
@@ -314,7 +334,18 @@ pub struct RangeState {
 impl RangeState {
     /// The ranges `bounds` cut an entity's key order into, none read yet: the first from the
     /// start up to the first bound, each next after one bound up to the next, the last to the end.
-    pub fn split(entity: &str, until: &str, bounds: &[KeyCursor]) -> Vec<RangeState> {
+    /// `tags` are the producer's on the bounds, in their order (none over a kept key).
+    pub fn split(
+        entity: &str,
+        until: &str,
+        bounds: &[KeyCursor],
+        tags: &[String],
+    ) -> Vec<RangeState> {
+        let bounds: Vec<(KeyCursor, Option<String>)> = bounds
+            .iter()
+            .enumerate()
+            .map(|(i, bound)| (bound.clone(), tags.get(i).cloned()))
+            .collect();
         let lower = std::iter::once(None).chain(bounds.iter().cloned().map(Some));
         let upper = bounds
             .iter()
@@ -324,14 +355,20 @@ impl RangeState {
         lower
             .zip(upper)
             .enumerate()
-            .map(|(i, (after_key, through))| RangeState {
-                entity: entity.to_string(),
-                range_no: i as i32,
-                until: until.to_string(),
-                after_key,
-                through,
-                done: false,
-                rows_synced: 0,
+            .map(|(i, (after, through))| {
+                let (after_key, after_tag) = after.unzip();
+                let (through, through_tag) = through.unzip();
+                RangeState {
+                    entity: entity.to_string(),
+                    range_no: i as i32,
+                    until: until.to_string(),
+                    after_key,
+                    after_tag: after_tag.flatten(),
+                    through,
+                    through_tag: through_tag.flatten(),
+                    done: false,
+                    rows_synced: 0,
+                }
             })
             .collect()
     }
@@ -350,19 +387,32 @@ impl Progress {
     pub fn after(self, page: &ReceivedPage, until: &str) -> Progress {
         match self {
             Progress::Entity(state) => Progress::Entity(next_state(state, page, until)),
-            Progress::Range(range) => Progress::Range(RangeState {
-                after_key: page.next_after.clone().or(range.after_key.clone()),
-                done: !page.more,
-                rows_synced: range.rows_synced + page.rows.len() as i64,
-                ..range
-            }),
+            Progress::Range(range) => {
+                // The page's cursor with its tag, or where the range stood (an empty page).
+                let (after_key, after_tag) = match &page.next_after {
+                    Some(key) => (Some(key.clone()), page.next_after_tag.clone()),
+                    None => (range.after_key.clone(), range.after_tag.clone()),
+                };
+                Progress::Range(RangeState {
+                    after_key,
+                    after_tag,
+                    done: !page.more,
+                    rows_synced: range.rows_synced + page.rows.len() as i64,
+                    ..range
+                })
+            }
         }
     }
 }
 
-/// The request for the pages after `page`, if more remain.
+/// The request for the pages after `page`, if more remain: after its cursor, with its tag.
 pub fn next_request(request: &Request, page: &ReceivedPage) -> Option<Request> {
-    request.continuation(page.more, page.until.clone(), page.next_after.clone())
+    request.continuation(
+        page.more,
+        page.until.clone(),
+        page.next_after.clone(),
+        page.next_after_tag.clone(),
+    )
 }
 
 #[cfg(test)]
@@ -375,7 +425,7 @@ mod range_tests {
 
     #[test]
     fn bounds_cut_the_key_order_into_ranges_that_meet_and_cover_it() {
-        let ranges = RangeState::split("s.t", "5:9:", &[k("10"), k("20")]);
+        let ranges = RangeState::split("s.t", "5:9:", &[k("10"), k("20")], &[]);
         let ends: Vec<_> = ranges
             .iter()
             .map(|r| (r.range_no, r.after_key.clone(), r.through.clone()))
@@ -389,7 +439,94 @@ mod range_tests {
             ]
         );
         assert!(ranges.iter().all(|r| !r.done && r.until == "5:9:"));
-        assert_eq!(RangeState::split("s.t", "5:9:", &[]).len(), 1);
+        assert!(ranges
+            .iter()
+            .all(|r| r.after_tag.is_none() && r.through_tag.is_none()));
+        assert_eq!(RangeState::split("s.t", "5:9:", &[], &[]).len(), 1);
+    }
+
+    #[test]
+    fn each_bound_keeps_its_tag_at_both_ranges_it_ends() {
+        let tags = ["a".repeat(32), "b".repeat(32)];
+        let ranges = RangeState::split("s.t", "5:9:", &[k("10"), k("20")], &tags);
+        let ends: Vec<_> = ranges
+            .iter()
+            .map(|r| (r.after_tag.clone(), r.through_tag.clone()))
+            .collect();
+        assert_eq!(
+            ends,
+            vec![
+                (None, Some(tags[0].clone())),
+                (Some(tags[0].clone()), Some(tags[1].clone())),
+                (Some(tags[1].clone()), None)
+            ]
+        );
+        // A page moves the range's cursor with its tag; an empty one leaves both.
+        let mut page = ReceivedPage {
+            v: maskbus_protocol::VERSION,
+            entity: "s.t".into(),
+            key: vec!["id".into()],
+            columns: vec!["id".into()],
+            rows: vec![vec![Some("15")]].into_iter().collect(),
+            next_after: Some(k("15")),
+            next_after_tag: Some("c".repeat(32)),
+            more: true,
+            since: None,
+            until: None,
+            part: 0,
+            parts: 1,
+        };
+        let Progress::Range(moved) = Progress::Range(ranges[1].clone()).after(&page, "5:9:") else {
+            panic!("a range's progress")
+        };
+        assert_eq!(
+            (moved.after_key.clone(), moved.after_tag.clone()),
+            (Some(k("15")), Some("c".repeat(32)))
+        );
+        assert_eq!(moved.through_tag, Some(tags[1].clone()));
+        page.rows = Vec::<Vec<Option<&str>>>::new().into_iter().collect();
+        page.next_after = None;
+        page.next_after_tag = None;
+        let Progress::Range(still) = Progress::Range(moved.clone()).after(&page, "5:9:") else {
+            panic!("a range's progress")
+        };
+        assert_eq!(
+            (still.after_key, still.after_tag),
+            (moved.after_key, moved.after_tag)
+        );
+    }
+
+    #[test]
+    fn a_page_whose_tag_is_no_tag_is_refused() {
+        let page = |tag: Option<&str>, after: Option<KeyCursor>| {
+            ReceivedReply::Page(ReceivedPage {
+                v: maskbus_protocol::VERSION,
+                entity: "s.t".into(),
+                key: vec!["id".into()],
+                columns: vec!["id".into()],
+                rows: Vec::<Vec<Option<&str>>>::new().into_iter().collect(),
+                next_after: after,
+                next_after_tag: tag.map(String::from),
+                more: false,
+                since: None,
+                until: None,
+                part: 0,
+                parts: 1,
+            })
+        };
+        let good = "k".repeat(32);
+        assert!(merge_pages("s.t", vec![page(Some(&good), Some(k("1")))]).is_ok());
+        assert!(merge_pages("s.t", vec![page(None, Some(k("1")))]).is_ok());
+        for (tag, after) in [
+            (Some(good.as_str()), None),
+            (Some("x"), Some(k("1"))),
+            (Some("0123456789abcdef0123456789abcdef"), Some(k("1"))),
+        ] {
+            assert!(
+                merge_pages("s.t", vec![page(tag, after.clone())]).is_err(),
+                "{tag:?} {after:?}"
+            );
+        }
     }
 }
 
@@ -486,6 +623,7 @@ mod tests {
             columns: s(&["region", "id", "boss", "name"]),
             rows: rows.into_iter().collect(),
             next_after: Some(s(&["eu", "7"])),
+            next_after_tag: None,
             more,
             since: None,
             until: Some(Snapshot("5:9:".into())),
@@ -557,6 +695,7 @@ mod tests {
                 synced_until: Some("5:9:".into()),
                 pass_until: None,
                 after_key: None,
+                after_tag: None,
                 rows_synced: 4
             }
         );
@@ -568,6 +707,7 @@ mod tests {
         let mut b = page(vec![vec![None; 4]; 2], false);
         b.part = 1;
         b.next_after = Some(s(&["us", "3"]));
+        b.next_after_tag = Some("d".repeat(32));
         let merged = merge_pages(
             "zoo.staff",
             vec![ReceivedReply::Page(a.clone()), ReceivedReply::Page(b)],
@@ -575,13 +715,16 @@ mod tests {
         .unwrap();
         assert_eq!((merged.rows.len(), merged.more, merged.part), (3, false, 1));
         assert_eq!(merged.next_after, Some(s(&["us", "3"])));
+        assert_eq!(merged.next_after_tag, Some("d".repeat(32)));
         let request = Request::Page {
             v: VERSION,
             entity: "zoo.staff".into(),
             since: None,
             until: None,
             after: None,
+            after_tag: None,
             through: None,
+            through_tag: None,
             limit: 200,
             pages: Some(8),
             subset: None,

@@ -229,7 +229,13 @@ impl<'a> Pass<'a> {
             since: state.synced_until.clone().map(Snapshot),
             until,
             after: state.pass_until.as_ref().and(state.after_key.clone()),
+            after_tag: state
+                .pass_until
+                .as_ref()
+                .and(state.after_key.as_ref())
+                .and(state.after_tag.clone()),
             through: None,
+            through_tag: None,
             limit: self.config.page_size,
             pages: Some(self.config.pages_per_request),
             subset: self.config.subset.clone(),
@@ -362,9 +368,17 @@ impl<'a> Pass<'a> {
                 return Ok(None);
             };
             let width = plan.key.columns.len();
+            // Each bound has its tag (over a masked key) or none has one (a kept key).
+            let tags_fit = reply.bound_tags.is_empty()
+                || (reply.bound_tags.len() == reply.bounds.len()
+                    && reply
+                        .bound_tags
+                        .iter()
+                        .all(|t| maskbus_protocol::is_cursor_tag(t)));
             if reply.entity != plan.entity
                 || reply.bounds.len() >= maskbus_protocol::MAX_STREAMS as usize
                 || reply.bounds.iter().any(|b| b.len() != width)
+                || !tags_fit
             {
                 return Err(ConsumerError::BadReply {
                     entity: plan.entity.clone(),
@@ -374,7 +388,12 @@ impl<'a> Pass<'a> {
             if reply.bounds.is_empty() {
                 return Ok(None);
             }
-            ranges = pages::RangeState::split(&plan.entity, &reply.until.0, &reply.bounds);
+            ranges = pages::RangeState::split(
+                &plan.entity,
+                &reply.until.0,
+                &reply.bounds,
+                &reply.bound_tags,
+            );
             self.db.begin_ranges(&ranges).await?;
             tracing::info!(entity = %plan.entity, ranges = ranges.len(), rows = reply.rows, "reading in ranges side by side");
         }
@@ -419,6 +438,7 @@ impl<'a> Pass<'a> {
             synced_until: Some(until.0),
             pass_until: None,
             after_key: None,
+            after_tag: None,
             rows_synced,
         };
         self.db.finish_ranges(&plan.entity, &synced).await?;
@@ -438,7 +458,9 @@ impl<'a> Pass<'a> {
             since: None,
             until: Some(until.clone()),
             after: range.after_key.clone(),
+            after_tag: range.after_tag.clone(),
             through: range.through.clone(),
+            through_tag: range.through_tag.clone(),
             limit: self.config.page_size,
             pages: Some(self.config.pages_per_request),
             subset: None,
@@ -728,6 +750,10 @@ impl<'a> Pass<'a> {
         report.rebuilt = rebuilt;
         report.until = self.until.map(|s| s.0);
         report.failed.extend(not_rebuilt);
+        let covered: Vec<String> = my_entities.iter().cloned().collect();
+        if let Err(e) = self.db.record_failures(&covered, &report.failed).await {
+            tracing::warn!(error = %e, "could not record which tables failed (status and /health read it)");
+        }
         if !report.failed.is_empty() {
             return Err(ConsumerError::Partial {
                 tables,

@@ -128,7 +128,7 @@ impl StatusReport {
             }
         }
         for c in &self.closed {
-            why.push(format!("{} fails closed: {}", c.entity, c.reason));
+            why.push(format!("{} fails: {}", c.entity, c.reason));
         }
         for m in &self.mailboxes {
             if m.dead > 0 {
@@ -227,12 +227,14 @@ pub async fn status(
             entity,
         });
     }
-    let (closed, not_created) = left_out(&client)
+    let (_, not_created): (Vec<_>, Vec<_>) = left_out(&client)
         .await
         .map_err(read("reading maskbus.schema_state"))?
         .into_iter()
         .partition(|c| crate::schema::names_a_table(&c.entity));
-    report.closed = closed;
+    report.closed = closed_tables(&client)
+        .await
+        .map_err(read("reading maskbus.table_failures"))?;
     report.not_created = not_created;
     let stream = client
         .query_opt(bookkeeping::STREAM_FOR_STATUS, &[])
@@ -270,7 +272,9 @@ pub async fn status(
                     since: Some(Snapshot(watermark.clone())),
                     until: None,
                     after: None,
+                    after_tag: None,
                     through: None,
+                    through_tag: None,
                     limit: 1,
                     pages: None,
                     subset: config.subset.clone(),
@@ -323,12 +327,28 @@ pub async fn status(
     Ok(report)
 }
 
-/// The tables that fail closed (see `crate::schema`), from the target's bookkeeping.
+/// The tables that fail closed (see `crate::schema`), and those the last pass could not sync
+/// (a page the producer refused, its egress guard's refusal among them), from the target's
+/// bookkeeping.
 pub async fn closed_tables(
     client: &tokio_postgres::Client,
 ) -> Result<Vec<ClosedTable>, tokio_postgres::Error> {
     let mut all = left_out(client).await?;
     all.retain(|c| crate::schema::names_a_table(&c.entity));
+    let failing = match client.query(bookkeeping::TABLE_FAILURES, &[]).await {
+        Ok(rows) => rows,
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    for row in failing {
+        let entity: String = row.get(0);
+        if !all.iter().any(|c| c.entity == entity) {
+            all.push(ClosedTable {
+                entity,
+                reason: row.get(1),
+            });
+        }
+    }
     Ok(all)
 }
 

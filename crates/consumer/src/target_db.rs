@@ -244,6 +244,7 @@ impl TargetDb {
                         pass_until: r.get(2),
                         after_key: r.get(3),
                         rows_synced: r.get(4),
+                        after_tag: r.get(5),
                     },
                 )
             })
@@ -267,6 +268,8 @@ impl TargetDb {
                 through: r.get(3),
                 done: r.get(4),
                 rows_synced: r.get(5),
+                after_tag: r.get(6),
+                through_tag: r.get(7),
             })
             .collect())
     }
@@ -302,6 +305,8 @@ impl TargetDb {
                     &range.through,
                     &range.done,
                     &range.rows_synced,
+                    &range.after_tag,
+                    &range.through_tag,
                 ],
             )
             .await
@@ -326,6 +331,7 @@ impl TargetDb {
                 &state.pass_until,
                 &state.after_key,
                 &state.rows_synced,
+                &state.after_tag,
             ],
         )
         .await
@@ -611,6 +617,36 @@ impl TargetDb {
             .await
             .map_err(q("COMMIT of maskbus.table_rules"))?;
         Ok(changed)
+    }
+
+    /// Records which of the tables a pass covered (`covered`) failed, with the reason: what
+    /// `status` and `/health` say fails until a pass syncs the table again.
+    pub async fn record_failures(
+        &self,
+        covered: &[String],
+        failed: &[crate::Skipped],
+    ) -> Result<(), ConsumerError> {
+        let mut client = self.target.connect().await?;
+        let q = |what: &'static str| {
+            let target = self.target.clone();
+            move |e: tokio_postgres::Error| ConsumerError::from(target.query_error(what, &e))
+        };
+        let tx = client
+            .transaction()
+            .await
+            .map_err(q("BEGIN for maskbus.table_failures"))?;
+        let failing: Vec<&str> = failed.iter().map(|f| f.entity.as_str()).collect();
+        tx.execute(bookkeeping::FORGET_FAILURES, &[&covered, &failing])
+            .await
+            .map_err(q("clearing maskbus.table_failures"))?;
+        for f in failed {
+            tx.execute(bookkeeping::RECORD_FAILURE, &[&f.entity, &f.reason])
+                .await
+                .map_err(q("recording maskbus.table_failures"))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q("COMMIT of maskbus.table_failures"))
     }
 
     /// Whether the first-run guard passes on the target as it is now (see [`TargetDb::open`]):

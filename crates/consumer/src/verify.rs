@@ -161,6 +161,7 @@ fn hashes_fit(plan: &EntityPlan, reply: &HashReply) -> bool {
         && reply.buckets.iter().all(|b| b.last.len() == width)
         && reply.rows.iter().all(|r| r.key.len() == width)
         && reply.next_after.as_ref().is_none_or(|k| k.len() == width)
+        && super::pages::tag_fits(reply.next_after.as_ref(), reply.next_after_tag.as_deref())
 }
 
 /// The source's and the target's rows of one range (or one round of spread buckets), by key:
@@ -176,6 +177,22 @@ fn compare(source: &RowHashes, ours: RowHashes, drift: &mut TableDrift) {
     drift
         .extra
         .extend(ours.into_keys().filter(|k| !source.contains_key(k)));
+}
+
+/// A cursor as the producer issued it: its key, and its tag when it has one (over a masked key).
+type Tagged = Option<(KeyCursor, Option<String>)>;
+
+/// The cursor a hash reply ends at, with its tag.
+fn next_of(reply: &HashReply) -> Tagged {
+    reply
+        .next_after
+        .clone()
+        .map(|key| (key, reply.next_after_tag.clone()))
+}
+
+/// A bucket's last key (a kept key: hashed by key range), which needs no tag.
+fn untagged(key: Option<KeyCursor>) -> Tagged {
+    key.map(|key| (key, None))
 }
 
 /// How a hash request spreads an entity with a masked key.
@@ -254,21 +271,24 @@ impl<'a> Verifier<'a> {
     async fn ask_hashes(
         &self,
         plan: &EntityPlan,
-        after: Option<KeyCursor>,
+        after: Tagged,
         through: Option<KeyCursor>,
         rows: bool,
     ) -> Result<HashReply, ConsumerError> {
         self.ask(plan, after, through, rows, Spread::No).await
     }
 
+    /// Hashes after `after` (a cursor the producer issued, with its tag) and up to `through`
+    /// (a bucket's last key: a kept key, which needs no tag).
     async fn ask(
         &self,
         plan: &EntityPlan,
-        after: Option<KeyCursor>,
+        after: Tagged,
         through: Option<KeyCursor>,
         rows: bool,
         spread: Spread,
     ) -> Result<HashReply, ConsumerError> {
+        let (after, after_tag) = after.unzip();
         let (spread, only) = match spread {
             Spread::No => (false, Vec::new()),
             Spread::Buckets => (true, Vec::new()),
@@ -278,7 +298,9 @@ impl<'a> Verifier<'a> {
             v: VERSION,
             entity: plan.entity.clone(),
             after,
+            after_tag: after_tag.flatten(),
             through,
+            through_tag: None,
             rows,
             subset: self.consumer.config().subset.clone(),
             spread,
@@ -346,10 +368,7 @@ impl<'a> Verifier<'a> {
             // The producer hashes the next range while the target's rows of this one are read.
             let ask_next = async {
                 match reply.more {
-                    true => Some(
-                        self.ask_hashes(plan, reply.next_after.clone(), None, false)
-                            .await,
-                    ),
+                    true => Some(self.ask_hashes(plan, next_of(&reply), None, false).await),
                     false => None,
                 }
             };
@@ -427,7 +446,7 @@ impl<'a> Verifier<'a> {
             if !reply.more {
                 break;
             }
-            let after = reply.next_after.clone();
+            let after = next_of(&reply);
             reply = self.ask(plan, after, None, false, Spread::Buckets).await?;
             if !reply.spread || reply.columns != columns {
                 return Err(self.not_spread(plan));
@@ -473,13 +492,14 @@ impl<'a> Verifier<'a> {
                 if !reply.spread {
                     return Err(self.not_spread(plan));
                 }
+                let more = reply.more;
+                after = next_of(&reply);
                 for row in reply.rows {
                     theirs.insert(row.key, row.hash);
                 }
-                if !reply.more {
+                if !more {
                     break;
                 }
-                after = reply.next_after;
             }
             let mut ours = RowHashes::new();
             range
@@ -511,18 +531,19 @@ impl<'a> Verifier<'a> {
         drift: &mut TableDrift,
     ) -> Result<(), ConsumerError> {
         let mut source = RowHashes::new();
-        let mut after = lower.clone();
+        let mut after = untagged(lower.clone());
         loop {
             let reply = self
                 .ask_hashes(plan, after.clone(), upper.clone(), true)
                 .await?;
+            let more = reply.more;
+            after = next_of(&reply);
             for row in reply.rows {
                 source.insert(row.key, row.hash);
             }
-            if !reply.more {
+            if !more {
                 break;
             }
-            after = reply.next_after;
         }
         let ours: RowHashes = self
             .target_hashes(plan, columns, &lower, &upper)

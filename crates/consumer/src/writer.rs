@@ -282,6 +282,7 @@ impl<'db> PageWriter<'db> {
                         &state.pass_until,
                         &state.after_key,
                         &state.rows_synced,
+                        &state.after_tag,
                     ],
                 )
                 .await
@@ -298,6 +299,7 @@ impl<'db> PageWriter<'db> {
                             &range.done,
                             &range.rows_synced,
                             &range.until,
+                            &range.after_tag,
                         ],
                     )
                     .await

@@ -1,6 +1,6 @@
 -- The bus, as it stands today: one current definition of every table, view and function of
 -- schema mq. A fresh bus is made from this file alone (`maskbus bus init`); a bus made by an
--- older release is brought here by the numbered steps beside it (0001 ... 0007), which are
+-- older release is brought here by the numbered steps beside it (0001 ... 0008), which are
 -- history and never edited. `tests/integration/mailbox.rs:
 -- a_fresh_bus_equals_one_upgraded_step_by_step` holds the two equal, object by object; a change
 -- to the bus is a new step AND the same change here.
@@ -231,15 +231,31 @@ BEGIN
     IF NOT mq.caller_has('auditor') THEN
         PERFORM mq.refuse('only the auditor acknowledges findings');
     END IF;
-    IF p_reason IS NULL OR char_length(btrim(p_reason)) = 0 OR char_length(p_reason) > 500
-       OR p_reason ~ '[[:cntrl:]]' THEN
-        PERFORM mq.refuse_limit('a finding is acknowledged with a reason of 1 to 500 printable characters');
-    END IF;
+    PERFORM mq.check_reason(p_reason);
     UPDATE mq.audit_findings
        SET acked_at = now(), acked_by = session_user, ack_reason = p_reason
      WHERE id = p_id AND acked_at IS NULL;
     GET DIAGNOSTICS changed = ROW_COUNT;
     RETURN changed > 0;
+END $$;
+
+CREATE FUNCTION mq.ack_findings(p_ids bigint[], p_reason text) RETURNS SETOF bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF NOT mq.caller_has('auditor') THEN
+        PERFORM mq.refuse('only the auditor acknowledges findings');
+    END IF;
+    PERFORM mq.check_reason(p_reason);
+    IF coalesce(cardinality(p_ids), 0) > 100000 THEN
+        PERFORM mq.refuse_limit('one acknowledgement names at most 100000 findings');
+    END IF;
+    RETURN QUERY
+    UPDATE mq.audit_findings f
+       SET acked_at = now(), acked_by = session_user, ack_reason = p_reason
+     WHERE f.id = ANY (p_ids) AND f.acked_at IS NULL
+    RETURNING f.id;
 END $$;
 
 CREATE FUNCTION mq.audit_findings_list() RETURNS TABLE(id bigint, message_id bigint, mailbox text, detector text, path text, found_at timestamp with time zone, acked_at timestamp with time zone, acked_by name, ack_reason text)
@@ -322,6 +338,20 @@ CREATE FUNCTION mq.caller_participates() RETURNS boolean
     AS $$ SELECT mq.caller_is_superuser()
               OR EXISTS (SELECT 1 FROM mq.mailboxes WHERE owner = session_user)
               OR EXISTS (SELECT 1 FROM mq.duties WHERE role = session_user) $$;
+
+CREATE FUNCTION mq.check_reason(p_reason text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF p_reason IS NULL OR char_length(p_reason) > 500 OR p_reason ~ '[[:cntrl:]]' THEN
+        PERFORM mq.refuse_limit('a finding is acknowledged with a reason of 1 to 500 printable characters');
+    END IF;
+    IF mq.reason_letters(p_reason) < 2 THEN
+        PERFORM mq.refuse_limit('a finding''s reason says why in words: it needs 2 letters or more once spaces, '
+                                || 'invisible, format and control characters are left out');
+    END IF;
+END $$;
 
 CREATE FUNCTION mq.claim(p_mailbox text, p_limit integer, p_lease_seconds double precision, p_max_attempts integer) RETURNS TABLE(id bigint, mailbox text, sender text, kind text, correlation_id text, reply_to text, body text, body_bytes integer, attempts integer, lease bigint)
     LANGUAGE plpgsql SECURITY DEFINER
@@ -414,7 +444,7 @@ BEGIN
         EXECUTE format('GRANT SELECT ON mq.mail, mq.messages, mq.archive, mq.dead_letters, mq.audit_state TO %I', p_role);
         EXECUTE format('GRANT EXECUTE ON FUNCTION mq.audit_horizon(), mq.record_audit(bigint), mq.stats(), mq.bus_limits(), '
                        'mq.record_findings(bigint[], text[], text[], text[]), mq.ack_finding(bigint, text), '
-                       'mq.audit_findings_list(), mq.audit_status() TO %I', p_role);
+                       'mq.ack_findings(bigint[], text), mq.audit_findings_list(), mq.audit_status() TO %I', p_role);
         INSERT INTO mq.duties (role, duty) VALUES (p_role, 'auditor') ON CONFLICT DO NOTHING;
     WHEN 'operator' THEN
         EXECUTE format('GRANT EXECUTE ON FUNCTION mq.send(text, text, text[], text, text[]), mq.stats(), '
@@ -484,6 +514,28 @@ BEGIN
                AND x.acked_at IS NOT NULL AND x.id IN (SELECT e.id FROM evidence e))
              + (SELECT count(*) FROM mq.dead_letters x, w WHERE p_dead_letters AND x.id <= w.through
                AND x.created_at < w.cutoff AND x.id IN (SELECT e.id FROM evidence e));
+END $$;
+
+CREATE FUNCTION mq.reason_letters(p_text text) RETURNS integer
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+    folded text := p_text;
+    letters integer;
+BEGIN
+    IF pg_catalog.getdatabaseencoding() = 'UTF8' THEN
+        folded := normalize(p_text, NFKC);
+    END IF;
+    -- Letters that render as nothing: the Hangul fillers, and the braille blank for good measure.
+    folded := pg_catalog.regexp_replace(folded, '[\u115F\u1160\u3164\uFFA0\u2800]', '', 'g');
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_collation c WHERE c.collname = 'und-x-icu') THEN
+        EXECUTE 'SELECT count(*)::integer FROM pg_catalog.regexp_matches($1 COLLATE "und-x-icu", ''[[:alpha:]]'', ''g'')'
+           INTO letters USING folded;
+    ELSE
+        SELECT count(*)::integer INTO letters FROM pg_catalog.regexp_matches(folded, '[[:alpha:]]', 'g');
+    END IF;
+    RETURN letters;
 END $$;
 
 CREATE FUNCTION mq.record_audit(p_scanned_through bigint) RETURNS void
@@ -570,6 +622,10 @@ BEGIN
     SELECT * INTO lim FROM mq.limits;
     IF p_mailbox IS NULL OR octet_length(p_mailbox) NOT BETWEEN 1 AND lim.max_mailbox_name_bytes THEN
         PERFORM mq.refuse_limit('a mailbox name has 1 to ' || lim.max_mailbox_name_bytes || ' bytes');
+    END IF;
+    IF NOT superuser AND NOT EXISTS (SELECT 1 FROM mq.mailboxes b WHERE b.mailbox = p_mailbox) THEN
+        PERFORM mq.refuse('mailbox ' || left(p_mailbox, 64) || ' has no owner, so nobody could ever claim what is '
+                          || 'sent there; the bus''s owner gives it one with maskbus bus grant');
     END IF;
     IF p_reply_to IS NOT NULL THEN
         IF octet_length(p_reply_to) NOT BETWEEN 1 AND lim.max_mailbox_name_bytes THEN

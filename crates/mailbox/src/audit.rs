@@ -204,6 +204,58 @@ pub async fn ack_finding(
         .get(0))
 }
 
+/// Acknowledges every open finding of `ids` with one `reason`, in one statement: the ids
+/// acknowledged, in order (an id that is no open finding is left out).
+pub async fn ack_findings(
+    bus: &Database,
+    client: &Client,
+    ids: &[i64],
+    reason: &str,
+) -> Result<Vec<i64>, PgError> {
+    let rows = client
+        .query("SELECT mq.ack_findings($1, $2)", &[&ids, &reason])
+        .await
+        .map_err(|e| bus.query_error(format!("acknowledging {} findings", ids.len()), &e))?;
+    let mut acked: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    acked.sort_unstable();
+    Ok(acked)
+}
+
+/// The entity and the columns of each page reply among `message_ids` (pending, archived or
+/// dead), read from the bodies by the server: what an acknowledgement by column resolves a
+/// finding's `$.rows[R][C]` with. A message that is no page (or no JSON at all: the bus keeps
+/// bodies as text), or is gone, is left out. One statement a message, so one body that does
+/// not parse spoils nothing else.
+pub async fn page_columns(
+    bus: &Database,
+    client: &Client,
+    message_ids: &[i64],
+) -> Result<Vec<(i64, String, Vec<String>)>, PgError> {
+    let statement = client
+        .prepare(
+            "WITH j AS (SELECT body::json AS doc FROM mq.mail WHERE id = $1
+                        UNION ALL SELECT body::json FROM mq.dead_letters WHERE id = $1)
+             SELECT doc ->> 'entity', ARRAY(SELECT pg_catalog.json_array_elements_text(doc -> 'columns'))
+               FROM j WHERE pg_catalog.json_typeof(doc) = 'object' AND pg_catalog.json_typeof(doc -> 'columns') = 'array'
+                AND doc ->> 'entity' IS NOT NULL",
+        )
+        .await
+        .map_err(|e| bus.query_error("reading the columns of the findings' pages", &e))?;
+    let mut pages = Vec::new();
+    for &id in message_ids {
+        match client.query_opt(&statement, &[&id]).await {
+            Ok(Some(row)) => pages.push((id, row.get(0), row.get(1))),
+            Ok(None) => {}
+            // Not JSON (data exception), or nested past the server's stack: no page.
+            Err(e)
+                if e.code()
+                    .is_some_and(|c| c.code().starts_with("22") || c.code() == "54001") => {}
+            Err(e) => return Err(bus.query_error("reading the columns of the findings' pages", &e)),
+        }
+    }
+    Ok(pages)
+}
+
 /// One finding as the auditor lists it.
 #[derive(Clone, Debug)]
 pub struct ListedFinding {

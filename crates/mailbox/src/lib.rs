@@ -100,6 +100,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0007_audit_triage.sql",
         sql: include_str!("../sql/0007_audit_triage.sql"),
     },
+    Migration {
+        component: "bus",
+        name: "0008_triage_and_owners.sql",
+        sql: include_str!("../sql/0008_triage_and_owners.sql"),
+    },
 ];
 
 /// The longest mailbox name (and `reply_to`) the bus accepts, in bytes (`mq.limits`, whose

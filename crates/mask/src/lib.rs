@@ -17,7 +17,9 @@
 //! - [`array`]: a rule on an array column, applied to each element.
 //! - [`policy`]: the TOML policy, entity → column → rule; the bank policy is `policies/bank.toml`.
 //! - [`row`]: `Masker` and `MaskedRow`.
+//! - [`egress`]: the guard every masker runs on what its rules left, before a row exists.
 //! - [`pseudonym`]: deterministic keyed fakes; `bijection` makes those of digits unique (FF1).
+//! - [`cursor_tag`]: tags on the key cursors the producer issues, so it takes back only its own.
 //! - [`schema`]: what of the source's schema may cross; `ServedSchema` is made only there.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
 //! - [`catalog`]: every rule with its class, the list docs/rules.md is generated from.
@@ -28,6 +30,8 @@
 pub mod array;
 mod bijection;
 pub mod catalog;
+pub mod cursor_tag;
+pub mod egress;
 pub mod escape;
 pub mod fit;
 pub mod json;
@@ -42,7 +46,9 @@ pub use policy::{
     is_entity_name, is_identifier, qualify, EntityPolicy, Policy, PolicyError, BANK_POLICY_TOML,
     DEFAULT_SCHEMA,
 };
-pub use pseudonym::{PseudonymKey, PseudonymKind, WeakKey, MIN_KEY_BYTES};
+pub use pseudonym::{
+    estimate_key_bits, PseudonymKey, PseudonymKind, WeakKey, MIN_KEY_BITS, MIN_KEY_BYTES,
+};
 pub use row::{MaskedCells, MaskedRow, Masker};
 pub use rules::{CellShape, Rule, RuleClass, RuleError};
 
@@ -60,6 +66,15 @@ pub enum MaskError {
         entity: String,
         expected: usize,
         got: usize,
+    },
+    #[error("{entity}.{column}: what rule {rule} leaves of a value reads as {detector}{}: the egress guard refuses the row, and nothing of the table is sent this run; give the column a rule that hides it, or list it with a reason in the reviewed-columns file", if *split { " (split over adjacent columns)" } else { "" })]
+    Egress {
+        entity: String,
+        column: String,
+        rule: String,
+        /// The audit's detector that fired (`ssn`, `source_value`): never the value.
+        detector: &'static str,
+        split: bool,
     },
     #[error("{entity}.{column}: rule {rule} refused a value: it {reason}")]
     Rule {

@@ -67,6 +67,8 @@ pub struct Policy {
     /// What of the schema may cross (`[maskbus.schema]`).
     schema: crate::schema::SchemaRules,
     key: Option<PseudonymKey>,
+    /// What every masker checks its output against before a row may exist ([`crate::egress`]).
+    guard: crate::egress::Guard,
 }
 
 /// A value that reads as an entity's column rules (strings or rule tables), not a schema's tables.
@@ -176,7 +178,31 @@ impl Policy {
             keys,
             schema,
             key: None,
-        })
+            guard: crate::egress::Guard::default(),
+        }
+        .with_guard(crate::egress::Guard::default()))
+    }
+
+    /// The egress guard every masker of this policy runs ([`crate::egress`]): the pattern
+    /// detectors always; the producer adds production's real values and the reviewed columns.
+    pub fn with_guard(mut self, guard: crate::egress::Guard) -> Self {
+        let kept = self
+            .entities
+            .iter()
+            .flat_map(|(entity, rules)| {
+                rules
+                    .columns
+                    .iter()
+                    .filter(|(_, rule)| **rule == Rule::Keep)
+                    .map(move |(column, _)| (entity.clone(), column.to_lowercase()))
+            })
+            .collect();
+        self.guard = guard.keeping(kept);
+        self
+    }
+
+    pub fn guard(&self) -> &crate::egress::Guard {
+        &self.guard
     }
 
     /// Supplies the secret for pseudonym rules.
@@ -215,18 +241,20 @@ impl Policy {
         self.entities.get(&qualify(entity))
     }
 
-    /// A fingerprint of how `entity` is masked: its rules, its key columns and the pseudonym
-    /// key (by a keyed tag, never the key). When it changes, rows synced before were masked
-    /// another way, and the table is written again.
+    /// A fingerprint of how `entity` is masked: an unkeyed hash of its rules and its key
+    /// columns. When it changes, rows synced before were masked another way, and the table is
+    /// written again.
+    ///
+    /// The pseudonym key is not in it: the fingerprint crosses the bus, and any function of the
+    /// key there would let whoever reads the bus test guesses of the key offline. A new key is
+    /// therefore not seen by the consumer; after changing it, `maskbus run --once --repair`
+    /// (or `maskbus verify --repair`) rewrites what was masked with the old one.
     pub fn rules_fingerprint(&self, entity: &str) -> Option<String> {
         let rules = self.entity(entity)?;
         let mut hasher = blake3::Hasher::new();
         hasher.update(format!("{:?}", rules.columns).as_bytes());
         hasher.update(&[0]);
         hasher.update(format!("{:?}", self.key_columns(entity)).as_bytes());
-        if let Some(key) = &self.key {
-            hasher.update(&key.tag());
-        }
         Some(crate::schema::fingerprint_text(
             hasher.finalize().as_bytes(),
         ))
@@ -289,6 +317,7 @@ impl Policy {
             columns.to_vec(),
             rules,
             self.key.as_ref(),
+            &self.guard,
         ))
     }
 }

@@ -14,6 +14,23 @@ use crate::rules::RuleClass;
 use std::sync::Arc;
 
 /// The secret that makes pseudonyms unguessable. Its Debug output never shows it.
+///
+/// **How the key is derived.** The configured secret is never used as it is: BLAKE3 in its key
+/// derivation mode (`blake3::derive_key`, a standard KDF with a context string per purpose)
+/// turns it into the 32-byte key of the PRF of names, emails and tokens (the kind is its domain
+/// separation), and that key into the FF1 (AES-256) key of the digits' bijection
+/// (`bijection::DigitCipher`, a context of its own). No derived key shows anything of the
+/// secret, and no function of it crosses the bus but the fakes (the rules fingerprint holds
+/// none: [`crate::Policy::rules_fingerprint`]).
+///
+/// **Why no stretching** (PBKDF2, Argon2). Stretching makes each guess of a weak secret cost
+/// more: 600,000 PBKDF2 rounds add about 19 bits, Argon2 a little more. It cannot save a key a
+/// person can guess (a 40-bit key stays weak at 60 bits), and it would cost every start of the
+/// producer, of `policy check` and of the audit a good part of a second. So maskbus refuses
+/// guessable keys instead ([`PseudonymKey::from_config`]): a configured key must show at least
+/// [`MIN_KEY_BITS`] bits by [`estimate_key_bits`], which every `maskbus key new` key (256 random
+/// bits, 190 and more by the estimate) passes and the patterns people type fail. At 128 bits, an
+/// offline search is out of reach whatever each guess costs.
 #[derive(Clone)]
 pub struct PseudonymKey {
     key: [u8; 32],
@@ -24,50 +41,45 @@ pub struct PseudonymKey {
 /// from one known pair in under a millisecond; `maskbus key new` prints a random one).
 pub const MIN_KEY_BYTES: usize = 32;
 
-/// The fewest distinct bytes a configured key must hold (`aaaa...` is long and guessable).
-pub const MIN_KEY_DISTINCT_BYTES: usize = 10;
+/// The fewest bits of entropy a configured key must show by [`estimate_key_bits`]: out of reach
+/// of any offline search.
+pub const MIN_KEY_BITS: u32 = 128;
 
 /// Why a configured key is refused. Never shows the key.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum WeakKey {
     #[error("the pseudonym key has {got} bytes; it needs at least {MIN_KEY_BYTES}: make one with `maskbus key new` and keep it secret")]
     TooShort { got: usize },
-    #[error("the pseudonym key repeats a few characters ({distinct} distinct; at least {MIN_KEY_DISTINCT_BYTES}): make one with `maskbus key new`")]
-    TooPlain { distinct: usize },
+    #[error("the pseudonym key is guessable: about {bits} bits of entropy by maskbus's estimate, under the {MIN_KEY_BITS} a key needs (runs, sequences, repeats and words count for little); make one with `maskbus key new` and keep it secret")]
+    Guessable { bits: u32 },
 }
 
 impl PseudonymKey {
-    /// The key of a configuration: refused when shorter than [`MIN_KEY_BYTES`] or made of
-    /// fewer than [`MIN_KEY_DISTINCT_BYTES`] distinct bytes.
+    /// The key of a configuration: refused when shorter than [`MIN_KEY_BYTES`], or when it
+    /// shows fewer than [`MIN_KEY_BITS`] bits by [`estimate_key_bits`] (a key a person typed:
+    /// `0123456789abcdef...`, a repeated word, a sentence of common words).
     pub fn from_config(secret: &[u8]) -> Result<Self, WeakKey> {
         if secret.len() < MIN_KEY_BYTES {
             return Err(WeakKey::TooShort { got: secret.len() });
         }
-        let mut seen = [false; 256];
-        for &b in secret {
-            seen[b as usize] = true;
-        }
-        let distinct = seen.iter().filter(|s| **s).count();
-        if distinct < MIN_KEY_DISTINCT_BYTES {
-            return Err(WeakKey::TooPlain { distinct });
+        let bits = estimate_key_bits(&String::from_utf8_lossy(secret));
+        if bits < f64::from(MIN_KEY_BITS) {
+            return Err(WeakKey::Guessable {
+                bits: bits.floor() as u32,
+            });
         }
         Ok(Self::new(secret))
     }
 
-    /// Derives a 32-byte key from any secret text (a passphrase or random bytes). Tests and
-    /// benchmarks only: a configured key goes through [`PseudonymKey::from_config`].
+    /// Derives the key from any secret text (a passphrase or random bytes) with BLAKE3's key
+    /// derivation mode. Tests and benchmarks only: a configured key goes through
+    /// [`PseudonymKey::from_config`], which refuses a guessable one first.
     pub fn new(secret: &[u8]) -> Self {
         let key = blake3::derive_key("maskbus 2026 pseudonym key v1", secret);
         Self {
             key,
             digits: DigitCipher::new(&key).map(Arc::new),
         }
-    }
-
-    /// A tag that changes when the key does and tells nothing of it (a keyed hash of a fixed
-    /// text): what a fingerprint of masking rules mixes in, so a new key re-masks every table.
-    pub(crate) fn tag(&self) -> [u8; 32] {
-        *blake3::keyed_hash(&self.key, b"maskbus rules fingerprint v1").as_bytes()
     }
 
     fn hash(&self, kind: PseudonymKind, input: &str) -> [u8; 32] {
@@ -82,6 +94,143 @@ impl PseudonymKey {
 impl std::fmt::Debug for PseudonymKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("PseudonymKey(..)")
+    }
+}
+
+/// The characters of a key [`estimate_key_bits`] reads; a longer key is judged by these.
+const MAX_ESTIMATED_CHARS: usize = 256;
+
+/// What a letter of a word is worth: about what a word of a dictionary carries per letter (a
+/// word of a 7,776-word list is 12.9 bits for five or six letters).
+const WORD_LETTER_BITS: f64 = 2.0;
+
+/// The entropy maskbus ascribes to a key as it is written, in bits: a deliberately low estimate
+/// of the guesses an attacker who knows how people make keys would need, not the key's length.
+///
+/// How it is estimated, over the first 256 characters:
+/// - **Alphabet.** Each class of characters the key uses adds its size: lowercase 26,
+///   uppercase 26, digits 10, ASCII punctuation and space 33, anything else 100. A character
+///   costs log2 of the sum (64 hex digits: log2(36) = 5.17 bits each).
+/// - **Words.** A letter of a word costs at most 2 bits, about what a dictionary word carries
+///   per letter. Words are runs of three or more letters of one case (`secret`, `KEY`), a
+///   capital before two or more small letters (`Secret`), and any run of letters between
+///   spaces or signs (`My`, the `s` of `company's`). A space or sign beside a word costs at
+///   most 2 bits too (people put `-`, `_`, `.` or a space there).
+/// - **Numbers.** A digit after a digit costs at most log2(10) = 3.32 bits.
+/// - **Runs and sequences.** A character that goes on by the step of the two before it (`aaa`,
+///   `123`, `cba`, `aceg`: a step of -2 to 2) costs 1 bit.
+/// - **Repeats.** A stretch of three or more characters seen before (`abcabc`, `key-key-`)
+///   costs what pointing back at it costs, log2(position) + log2(length) + 1 bits, when that is
+///   less than its characters.
+///
+/// What it does not see (keyboard walks, dates, leet speak, a famous line) makes it generous,
+/// never strict: the floor ([`MIN_KEY_BITS`]) is set so that a random key passes by a wide
+/// margin (`maskbus key new`'s 64 hex digits: 190 bits and more) and the patterns people type
+/// do not (the issue's 34-byte `0123456789abcdef...` key: under 64 bits).
+pub fn estimate_key_bits(key: &str) -> f64 {
+    let chars: Vec<char> = key.chars().take(MAX_ESTIMATED_CHARS).collect();
+    let n = chars.len();
+    let is_sign = |c: char| c.is_ascii() && !c.is_ascii_alphanumeric();
+    let classes = [
+        (chars.iter().any(char::is_ascii_lowercase), 26u32),
+        (chars.iter().any(char::is_ascii_uppercase), 26),
+        (chars.iter().any(char::is_ascii_digit), 10),
+        (chars.iter().any(|c| is_sign(*c)), 33),
+        (chars.iter().any(|c| !c.is_ascii()), 100),
+    ];
+    let alphabet: u32 = classes.iter().filter(|(has, _)| *has).map(|(_, n)| n).sum();
+    let full = f64::from(alphabet.max(1)).log2();
+    // Letters read as words.
+    let mut in_word = vec![false; n];
+    let mut start = 0;
+    while start < n {
+        let case = letter_case(chars[start]);
+        if case.is_none() {
+            start += 1;
+            continue;
+        }
+        // A run of one case, or a capital and a run of small letters after it.
+        let mut end = start + 1;
+        let run_case = match (case, chars.get(start + 1).copied().and_then(letter_case)) {
+            (Some(Case::Upper), Some(Case::Lower)) => Some(Case::Lower),
+            _ => case,
+        };
+        while end < n && letter_case(chars[end]) == run_case {
+            end += 1;
+        }
+        let between_signs = (start == 0 || is_sign(chars[start - 1]))
+            && (end == n || is_sign(chars[end]))
+            && chars[start..end].iter().all(|c| letter_case(*c).is_some());
+        if end - start >= 3 || between_signs {
+            in_word[start..end].fill(true);
+        }
+        start = end;
+    }
+    let cost: Vec<f64> = (0..n)
+        .map(|i| {
+            let mut bits = full;
+            let beside_word = (i > 0 && in_word[i - 1]) || in_word.get(i + 1) == Some(&true);
+            if in_word[i] || (is_sign(chars[i]) && beside_word) {
+                bits = bits.min(WORD_LETTER_BITS);
+            }
+            if i > 0 && chars[i].is_ascii_digit() && chars[i - 1].is_ascii_digit() {
+                bits = bits.min(10f64.log2());
+            }
+            if i >= 2 {
+                let (a, b, c) = (
+                    i64::from(u32::from(chars[i - 2])),
+                    i64::from(u32::from(chars[i - 1])),
+                    i64::from(u32::from(chars[i])),
+                );
+                if c - b == b - a && (c - b).abs() <= 2 {
+                    bits = bits.min(1.0);
+                }
+            }
+            bits
+        })
+        .collect();
+    // Repeats, left to right: the longest earlier occurrence of what starts here.
+    let mut total = 0.0;
+    let mut i = 0;
+    while i < n {
+        let longest = (0..i)
+            .map(|j| {
+                (0..n - i)
+                    .take_while(|&l| chars[j + l] == chars[i + l])
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        if longest >= 3 {
+            let pointer = (i as f64).log2() + (longest as f64).log2() + 1.0;
+            let literal: f64 = cost[i..i + longest].iter().sum();
+            if pointer < literal {
+                total += pointer;
+                i += longest;
+                continue;
+            }
+        }
+        total += cost[i];
+        i += 1;
+    }
+    total
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Case {
+    Lower,
+    Upper,
+}
+
+/// Whether `c` is a lowercase letter, an uppercase one, or neither (a digit, a sign, a letter
+/// of a script without case).
+fn letter_case(c: char) -> Option<Case> {
+    if c.is_lowercase() {
+        Some(Case::Lower)
+    } else if c.is_uppercase() {
+        Some(Case::Upper)
+    } else {
+        None
     }
 }
 
@@ -461,6 +610,14 @@ const LAST_NAMES: &[&str] = &[
     "Redgrave",
 ];
 
+impl PseudonymKey {
+    /// The key of the tags on the cursors the producer issues ([`crate::cursor_tag`]): derived
+    /// from this one for that use alone, so a tag tells nothing of the pseudonyms' key.
+    pub(crate) fn cursor_key(&self) -> [u8; 32] {
+        blake3::derive_key("maskbus cursor v1", &self.key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,11 +630,64 @@ mod tests {
         ));
         assert!(matches!(
             PseudonymKey::from_config(&[b'a'; 64]),
-            Err(WeakKey::TooPlain { distinct: 1 })
+            Err(WeakKey::Guessable { .. })
         ));
-        assert!(PseudonymKey::from_config(b"0123456789abcdefghijklmnopqrstuv").is_ok());
         let shown = PseudonymKey::from_config(b"k").unwrap_err().to_string();
         assert!(!shown.contains("\"k\""), "{shown}");
+    }
+
+    /// 32 bytes a `maskbus key new` would print, drawn from `seed` (this crate has no
+    /// randomness: BLAKE3's output stands in for the operating system's).
+    fn key_new_like(seed: u32) -> String {
+        blake3::hash(&seed.to_le_bytes()).as_bytes()[..32]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    #[test]
+    fn every_random_key_passes_and_typed_patterns_are_refused_without_being_shown() {
+        let lowest = (0..20_000)
+            .map(|seed| estimate_key_bits(&key_new_like(seed)))
+            .fold(f64::MAX, f64::min);
+        assert!(
+            lowest > 180.0,
+            "a random 64-hex-digit key was estimated at {lowest:.0} bits"
+        );
+        for seed in 0..500 {
+            assert!(PseudonymKey::from_config(key_new_like(seed).as_bytes()).is_ok());
+        }
+        // Other random keys people make: `openssl rand -base64 32`, a UUID, 32 hex digits.
+        for key in [
+            "q3Zr8+Xk1vP0dW7mN2bT9yLcF4hJ6sA5eGuKoRiQ/xM=",
+            "9f1c2b7e-4d3a-4e8b-a5c6-0d2f7e1b9a83-5c4e7d",
+            "7c2e91f04ab35d68e1c07b9f2a4d6e35",
+        ] {
+            assert!(estimate_key_bits(key) >= f64::from(MIN_KEY_BITS), "{key}");
+        }
+        let typed = [
+            "0123456789abcdef0123456789abcdef01",
+            "0123456789abcdefghijklmnopqrstuvwx",
+            "integration-test-key-0123456789-abcdef",
+            "bench-key-0123456789-abcdefghijklmnop",
+            "passwordpasswordpasswordpassword",
+            "correct horse battery staple and more words",
+            "abababababababababababababababababab",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "My company's pseudonym key for 2026!",
+            "zyxwvutsrqponmlkjihgfedcba9876543210",
+        ];
+        for key in typed {
+            let bits = estimate_key_bits(key);
+            assert!(bits < f64::from(MIN_KEY_BITS), "{key}: {bits:.0} bits");
+            let refused = PseudonymKey::from_config(key.as_bytes()).unwrap_err();
+            assert!(matches!(refused, WeakKey::Guessable { .. }), "{key}");
+            let said = refused.to_string();
+            assert!(said.contains("maskbus key new"), "{said}");
+            assert!(!said.contains(key), "{said}");
+        }
+        // The 34-byte key of the issue: far below the floor.
+        assert!(estimate_key_bits("0123456789abcdef0123456789abcdef01") < 64.0);
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! every value through its column's rule. The producer's send path takes `MaskedRow`s and nothing
 //! else: an unmasked row cannot reach the bus by construction, and the compiler checks it.
 
+use crate::egress::{self, Guard};
 use crate::pseudonym::PseudonymKey;
 use crate::rules::{CellShape, Rule};
 use crate::MaskError;
+use maskbus_audit::RowCheck;
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -67,7 +69,6 @@ impl MaskedCells<'_> {
 
 /// Masks rows of one entity whose values arrive in a fixed column order. Made by
 /// [`crate::Policy::masker`], which has already checked that every column has a rule.
-#[derive(Debug)]
 pub struct Masker<'p> {
     entity: &'p str,
     columns: Vec<String>,
@@ -75,6 +76,20 @@ pub struct Masker<'p> {
     key: Option<&'p PseudonymKey>,
     /// Each column's length limit and whether it is an array, in column order.
     shapes: Vec<CellShape>,
+    /// The egress guard's checks of a masked row ([`crate::egress`]).
+    guard: RowCheck<'p>,
+    /// Whether the guard reads each column's output (not a fake, NULL or `[REDACTED]`).
+    guarded: Vec<bool>,
+}
+
+impl std::fmt::Debug for Masker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Masker")
+            .field("entity", &self.entity)
+            .field("columns", &self.columns)
+            .field("rules", &self.rules)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'p> Masker<'p> {
@@ -83,14 +98,18 @@ impl<'p> Masker<'p> {
         columns: Vec<String>,
         rules: Vec<&'p Rule>,
         key: Option<&'p PseudonymKey>,
+        guard: &'p Guard,
     ) -> Self {
         let shapes = vec![CellShape::default(); columns.len()];
+        let guarded = rules.iter().map(|r| egress::reads(r)).collect();
         Self {
             entity,
+            guard: guard.rows(entity, &columns),
             columns,
             rules,
             key,
             shapes,
+            guarded,
         }
     }
 
@@ -128,6 +147,7 @@ impl<'p> Masker<'p> {
 
     /// Masks one row. The values are taken by value so that `keep` columns move instead of
     /// being copied. A value a rule refuses fails the whole row: no partly masked row exists.
+    /// So does a value the egress guard recognises in what a rule left ([`crate::egress`]).
     pub fn mask(&self, mut values: Vec<Option<String>>) -> Result<MaskedRow, MaskError> {
         if values.len() != self.rules.len() {
             return Err(MaskError::Arity {
@@ -154,11 +174,40 @@ impl<'p> Masker<'p> {
                     reason,
                 })?;
         }
+        self.guard_row(&values)?;
         Ok(MaskedRow { values })
     }
 
+    /// The egress guard over one masked row: the first hit refuses it, by column and detector.
+    fn guard_row(&self, values: &[Option<String>]) -> Result<(), MaskError> {
+        self.guard_cells(values.iter().map(Option::as_deref))
+    }
+
+    fn guard_cells<'a>(
+        &self,
+        values: impl Iterator<Item = Option<&'a str>>,
+    ) -> Result<(), MaskError> {
+        let cells: Vec<Option<&str>> = values
+            .zip(&self.guarded)
+            .zip(&self.rules)
+            .map(|((v, guarded), rule)| v.filter(|v| *guarded || egress::passed_as_is(rule, v)))
+            .collect();
+        let Some(found) = self.guard.check(&cells).into_iter().next() else {
+            return Ok(());
+        };
+        let at = found.columns.first().copied().unwrap_or(0);
+        Err(MaskError::Egress {
+            entity: self.entity.to_string(),
+            column: self.columns.get(at).cloned().unwrap_or_default(),
+            rule: self.rules.get(at).map(|r| r.name()).unwrap_or_default(),
+            detector: found.hit.detector.name(),
+            split: found.columns.len() > 1,
+        })
+    }
+
     /// Masks one row borrowed from where it was read: `keep` cells stay borrowed, every other
-    /// cell goes through its rule exactly as in [`Masker::mask`] (the same values come out).
+    /// cell goes through its rule exactly as in [`Masker::mask`] (the same values come out, and
+    /// the same rows are refused by the egress guard).
     pub fn mask_cells<'v>(&self, values: &[Option<&'v str>]) -> Result<MaskedCells<'v>, MaskError> {
         if values.len() != self.rules.len() {
             return Err(MaskError::Arity {
@@ -188,6 +237,7 @@ impl<'p> Masker<'p> {
                 })?;
             cells.push(masked.map(Cow::Owned));
         }
+        self.guard_cells(cells.iter().map(|c| c.as_deref()))?;
         Ok(MaskedCells { cells })
     }
 }

@@ -16,6 +16,7 @@
 //! What was left out is listed ([`LeftOut`]), so the consumer can fail those tables closed by
 //! name.
 
+use crate::egress::Guard;
 use crate::policy::Policy;
 use maskbus_model::schema::{Schema, TypeDef, TypeKind};
 use maskbus_model::TableRef;
@@ -100,49 +101,24 @@ pub fn fingerprint_text(hash: &[u8]) -> String {
         .collect()
 }
 
-/// The detector that fires on `text` under a field called `field`, if any: on the text as it
-/// is, on each string literal in it, and on its literals joined (`'219-09-' || '9999'`).
-fn looks_like_pii(field: &str, text: &str) -> Option<&'static str> {
-    let scan = |text: &str| {
-        let body = serde_json::json!({ field: text });
-        maskbus_audit::scan(&body, maskbus_audit::Context::default())
-            .first()
-            .map(|f| f.hit.detector.name())
-    };
-    let literals = literals(text);
-    scan(text)
-        .or_else(|| literals.iter().find_map(|l| scan(l)))
-        .or_else(|| {
-            (literals.len() > 1)
-                .then(|| scan(&literals.concat()))
-                .flatten()
-        })
+/// The detector that fires on a plain text of the schema (an enum label, a kept comment, a
+/// sequence's number) read under `field`: the egress guard's detectors and exact matcher.
+fn looks_like_pii(guard: &Guard, field: &str, text: &str) -> Option<&'static str> {
+    guard.text(field, text)
 }
 
-/// The string literals of a deparsed SQL text (`'it''s'` is `it's`).
-fn literals(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\'' {
-            continue;
-        }
-        let mut literal = String::new();
-        while let Some(x) = chars.next() {
-            if x == '\'' {
-                if chars.peek() == Some(&'\'') {
-                    chars.next();
-                    literal.push('\'');
-                } else {
-                    break;
-                }
-            } else {
-                literal.push(x);
-            }
-        }
-        out.push(literal);
-    }
-    out
+/// The detector that fires on a SQL text of the schema (a default, a generated expression, a
+/// check, a partition bound or key, an index's definition): its identifiers judged as names,
+/// its literals as values, alone and joined (`'219-09-' || '9999'`) ([`Guard::sql`]).
+fn sql_looks_like_pii(guard: &Guard, field: &str, sql: &str) -> Option<&'static str> {
+    guard.sql(field, sql)
+}
+
+/// The detector that fires on the name of a schema object (a table, a constraint, an index, a
+/// label), judged as a name ([`Guard::name`]): `account_emailaddress_user_id_2c513194` is an
+/// identifier with a hash suffix, not an account number.
+fn name_looks_like_pii(guard: &Guard, name: &str) -> Option<&'static str> {
+    guard.name(name)
 }
 
 fn type_name(t: &TypeDef) -> String {
@@ -178,6 +154,7 @@ pub fn serve(
     refused: Vec<(TableRef, String)>,
     policy: &Policy,
 ) -> ServedSchema {
+    let guard = policy.guard();
     let mut left_out: Vec<LeftOut> = Vec::new();
     let refuse = |entity: &TableRef, reason: String, out: &mut Vec<(TableRef, String)>| {
         out.push((entity.clone(), reason));
@@ -251,7 +228,9 @@ pub fn serve(
                 ("default", column.default.as_deref()),
                 ("generated expression", column.generated.as_deref()),
             ] {
-                if let Some(detector) = expression.and_then(|e| looks_like_pii(&column.name, e)) {
+                if let Some(detector) =
+                    expression.and_then(|e| sql_looks_like_pii(guard, &column.name, e))
+                {
                     refuse(
                         &table.table,
                         format!(
@@ -264,7 +243,7 @@ pub fn serve(
             }
         }
         if let Some((_, bound)) = &table.partition_of {
-            if let Some(detector) = looks_like_pii("bound", bound) {
+            if let Some(detector) = sql_looks_like_pii(guard, "bound", bound) {
                 refuse(
                     &table.table,
                     format!("its partition bound looks like {detector}"),
@@ -275,7 +254,7 @@ pub fn serve(
         if let Some(detector) = table
             .partition_key
             .as_deref()
-            .and_then(|k| looks_like_pii("partition key", k))
+            .and_then(|k| sql_looks_like_pii(guard, "partition key", k))
         {
             refuse(
                 &table.table,
@@ -284,7 +263,7 @@ pub fn serve(
             );
         }
         // Names are text too: a partition's, or any object's, is in no policy a reviewer reads.
-        if let Some(detector) = looks_like_pii("name", &table.table.name) {
+        if let Some(detector) = name_looks_like_pii(guard, &table.table.name) {
             refuse(
                 &table.table,
                 format!("its name looks like {detector}"),
@@ -294,23 +273,25 @@ pub fn serve(
     }
     // An object whose name itself looks like personal data is never named in a reason.
     for constraint in &source.constraints {
-        let reason = match looks_like_pii("name", &constraint.name) {
+        let reason = match name_looks_like_pii(guard, &constraint.name) {
             Some(detector) => Some(format!("a constraint's name looks like {detector}")),
-            None => looks_like_pii(&constraint.name, &constraint.definition).map(|detector| {
-                format!(
-                    "constraint {} looks like {detector}",
-                    crate::shorten(&constraint.name)
-                )
-            }),
+            None => sql_looks_like_pii(guard, &constraint.name, &constraint.definition).map(
+                |detector| {
+                    format!(
+                        "constraint {} looks like {detector}",
+                        crate::shorten(&constraint.name)
+                    )
+                },
+            ),
         };
         if let Some(reason) = reason {
             refuse(&constraint.table, reason, &mut refused);
         }
     }
     for index in &source.indexes {
-        let reason = match looks_like_pii("name", &index.name) {
+        let reason = match name_looks_like_pii(guard, &index.name) {
             Some(detector) => Some(format!("an index's name looks like {detector}")),
-            None => looks_like_pii(&index.name, &index.definition).map(|detector| {
+            None => sql_looks_like_pii(guard, &index.name, &index.definition).map(|detector| {
                 format!(
                     "index {} looks like {detector}",
                     crate::shorten(&index.name)
@@ -325,21 +306,28 @@ pub fn serve(
     let mut bad_types: Vec<(TypeDef, String)> = Vec::new();
     for t in &source.types {
         let detector = match &t.kind {
-            TypeKind::Enum { labels } => labels.iter().find_map(|l| looks_like_pii(&t.name, l)),
+            TypeKind::Enum { labels } => labels
+                .iter()
+                .find_map(|l| looks_like_pii(guard, &t.name, l)),
             TypeKind::Domain {
                 default, checks, ..
             } => default
                 .iter()
                 .chain(checks.iter().map(|(_, c)| c))
-                .find_map(|e| looks_like_pii(&t.name, e)),
+                .find_map(|e| sql_looks_like_pii(guard, &t.name, e))
+                .or_else(|| {
+                    checks
+                        .iter()
+                        .find_map(|(n, _)| name_looks_like_pii(guard, n))
+                }),
             TypeKind::Composite { attributes } => attributes
                 .iter()
-                .find_map(|(a, _)| looks_like_pii("name", a)),
+                .find_map(|(a, _)| name_looks_like_pii(guard, a)),
             TypeKind::Range { .. } => None,
         }
-        .or_else(|| looks_like_pii("name", &t.name));
+        .or_else(|| name_looks_like_pii(guard, &t.name));
         if let Some(detector) = detector {
-            let reason = if looks_like_pii("name", &t.name).is_some() {
+            let reason = if name_looks_like_pii(guard, &t.name).is_some() {
                 format!("a type it uses has a name that looks like {detector}")
             } else {
                 format!(
@@ -377,22 +365,53 @@ pub fn serve(
             }
         }
     }
+    // A sequence's name and the numbers it was made with (START, MINVALUE, MAXVALUE other than
+    // the defaults) are text of production too. One that looks like personal data leaves out
+    // the table that owns it, or, owned by none, the sequence itself.
+    let mut bad_sequences = BTreeSet::new();
     for q in &source.sequences {
-        if let Some(detector) = looks_like_pii("name", &q.name) {
-            if let Some((table, _)) = &q.owned_by {
-                refuse(
-                    table,
-                    format!("the name of a sequence it uses looks like {detector}"),
-                    &mut refused,
-                );
+        let options = [("start", q.start, 1), ("minvalue", q.min, 1)]
+            .into_iter()
+            .chain([
+                ("maxvalue", q.max, i64::MAX),
+                ("maxvalue", q.max, i32::MAX as i64),
+            ])
+            .filter(|(_, value, default)| value != default && *value > 1)
+            .find_map(|(field, value, _)| {
+                looks_like_pii(guard, &format!("{} {field}", q.name), &value.to_string())
+            });
+        let Some(detector) = name_looks_like_pii(guard, &q.name).or(options) else {
+            continue;
+        };
+        let what = if options.is_some() {
+            format!("a sequence it uses was made with a number (START, MINVALUE or MAXVALUE) that looks like {detector}")
+        } else {
+            format!("the name of a sequence it uses looks like {detector}")
+        };
+        match &q.owned_by {
+            Some((table, _)) => refuse(table, what, &mut refused),
+            None => {
+                bad_sequences.insert((q.schema.clone(), q.name.clone()));
+                left_out.push(LeftOut {
+                    // Never its name: it may be what fired. Numbered within the schema.
+                    entity: format!("dropped sequence {} #{}", q.schema, bad_sequences.len()),
+                    reason: format!(
+                        "a sequence of schema {}: {}",
+                        crate::shorten(&q.schema),
+                        what.replacen("it uses ", "", 1)
+                    ),
+                });
             }
         }
     }
+    source
+        .sequences
+        .retain(|q| !bad_sequences.contains(&(q.schema.clone(), q.name.clone())));
     // Comments: left out unless kept; a kept one is read like a value.
     if policy.schema_rules().keeps_comments() {
         source.comments.retain(|c| {
             let field = c.column.as_deref().unwrap_or("comment");
-            match looks_like_pii(field, &c.text) {
+            match looks_like_pii(guard, field, &c.text) {
                 None => true,
                 Some(detector) => {
                     left_out.push(LeftOut {
@@ -685,6 +704,6 @@ mod tests {
     fn a_fingerprint_carries_no_digit_a_detector_could_read() {
         let text = fingerprint_text(&[0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0xff]);
         assert_eq!(text, "bcdefghijklmnopa");
-        assert!(looks_like_pii("public.accounts", &text).is_none());
+        assert!(looks_like_pii(&Guard::default(), "public.accounts", &text).is_none());
     }
 }

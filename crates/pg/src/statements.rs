@@ -445,6 +445,31 @@ pub fn sample_rows(table: &TableRef, columns: &[String]) -> String {
     format!("SELECT {} FROM {} t LIMIT $1", list.join(", "), table.sql())
 }
 
+/// Every row's `columns` as text, read whole (streamed by the caller): the real values the
+/// producer's egress guard matches against.
+pub fn column_texts(table: &TableRef, columns: &[String]) -> String {
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| format!("t.{}::text", quote_ident(c)))
+        .collect();
+    format!("SELECT {} FROM {} t", list.join(", "), table.sql())
+}
+
+/// Up to `$2` rows of `columns` as text, spread over the whole table: each row is taken with
+/// probability `$1` percent (`TABLESAMPLE BERNOULLI`), so rows updated or added at the end of
+/// the heap are read as often as the first ones.
+pub fn spread_sample_rows(table: &TableRef, columns: &[String]) -> String {
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| format!("t.{}::text", quote_ident(c)))
+        .collect();
+    format!(
+        "SELECT {} FROM {} t TABLESAMPLE BERNOULLI ($1::float8) LIMIT $2",
+        list.join(", "),
+        table.sql()
+    )
+}
+
 /// How a page is written into a table.
 #[derive(Clone, Debug)]
 pub struct Write<'a> {

@@ -5,6 +5,10 @@
 //! - [`schema_check`]: will the sync work on this schema (keys, foreign keys, cycles, sampled
 //!   `keep` columns); pure over the catalog's model.
 //! - [`propose`]: the rule proposed for each column, and the file written by `toml_edit` (pure).
+//! - [`sample`]: rows spread over each table, masked as the producer masks them (its egress
+//!   guard too): what `maskbus policy check` reads.
+//! - [`real_values`]: production's real values as keyed hashes, for the exact matcher of the
+//!   producer's egress guard and of the wire audit.
 //! - [`update`]: a reviewed policy brought up to date with the schema (`policy init --update`),
 //!   its reviewed lines untouched (pure).
 //!
@@ -12,6 +16,8 @@
 //! catalog and samples of values (run through the audit's detectors here; only counts come out).
 
 pub mod propose;
+pub mod real_values;
+pub mod sample;
 pub mod schema_check;
 pub mod update;
 
@@ -46,7 +52,21 @@ pub fn load(path: &Path, key: Option<&str>) -> Result<Policy, PolicyLoadError> {
 
 /// Judges `policy` against the tables of its schemas in the source database: every column
 /// ([`maskbus_mask::fit`]) and every table's key, foreign keys and cycles
-/// ([`crate::schema_check`]).
+/// ([`crate::schema_check`]); with a `sample`, rows of every table too, spread over it, masked
+/// as the producer masks them, its egress guard included ([`crate::sample`]).
+pub async fn check_with(
+    source: &Database,
+    policy: &Policy,
+    sample: sample::Sample,
+) -> Result<(Vec<Line>, sample::SampleRead), PgError> {
+    let mut lines = check(source, policy).await?;
+    let (more, read) = sample::judge(source, policy, sample).await?;
+    lines.extend(more);
+    Ok((lines, read))
+}
+
+/// The catalog half of [`check_with`]: what a producer checks at every start (its egress guard
+/// judges every row it sends, so it reads no sample).
 pub async fn check(source: &Database, policy: &Policy) -> Result<Vec<Line>, PgError> {
     let client = source.connect().await?;
     let schemas = policy.schemas();
@@ -86,79 +106,6 @@ pub async fn check(source: &Database, policy: &Policy) -> Result<Vec<Line>, PgEr
                     columns.join(", ")
                 )),
             });
-        }
-    }
-    // `keep` on a column whose values look like PII: a sample of each kept text column runs
-    // through the audit's detectors here, on the production side; only counts come out.
-    for info in &tables {
-        let entity = info.table.to_string();
-        let Some(rules) = policy.entity(&entity) else {
-            continue;
-        };
-        // A key or a link is passed as it is (the sync pages and joins by it): a sample of it
-        // that looks like PII is said, as a warning to review, not an error no policy can mend.
-        let keyed: std::collections::HashSet<String> = info
-            .key(policy.key_columns(&entity))
-            .map(|k| k.names().into_iter().collect())
-            .unwrap_or_default();
-        let linked: std::collections::HashSet<&str> = fks
-            .iter()
-            .filter(|fk| fk.table == info.table)
-            .flat_map(|fk| fk.columns.iter().map(String::as_str))
-            .collect();
-        for column in info.synced_columns() {
-            // A pseudonym of digits changes the digits only: its values without any pass as
-            // they are, and are judged like kept ones.
-            let digits_only = matches!(
-                rules.rule(&column.name),
-                Some(maskbus_mask::Rule::Pseudonym(
-                    maskbus_mask::PseudonymKind::Digits | maskbus_mask::PseudonymKind::Ssn
-                ))
-            );
-            let kept = rules.rule(&column.name) == Some(&maskbus_mask::Rule::Keep);
-            if !(kept || digits_only) || !crate::schema_check::is_sampled_type(&column.data_type) {
-                continue;
-            }
-            let sql = maskbus_pg::statements::sample(&info.table, &column.name);
-            let values: Vec<String> = client
-                .query(&sql, &[&200i64])
-                .await
-                .map_err(|e| source.query_error(format!("sampling {entity}.{}", column.name), &e))?
-                .iter()
-                .filter_map(|r| r.try_get(0).ok())
-                .collect();
-            if digits_only {
-                let digitless: Vec<String> = values
-                    .into_iter()
-                    .filter(|v| {
-                        !v.chars()
-                            .any(|c| maskbus_audit::normalize::decimal_value(c).is_some())
-                    })
-                    .collect();
-                let rule = rules
-                    .rule(&column.name)
-                    .map(|r| r.name())
-                    .unwrap_or_default();
-                lines.extend(crate::schema_check::judge_digitless_sample(
-                    &entity,
-                    &column.name,
-                    &rule,
-                    &digitless,
-                ));
-                continue;
-            }
-            if let Some(mut line) =
-                crate::schema_check::judge_kept_sample(&entity, &column.name, &values)
-            {
-                if keyed.contains(&column.name) || linked.contains(column.name.as_str()) {
-                    if let Verdict::Error(reason) = &line.verdict {
-                        line.verdict = Verdict::Warning(format!(
-                            "{reason}; it is a key or a link, passed as it is: review whether it really holds PII"
-                        ));
-                    }
-                }
-                lines.push(line);
-            }
         }
     }
     Ok(lines)
@@ -524,7 +471,23 @@ mod tests {
                 "the key shows in: {refused}"
             );
         }
-        assert!(load(&path, Some("0123456789abcdef0123456789abcdef")).is_ok());
+        // Long enough, but typed: refused as guessable (issue 52).
+        for typed in [
+            "0123456789abcdef0123456789abcdef",
+            "0123456789abcdef0123456789abcdef01",
+            "integration-test-key-0123456789-abcdef",
+        ] {
+            let refused = load(&path, Some(typed)).unwrap_err().to_string();
+            assert!(refused.contains("guessable"), "{refused}");
+            assert!(refused.contains("maskbus key new"), "{refused}");
+            assert!(!refused.contains(typed), "the key shows in: {refused}");
+        }
+        // As `maskbus key new` prints one.
+        assert!(load(
+            &path,
+            Some("5a674aa616e1b0bd708f9ce6a9dbd8e9f0472d677828ebf49795a9015920a358")
+        )
+        .is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -33,7 +33,11 @@ fn prints_as_given(sql_type: &str) -> bool {
 pub struct HashAsk<'a> {
     pub entity: &'a str,
     pub after: Option<KeyCursor>,
+    /// The tags the producer issued with `after` and `through` (over a masked key:
+    /// [`crate::cursors`]).
+    pub after_tag: Option<String>,
     pub through: Option<KeyCursor>,
+    pub through_tag: Option<String>,
     pub per_row: bool,
     pub subset: Option<&'a str>,
     pub only: Vec<u32>,
@@ -52,7 +56,9 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
     let HashAsk {
         entity,
         after: masked_after,
+        after_tag,
         through,
+        through_tag,
         per_row,
         subset,
         only,
@@ -80,7 +86,24 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
         .on(&shape.table.to_string()));
     }
     let names = shape.key.names();
-    let after = source.real_key(&shape, &masked_after)?;
+    // Only cursors the producer issued are taken back: `through` is a kept key here (a masked
+    // one is refused above), read as it is once admitted.
+    let after = source.real_key(&shape, &masked_after, &after_tag, "after")?;
+    crate::cursors::admit(
+        source,
+        &shape,
+        through.as_ref(),
+        through_tag.as_deref(),
+        "through",
+    )?;
+    // The cursor each reply ends at leaves with its tag (over a masked key).
+    let issued = |mut reply: HashReply| {
+        reply.next_after_tag = reply
+            .next_after
+            .as_ref()
+            .and_then(|key| crate::cursors::tag(source, &shape, key));
+        reply
+    };
     let masker = source.masker(&shape)?;
     let range = |filter: &str| {
         statements::key_range(
@@ -122,6 +145,7 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
         spread: shape.key_masked,
         spread_buckets: Vec::new(),
         next_after: masked_after.clone(),
+        next_after_tag: None,
         more: false,
         part: 0,
         parts: 1,
@@ -147,7 +171,7 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
             .last()
             .map(|r| r.key.clone())
             .or(reply.next_after);
-        return Ok(reply);
+        return Ok(issued(reply));
     }
     // One query for the whole reply, read as a stream and hashed a bucket's worth of rows at a
     // time, so memory stays one bucket however large the reply.
@@ -198,7 +222,7 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
             // Rows of the buckets asked for: a page's worth at most, the rest asked again.
             if reply.rows.len() >= MAX_PAGE_ROWS as usize {
                 reply.more = true;
-                return Ok(reply);
+                return Ok(issued(reply));
             }
         }
         if end {
@@ -214,7 +238,7 @@ async fn try_answer(source: &Source, ask: HashAsk<'_>) -> Result<HashReply, Refu
             hash: hex(tally.sum),
         })
         .collect();
-    Ok(reply)
+    Ok(issued(reply))
 }
 
 /// Each masked row's key (masked, as the target holds it) and hash over its cells as the
@@ -237,7 +261,7 @@ async fn stored_hashes(
             masker.mask_cells(&cells)
         })
         .collect::<Result<Vec<MaskedCells>, _>>()
-        .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?;
+        .map_err(|e| Refusal::of_mask(e, &entity))?;
     let rules = source.policy().entity(&entity);
     // Text and varchar print what they were given: only other types are cast.
     let cast: Vec<usize> = (0..shape.columns.len())

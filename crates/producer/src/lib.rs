@@ -13,10 +13,13 @@
 //! - [`subset`]: named subsets: the file, the closure planned over the schema, its filters.
 //! - `ranges`: where a large table splits into key ranges read side by side.
 //! - `hashes`, `rows_by_key`: verify's hashes of masked rows; parents a page needs, by key.
+//! - `cursors`: the key cursors the producer issues (tagged over a masked key), the only ones
+//!   it takes back.
 //! - `schema`: the schema of the policy's tables, read from the catalog and let through the
 //!   masking boundary (`maskbus_mask::schema`).
 
 pub mod changes;
+mod cursors;
 mod hashes;
 pub mod page_cut;
 mod ranges;

@@ -3,9 +3,10 @@
 //!
 //! The bounds are keys of rows sampled from the table (`TABLESAMPLE SYSTEM`, whole pages, a
 //! hundred or so rows per range), in the source's key order, each masked with the rest of its
-//! row: a bound is a masked key like every cursor, and comes back to be undone by
-//! `Source::real_key`. A masked key's order is not the source's, so the ranges are in the
-//! source's order and only the producer can tell where a row falls; the consumer never needs to.
+//! row: a bound is a masked key like every cursor, issued with its tag (`crate::cursors`), and
+//! comes back with it to be undone by `Source::real_key`. A masked key's order is not the
+//! source's, so the ranges are in the source's order and only the producer can tell where a
+//! row falls; the consumer never needs to.
 //! The split needs no snapshot of its own: every range is read in the same window (`until`),
 //! which decides which rows belong to the pass, and a bound is only a place in the key order.
 
@@ -14,7 +15,7 @@ use crate::reply::Reply;
 use crate::source::{Refusal, Source};
 use maskbus_pg::statements;
 use maskbus_protocol::{
-    ErrorCode, KeyCursor, RangesReply, Snapshot, MAX_KEY_VALUE_BYTES, MAX_STREAMS, VERSION,
+    KeyCursor, RangesReply, Snapshot, MAX_KEY_VALUE_BYTES, MAX_STREAMS, VERSION,
 };
 
 /// Rows sampled per range: enough that ranges come out within a few percent of equal.
@@ -120,7 +121,7 @@ async fn try_answer(source: &Source, ask: RangeAsk<'_>) -> Result<RangesReply, R
                 (0..shape.columns.len()).map(|i| row.get(i)).collect();
             let masked = masker
                 .mask(values)
-                .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(&entity))?;
+                .map_err(|e| Refusal::of_mask(e, &entity))?;
             keys.push(cursor_of(&masked, &shape.key_positions));
         }
         bounds = pick_bounds(keys, ranges);
@@ -136,6 +137,7 @@ async fn try_answer(source: &Source, ask: RangeAsk<'_>) -> Result<RangesReply, R
         v: VERSION,
         entity,
         until,
+        bound_tags: crate::cursors::tags(source, &shape, &bounds),
         bounds,
         rows: rows.max(0.0) as u64,
     })

@@ -70,6 +70,10 @@ pub struct PageReply {
     pub rows: Vec<MaskedRow>,
     /// The last key in `rows`, to send back as `after`.
     pub next_after: Option<KeyCursor>,
+    /// Over a masked key, the tag the producer issued with `next_after` (`crate::cursors`), to
+    /// send back with it as `after_tag`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_after_tag: Option<String>,
     /// Whether more rows of this window remain.
     pub more: bool,
     pub since: Option<Snapshot>,

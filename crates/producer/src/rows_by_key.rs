@@ -108,6 +108,8 @@ pub(crate) async fn lookup(
                     columns: shape.columns.clone(),
                     rows,
                     next_after,
+                    // Rows by key are not read on from a cursor: none is issued.
+                    next_after_tag: None,
                     more: left && part as u32 + 1 == parts,
                     since: None,
                     until: None,

@@ -57,6 +57,7 @@ fn same_stream(a: &Request, b: &Request) -> bool {
                 since: s1,
                 until: u1,
                 through: t1,
+                through_tag: tt1,
                 subset: b1,
                 ..
             },
@@ -65,10 +66,11 @@ fn same_stream(a: &Request, b: &Request) -> bool {
                 since: s2,
                 until: u2,
                 through: t2,
+                through_tag: tt2,
                 subset: b2,
                 ..
             },
-        ) => e1 == e2 && s1 == s2 && u1 == u2 && t1 == t2 && b1 == b2,
+        ) => e1 == e2 && s1 == s2 && u1 == u2 && t1 == t2 && tt1 == tt2 && b1 == b2,
         _ => false,
     }
 }
@@ -87,7 +89,9 @@ async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
             since,
             until,
             after,
+            after_tag,
             through,
+            through_tag,
             limit,
             pages,
             subset,
@@ -99,7 +103,9 @@ async fn page_answer(source: &Source, request: &Request) -> Vec<Reply> {
                     since: since.clone(),
                     until: until.clone(),
                     after: after.clone(),
+                    after_tag: after_tag.clone(),
                     through: through.clone(),
+                    through_tag: through_tag.clone(),
                     limit: *limit,
                     pages: pages.unwrap_or(1),
                     subset: subset.as_deref(),
@@ -178,9 +184,12 @@ impl Producer {
             None => page_answer(&self.source, &request).await,
         };
         let next = match replies.last() {
-            Some(Reply::Page(last)) => {
-                request.continuation(last.more, last.until.clone(), last.next_after.clone())
-            }
+            Some(Reply::Page(last)) => request.continuation(
+                last.more,
+                last.until.clone(),
+                last.next_after.clone(),
+                last.next_after_tag.clone(),
+            ),
             _ => None,
         };
         if let Some(next) = next {
@@ -270,7 +279,9 @@ impl Producer {
             Request::Hashes {
                 entity,
                 after,
+                after_tag,
                 through,
+                through_tag,
                 rows,
                 subset,
                 only,
@@ -279,7 +290,9 @@ impl Producer {
                 let ask = crate::hashes::HashAsk {
                     entity: &entity,
                     after,
+                    after_tag,
                     through,
+                    through_tag,
                     per_row: rows,
                     subset: subset.as_deref(),
                     only,

@@ -58,8 +58,11 @@ pub struct PageAsk<'a> {
     pub since: Option<Snapshot>,
     pub until: Option<Snapshot>,
     pub after: Option<KeyCursor>,
+    /// The tag the producer issued with `after` (over a masked key: [`crate::cursors`]).
+    pub after_tag: Option<String>,
     /// The last key of the range read (inclusive), or to the end.
     pub through: Option<KeyCursor>,
+    pub through_tag: Option<String>,
     pub limit: u32,
     pub pages: u32,
     pub subset: Option<&'a str>,
@@ -105,6 +108,32 @@ impl std::error::Error for Refusal {}
 impl Refusal {
     pub(crate) fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
         Refusal(ErrorReply::new(code), detail.into())
+    }
+
+    /// Why a row could not be masked, as the consumer is told: the egress guard's refusal by
+    /// column, rule and detector (`guarded`, logged here with the same names, counted in
+    /// `maskbus_guarded`), any other as the policy's.
+    pub(crate) fn of_mask(error: maskbus_mask::MaskError, entity: &str) -> Self {
+        match &error {
+            maskbus_mask::MaskError::Egress {
+                column,
+                rule,
+                detector,
+                ..
+            } => {
+                tracing::error!(%entity, %column, %rule, %detector, "the egress guard refused a row: what the rule leaves of this column reads as personal data; nothing of the table is sent until it masks clean");
+                maskbus_telemetry::metrics().guarded(entity, column, detector);
+                Refusal(
+                    ErrorReply::new(ErrorCode::Guarded)
+                        .column(column)
+                        .rule(rule)
+                        .detector(detector),
+                    error.to_string(),
+                )
+                .on(entity)
+            }
+            _ => Refusal::new(ErrorCode::PolicyRefused, error.to_string()).on(entity),
+        }
     }
 
     /// The same refusal, naming the entity it concerns.
@@ -206,7 +235,7 @@ fn take(
 ) -> Result<bool, Refusal> {
     let masked = masker
         .mask(values)
-        .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()).on(entity))?;
+        .map_err(|e| Refusal::of_mask(e, entity))?;
     match cut.push(masked) {
         Ok(taken) => Ok(taken),
         Err(Unsendable::RowTooLarge { bytes }) => Err(Refusal::new(
@@ -523,12 +552,17 @@ impl Source {
             .collect()
     }
 
-    /// [`Source::real_keys`] of one cursor.
+    /// [`Source::real_keys`] of one cursor, sent as `which` (`after`, `through`) with `tag`:
+    /// only a cursor the producer issued is undone ([`crate::cursors::admit`]), so a made-up
+    /// fake tells nothing of the real key it stands for.
     pub(crate) fn real_key(
         &self,
         shape: &Shape,
         masked: &Option<KeyCursor>,
+        tag: &Option<String>,
+        which: &str,
     ) -> Result<Option<KeyCursor>, Refusal> {
+        crate::cursors::admit(self, shape, masked.as_ref(), tag.as_deref(), which)?;
         match masked {
             Some(cursor) => Ok(self
                 .real_keys(shape, &shape.key.names(), std::slice::from_ref(cursor))?
@@ -616,6 +650,7 @@ impl Source {
             }
         }
         let (chunks, keys, left) = cut.finish();
+        maskbus_telemetry::metrics().served_clean(&entity);
         Ok((chunks, keys, left, read))
     }
 
@@ -634,7 +669,9 @@ impl Source {
             since,
             until,
             after,
+            after_tag,
             through,
+            through_tag,
             limit,
             pages,
             subset,
@@ -671,10 +708,11 @@ impl Source {
             None => self.snapshot().await?,
         };
         // The consumer's cursor is the masked key of the last row it got; the rows after it
-        // are those after the source's key it was made from, in the source's key order.
+        // are those after the source's key it was made from, in the source's key order. Only
+        // cursors the producer issued are taken back (their tags checked).
         let masked_after = after;
-        let after = self.real_key(&shape, &masked_after)?;
-        let through = self.real_key(&shape, &through)?;
+        let after = self.real_key(&shape, &masked_after, &after_tag, "after")?;
+        let through = self.real_key(&shape, &through, &through_tag, "through")?;
         // One query for all the pages, and one row more than asked to tell whether more remain.
         let wanted = limit as usize * pages as usize;
         // A subset's members are settled before the page takes its connection: the first page
@@ -798,16 +836,24 @@ impl Source {
             .enumerate()
             .map(|(part, rows)| {
                 let last = part as u32 + 1 == parts;
+                // The cursor the page ends at, with its tag: the one sent back (checked) when
+                // the page is empty.
+                let (next_after, next_after_tag) = if rows.is_empty() {
+                    (masked_after.clone(), after_tag.clone())
+                } else {
+                    let key = keys.get(part).cloned();
+                    let tag = key
+                        .as_ref()
+                        .and_then(|k| crate::cursors::tag(self, &shape, k));
+                    (key, tag)
+                };
                 PageReply {
                     v: VERSION,
                     entity: shape.table.to_string(),
                     key: shape.key.names(),
                     columns: shape.columns.clone(),
-                    next_after: if rows.is_empty() {
-                        masked_after.clone()
-                    } else {
-                        keys.get(part).cloned()
-                    },
+                    next_after,
+                    next_after_tag,
                     rows,
                     more: !last || more_after_all,
                     since: since.clone(),

@@ -34,6 +34,8 @@ pub enum StartError {
         count: usize,
         first: String,
     },
+    #[error("the reviewed-columns file {file}: {reason}")]
+    Reviewed { file: String, reason: String },
     #[error(transparent)]
     Subsets(#[from] SubsetFileError),
     #[error("the subsets file does not fit the source ({count} problems; `maskbus subset plan` shows them): {first}")]
@@ -49,6 +51,53 @@ pub enum StartError {
 /// The first three of `items`, joined, for an error that counts them all.
 fn first_three(items: &[String]) -> String {
     items.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+}
+
+/// The egress guard every masker of the producer runs ([`maskbus_mask::egress`]): the audit's
+/// detectors, the reviewed columns, and the real values of the masked columns as keyed hashes,
+/// loaded before anything is served.
+async fn guard(
+    config: &ProducerConfig,
+    source: &Database,
+    policy: &maskbus_mask::Policy,
+) -> Result<maskbus_mask::egress::Guard, StartError> {
+    let mut guard = maskbus_mask::egress::Guard::default();
+    if let Some(path) = &config.reviewed_columns {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| StartError::Reviewed {
+            file: file.clone(),
+            reason: format!("cannot read it: {e}"),
+        })?;
+        let reviewed =
+            maskbus_mask::egress::Reviewed::parse(&text).map_err(|e| StartError::Reviewed {
+                file,
+                reason: e.to_string(),
+            })?;
+        guard = guard.with_reviewed(reviewed);
+    }
+    if config.guard_values > 0 {
+        let started = std::time::Instant::now();
+        let (matcher, stats) = maskbus_policy::real_values::load(
+            source,
+            policy,
+            maskbus_policy::real_values::Columns::Masked,
+            guard.reviewed().columns(),
+            config.guard_values as usize,
+            maskbus_policy::real_values::random_key(),
+        )
+        .await?;
+        if stats.over_cap > 0 {
+            tracing::warn!(held = stats.loaded, left_out = stats.over_cap, "the egress guard holds guard_values real values; the rest are not matched (raise guard_values; the detectors still read every value)");
+        }
+        tracing::info!(
+            columns = stats.columns,
+            values = stats.loaded,
+            seconds = started.elapsed().as_secs_f64(),
+            "the egress guard matches what leaves against the masked columns' real values"
+        );
+        guard = guard.with_exact(Arc::new(matcher));
+    }
+    Ok(guard)
 }
 
 impl Producer {
@@ -92,6 +141,8 @@ impl Producer {
                 first: first_three(&errors),
             });
         }
+        let guard = guard(config, &source_target, &policy).await?;
+        let policy = policy.with_guard(guard);
         // Subsets, when defined: each planned and its conditions planned by the server, before
         // anything is served.
         let subsets = match &config.subsets {

@@ -52,6 +52,9 @@ pub enum ErrorCode {
     KeyTooLong,
     /// Tables whose deletes a change stream cannot carry (no key, no replica identity).
     NoReplicaIdentity,
+    /// The producer's egress guard recognised personal data in what a rule left of a column's
+    /// value (named, with the detector): the table fails closed for this run.
+    Guarded,
     /// Any code this build does not know (a newer producer).
     #[serde(other)]
     Unknown,
@@ -61,7 +64,9 @@ impl ErrorCode {
     /// The one sentence every error of this code carries: no value, no server text.
     pub fn sentence(self) -> &'static str {
         match self {
-            ErrorCode::Malformed => "the request is not a maskbus request of a known shape",
+            ErrorCode::Malformed => {
+                "the request is not a maskbus request of a known shape, or sends back a key cursor the producer did not issue (each with its tag)"
+            }
             ErrorCode::UnsupportedVersion => {
                 "the request speaks another protocol version: run the same maskbus release on both sides"
             }
@@ -102,6 +107,9 @@ impl ErrorCode {
             ErrorCode::NoReplicaIdentity => {
                 "the change stream cannot carry deletes of these tables: no primary key or replica identity; give each a primary key or `ALTER TABLE ... REPLICA IDENTITY FULL`, or sync in watermark mode"
             }
+            ErrorCode::Guarded => {
+                "the producer's egress guard found personal data in what the policy lets through for this column (the detector is named): nothing of the table is sent this run; give the column a rule that hides it, or list it with a reason in the producer's reviewed-columns file"
+            }
             ErrorCode::Unknown => "the producer refused the request with a code this build does not know",
         }
     }
@@ -124,6 +132,7 @@ impl ErrorCode {
             ErrorCode::RowTooLarge => "row_too_large",
             ErrorCode::KeyTooLong => "key_too_long",
             ErrorCode::NoReplicaIdentity => "no_replica_identity",
+            ErrorCode::Guarded => "guarded",
             ErrorCode::Unknown => "unknown",
         }
     }
@@ -181,6 +190,7 @@ struct Names {
     constraint: Option<String>,
     subset: Option<String>,
     sqlstate: Option<String>,
+    detector: Option<String>,
 }
 
 impl ErrorReply {
@@ -218,6 +228,16 @@ impl ErrorReply {
     pub fn subset(mut self, name: &str) -> Self {
         self.names.subset = Some(name_of(name));
         self
+    }
+
+    /// The audit detector that fired (`ssn`, `source_value`): a name, never what it read.
+    pub fn detector(mut self, name: &str) -> Self {
+        self.names.detector = Some(name_of(name));
+        self
+    }
+
+    pub fn detector_name(&self) -> Option<&str> {
+        self.names.detector.as_deref()
     }
 
     /// The SQLSTATE the source answered with (ignored unless it has the shape of one).
@@ -260,6 +280,7 @@ impl fmt::Display for ErrorReply {
             ("rule", &self.names.rule),
             ("constraint", &self.names.constraint),
             ("subset", &self.names.subset),
+            ("detector", &self.names.detector),
             ("SQLSTATE", &self.names.sqlstate),
         ];
         for (what, name) in named {
@@ -289,6 +310,8 @@ struct Wire {
     subset: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     sqlstate: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detector: Option<String>,
 }
 
 impl Serialize for ErrorReply {
@@ -302,6 +325,7 @@ impl Serialize for ErrorReply {
             constraint: self.names.constraint.clone(),
             subset: self.names.subset.clone(),
             sqlstate: self.names.sqlstate.clone(),
+            detector: self.names.detector.clone(),
         }
         .serialize(s)
     }
@@ -326,6 +350,7 @@ impl<'de> Deserialize<'de> for ErrorReply {
                 constraint: name(wire.constraint),
                 subset: name(wire.subset),
                 sqlstate: wire.sqlstate.as_deref().and_then(sqlstate_of),
+                detector: name(wire.detector),
             }),
         })
     }

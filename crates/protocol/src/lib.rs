@@ -157,10 +157,17 @@ pub enum Request {
         /// The key of the last row received (text values in key column order).
         #[serde(default)]
         after: Option<KeyCursor>,
+        /// The tag the producer issued with `after` ([`ReceivedPage::next_after_tag`]): a
+        /// cursor over a masked key is taken back only with its tag ([`CURSOR_TAG_LETTERS`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_tag: Option<String>,
         /// The last key of the range this page stream reads ([`Request::Ranges`]): rows with
         /// key up to it, inclusive. Without it, every row after `after`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         through: Option<KeyCursor>,
+        /// The tag the producer issued with `through` ([`RangesReply::bound_tags`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        through_tag: Option<String>,
         limit: u32,
         /// How many consecutive pages to send, each its own reply (default 1).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,8 +225,13 @@ pub enum Request {
         entity: String,
         #[serde(default)]
         after: Option<KeyCursor>,
+        /// The tag the producer issued with `after` ([`HashReply::next_after_tag`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_tag: Option<String>,
         #[serde(default)]
         through: Option<KeyCursor>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        through_tag: Option<String>,
         #[serde(default)]
         rows: bool,
         /// Only the rows of this subset.
@@ -237,14 +249,16 @@ pub enum Request {
 
 impl Request {
     /// The page request a consumer sends after the pages that answered this one: the same
-    /// window (closed by the `until` the answer carried), after the last key sent. `None` when
-    /// nothing remains or this is not a page request. The consumer asks it; the producer
-    /// prepares its answer while the current one travels.
+    /// window (closed by the `until` the answer carried), after the last key sent, with the
+    /// tag the producer issued with it. `None` when nothing remains or this is not a page
+    /// request. The consumer asks it; the producer prepares its answer while the current one
+    /// travels.
     pub fn continuation(
         &self,
         more: bool,
         until: Option<Snapshot>,
         next_after: Option<KeyCursor>,
+        next_after_tag: Option<String>,
     ) -> Option<Request> {
         match self {
             Request::Page {
@@ -252,6 +266,7 @@ impl Request {
                 entity,
                 since,
                 through,
+                through_tag,
                 limit,
                 pages,
                 subset,
@@ -262,7 +277,9 @@ impl Request {
                 since: since.clone(),
                 until,
                 after: next_after,
+                after_tag: next_after_tag,
                 through: through.clone(),
+                through_tag: through_tag.clone(),
                 limit: *limit,
                 pages: *pages,
                 subset: subset.clone(),
@@ -319,13 +336,17 @@ pub enum ReceivedReply {
 /// holds the rows with key after `bounds[i-1]` (the first, from the start) and up to
 /// `bounds[i]` (the last, to the end), in the source's key order. No bounds: one range, the
 /// table is too small to split. The bounds are masked keys, as every key that crosses; the
-/// producer undoes them when they come back as `after` and `through`.
+/// producer undoes them when they come back as `after` and `through`, each with its tag.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RangesReply {
     pub v: u32,
     pub entity: String,
     pub until: Snapshot,
     pub bounds: Vec<KeyCursor>,
+    /// Over a masked key, the tag of each bound, in the same order (none over a kept key): sent
+    /// back with the bound as `after_tag` or `through_tag`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bound_tags: Vec<String>,
     /// The producer's estimate of the entity's rows (from the catalog), for progress.
     pub rows: u64,
 }
@@ -392,6 +413,9 @@ pub struct ReceivedPage {
     pub columns: Vec<String>,
     pub rows: crate::page_rows::Rows,
     pub next_after: Option<KeyCursor>,
+    /// The producer's tag on `next_after` (over a masked key): sent back with it as `after_tag`.
+    #[serde(default)]
+    pub next_after_tag: Option<String>,
     pub more: bool,
     pub since: Option<Snapshot>,
     pub until: Option<Snapshot>,
@@ -418,6 +442,16 @@ fn key_problem(values: &[String]) -> Option<ErrorCode> {
     } else {
         None
     }
+}
+
+/// The letters of a cursor's tag: the producer issues one with every cursor over a masked key
+/// (`maskbus_mask::cursor_tag`), and takes such a cursor back only with it.
+pub const CURSOR_TAG_LETTERS: usize = 32;
+
+/// Whether `tag` has the shape of a cursor's tag: [`CURSOR_TAG_LETTERS`] letters `a` to `p`
+/// (whether the producer issued it, only the producer can tell).
+pub fn is_cursor_tag(tag: &str) -> bool {
+    tag.len() == CURSOR_TAG_LETTERS && tag.bytes().all(|b| (b'a'..=b'p').contains(&b))
 }
 
 /// A subset's (or a seed's, or a virtual foreign key's) name: letters, digits, `_` and `-`, at
@@ -485,6 +519,29 @@ pub fn check_request(request: Request) -> Result<Request, ErrorReply> {
         {
             let code = after.iter().chain(through).find_map(|k| key_problem(k));
             Err(entity(code.unwrap_or(ErrorCode::Malformed)))
+        }
+        // A tag comes with the cursor it was issued with, and has a tag's shape.
+        Request::Page {
+            after,
+            after_tag,
+            through,
+            through_tag,
+            ..
+        }
+        | Request::Hashes {
+            after,
+            after_tag,
+            through,
+            through_tag,
+            ..
+        } if [(after, after_tag), (through, through_tag)]
+            .into_iter()
+            .any(|(cursor, tag)| {
+                tag.as_deref()
+                    .is_some_and(|t| cursor.is_none() || !is_cursor_tag(t))
+            }) =>
+        {
+            Err(entity(ErrorCode::Malformed))
         }
         Request::Ranges { streams, .. } if *streams < 2 || *streams > MAX_STREAMS => {
             Err(entity(ErrorCode::LimitTooLarge))

@@ -129,6 +129,9 @@ pub struct HashReply {
     pub spread_buckets: Vec<SpreadBucket>,
     /// Where the next request starts (the last key covered).
     pub next_after: Option<KeyCursor>,
+    /// The producer's tag on `next_after` (over a masked key): sent back with it as `after_tag`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_after_tag: Option<String>,
     /// Whether rows remain after `next_after` (within `through`, when given).
     pub more: bool,
     pub part: u32,

@@ -21,7 +21,9 @@ fn a_page_request_round_trips() {
         since: Some(Snapshot("10:14:10,12".into())),
         until: None,
         after: Some(vec!["41".into(), "2024-01-01".into()]),
+        after_tag: Some("a".repeat(CURSOR_TAG_LETTERS)),
         through: Some(vec!["90".into(), "2025-01-01".into()]),
+        through_tag: Some("p".repeat(CURSOR_TAG_LETTERS)),
         limit: 200,
         pages: None,
         subset: Some("texas".into()),
@@ -31,11 +33,17 @@ fn a_page_request_round_trips() {
     assert_eq!(body["after"], json!(["41", "2024-01-01"]));
     assert_eq!(body["through"], json!(["90", "2025-01-01"]));
     let next = request
-        .continuation(true, None, Some(vec!["50".into(), "2024-06-01".into()]))
+        .continuation(
+            true,
+            None,
+            Some(vec!["50".into(), "2024-06-01".into()]),
+            Some("b".repeat(CURSOR_TAG_LETTERS)),
+        )
         .unwrap();
     assert!(
-        matches!(&next, Request::Page { through: Some(t), .. } if t[0] == "90"),
-        "a range's next request keeps its end"
+        matches!(&next, Request::Page { through: Some(t), through_tag: Some(tt), after_tag: Some(at), .. }
+            if t[0] == "90" && tt.starts_with('p') && at.starts_with('b')),
+        "a range's next request keeps its end, and each cursor its tag"
     );
     assert_eq!(body["subset"], json!("texas"));
     assert_eq!(parse_request(&body), Ok(request));
@@ -129,6 +137,23 @@ fn bad_requests_get_error_codes_not_panics() {
         (
             json!({"type": "hashes", "v": 2, "entity": "customers; --"}),
             ErrorCode::UnknownEntity,
+        ),
+        // A cursor's tag comes with its cursor, in a tag's shape.
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after_tag": "a".repeat(32)}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "after": ["1"], "after_tag": "0123456789abcdef0123456789abcdef"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "page", "v": 2, "entity": "customers", "limit": 10, "through": ["1"], "through_tag": "a"}),
+            ErrorCode::Malformed,
+        ),
+        (
+            json!({"type": "hashes", "v": 2, "entity": "customers", "through_tag": "a".repeat(32)}),
+            ErrorCode::Malformed,
         ),
     ];
     // An attacker's 1 MB field name comes back as a short excerpt, not whole.

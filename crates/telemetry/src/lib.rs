@@ -32,6 +32,9 @@ pub struct Metrics {
     passes: Counter,
     last_pass: Gauge<f64, std::sync::atomic::AtomicU64>,
     bus: Family<Labels, Gauge>,
+    guarded: Family<Labels, Counter>,
+    /// Tables the egress guard holds back now: table → column and detector of the last hit.
+    held_back: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Default for Metrics {
@@ -47,6 +50,12 @@ impl Default for Metrics {
         let passes = Counter::default();
         let last_pass = Gauge::default();
         let bus = Family::default();
+        let guarded = Family::default();
+        registry.register(
+            "guarded",
+            "Rows the producer's egress guard refused to send, by table, column and detector",
+            guarded.clone(),
+        );
         registry.register(
             "rows",
             "Rows moved, by table and role (served by a producer, written by a consumer)",
@@ -101,6 +110,8 @@ impl Default for Metrics {
             passes,
             last_pass,
             bus,
+            guarded,
+            held_back: Default::default(),
         }
     }
 }
@@ -163,6 +174,39 @@ impl Metrics {
                 ])
                 .set(n);
         }
+    }
+
+    /// The egress guard refused a row of `table`: what `column`'s rule left reads as `detector`.
+    /// The table is held back (in `/health`) until a page of it masks clean.
+    pub fn guarded(&self, table: &str, column: &str, detector: &str) {
+        self.guarded
+            .get_or_create(&vec![
+                ("table", table.to_string()),
+                ("column", column.to_string()),
+                ("detector", detector.to_string()),
+            ])
+            .inc();
+        if let Ok(mut held) = self.held_back.lock() {
+            held.insert(
+                table.to_string(),
+                format!("column {column}, detector {detector}"),
+            );
+        }
+    }
+
+    /// A page of `table` masked clean: the guard no longer holds it back.
+    pub fn served_clean(&self, table: &str) {
+        if let Ok(mut held) = self.held_back.lock() {
+            held.remove(table);
+        }
+    }
+
+    /// The tables the egress guard holds back now, each with its column and detector.
+    pub fn held_back(&self) -> Vec<(String, String)> {
+        self.held_back
+            .lock()
+            .map(|h| h.iter().map(|(t, w)| (t.clone(), w.clone())).collect())
+            .unwrap_or_default()
     }
 
     /// The metrics in the Prometheus text format.

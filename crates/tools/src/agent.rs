@@ -267,7 +267,9 @@ impl Agent {
                     since: parse_horizon(args.since)?,
                     until: parse_horizon(args.until)?,
                     after: args.after,
+                    after_tag: args.after_tag,
                     through: None,
+                    through_tag: None,
                     limit,
                     pages: None,
                     subset: None,
@@ -367,6 +369,7 @@ pub fn summarize_arguments(arguments: &Value) -> String {
     const SAFE: &[&str] = &[
         "entity",
         "after",
+        "after_tag",
         "limit",
         "since",
         "until",
@@ -428,6 +431,9 @@ struct ReplyArgs {
 struct QueryArgs {
     entity: String,
     after: Option<Vec<String>>,
+    /// The `next_after_tag` of the page `after` came from: over a masked key, the producer
+    /// takes back only the cursors it issued.
+    after_tag: Option<String>,
     limit: Option<u32>,
     since: Option<String>,
     until: Option<String>,

@@ -22,11 +22,10 @@ impl Agent {
 
     async fn check_health(&self, audit_max_age: std::time::Duration) -> Result<(), String> {
         let own = match self {
-            Agent::Producer(p) => p
-                .source()
-                .ping()
-                .await
-                .map_err(|_| "the source cannot be reached".to_string()),
+            Agent::Producer(p) => match p.source().ping().await {
+                Err(_) => Err("the source cannot be reached".to_string()),
+                Ok(()) => held_back(),
+            },
             Agent::Consumer(c) => match c.db().client().await {
                 Ok(client) => match closed_tables(&client).await {
                     Ok(closed) if closed.is_empty() => Ok(()),
@@ -74,6 +73,22 @@ impl Agent {
             }
         }
     }
+}
+
+/// The tables the producer's egress guard holds back now, each with its column and detector.
+fn held_back() -> Result<(), String> {
+    let held = maskbus_telemetry::metrics().held_back();
+    if held.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the egress guard holds back {} table(s): {}",
+        held.len(),
+        held.iter()
+            .map(|(table, why)| format!("{table} ({why})"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    ))
 }
 
 /// A duration in whole seconds, for a health reason.

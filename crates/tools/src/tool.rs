@@ -19,6 +19,9 @@ const ENTITY_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_$]*([.][A-Za-z_][A-Za-z0-9_$]
 /// What a snapshot argument looks like (`xmin:xmax:xip,...`).
 const SNAPSHOT_PATTERN: &str = "^[0-9]+:[0-9]+:[0-9,]*$";
 
+/// What a cursor's tag looks like (`maskbus_protocol::is_cursor_tag`): 32 letters `a` to `p`.
+const CURSOR_TAG_PATTERN: &str = "^[a-p]{32}$";
+
 /// One tool of maskbus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tool {
@@ -94,8 +97,9 @@ impl Tool {
                 "Read one page of a production table, MASKED by the producer's policy before you see it: SSNs, cards, \
                  emails, names and account numbers come back masked, never real. Rows are in key order after \
                  `after` (the key values of the last row, as strings); `limit` is 1 to 200 (the cap: a reply never carries more than 200 rows). Returns columns, \
-                 rows, next_after (pass it back as `after` for the next page), more (whether rows remain) and a \
-                 `handle`: pass it to mailbox_send to send this page, as built, as the producer's reply."
+                 rows, next_after (pass it back as `after` for the next page; when the reply also has next_after_tag, pass that \
+                 as `after_tag`: a masked key is taken back only with the tag the producer issued), more (whether rows remain) \
+                 and a `handle`: pass it to mailbox_send to send this page, as built, as the producer's reply."
             }
             Tool::InsertRows => {
                 "Insert rows (already masked, as received from the producer) into a table of the test database. \
@@ -146,6 +150,7 @@ impl Tool {
             Tool::QueryMasked => (
                 json!(["entity"]),
                 json!({"entity": entity, "after": after, "limit": limit,
+                       "after_tag": {"type": "string", "pattern": CURSOR_TAG_PATTERN},
                        "since": snapshot, "until": snapshot}),
             ),
             Tool::InsertRows => (
@@ -219,6 +224,14 @@ mod tests {
         let consumer = send.input_schema(Role::Consumer);
         assert_eq!(consumer["required"], json!(["to", "body"]));
         assert!(consumer["properties"].get("handle").is_none());
+    }
+
+    #[test]
+    fn a_tag_argument_is_the_shape_the_producer_checks() {
+        assert_eq!(
+            CURSOR_TAG_PATTERN,
+            format!("^[a-p]{{{}}}$", maskbus_protocol::CURSOR_TAG_LETTERS)
+        );
     }
 
     #[test]

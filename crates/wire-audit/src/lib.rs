@@ -2,21 +2,25 @@
 //! archived, dead) through the detectors of `maskbus_audit`, and records how far it scanned.
 //!
 //! Memory stays flat: messages arrive in pages of a few thousand, fetched while the previous
-//! page is scanned. With a source, the real sensitive values of production (every column whose
-//! rule is not `keep`) are loaded as keyed hashes only, with a key drawn at random for this run
-//! and never written anywhere.
+//! page is scanned, and each body is read with its structure in bounded memory (a page's rows
+//! while they are parsed), whatever its size. With a source, the real sensitive values of
+//! production (every column whose rule is not `keep`) are loaded as keyed hashes only, with a
+//! key drawn at random for this run and never written anywhere, and looked for in every cell,
+//! kept or masked: the audit does not take the policy's word for what a kept column holds.
 //!
 //! - [`plan`]: what the audit looks for (the exact matcher, the reviewed columns, the
 //!   audit's own judgement), decided before the scan.
 //! - [`report`]: the audit as the auditor reads it (text, JSON, or Markdown a CI job can
 //!   publish).
+//! - [`triage`]: acknowledging recorded findings, by id or by detector and place, with a reason
+//!   that says why in words and holds nothing the detectors flag.
 
 pub mod plan;
 pub mod report;
+pub mod triage;
 pub use plan::{AuditInputs, AuditPlan};
 pub use report::FindingTally;
 
-use maskbus_audit::exact::{matchable, Matchable};
 use maskbus_audit::{scan_text_in_windows, Context, ExactMatcher, Finding, Hit, Scanner};
 use maskbus_mailbox::audit::{self, AuditedMessage};
 use maskbus_mask::{Policy, Rule};
@@ -25,8 +29,7 @@ use maskbus_pg::{Database, PgError};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-/// Bodies larger than this are scanned as text in windows instead of being parsed.
-const LARGE_BODY: usize = 4 << 20;
+/// A body that does not parse with its structure is scanned as text in windows of this size.
 const WINDOW: usize = 1 << 20;
 const WINDOW_OVERLAP: usize = 256;
 
@@ -41,23 +44,8 @@ pub struct MessageFinding {
     pub hit: Hit,
 }
 
-/// What the exact-match load kept and why it left values out.
-#[derive(Clone, Debug, Default)]
-pub struct ExactStats {
-    pub columns: usize,
-    pub loaded: usize,
-    /// Values their own rule leaves unchanged (a birth date on 1 January): not secret by policy.
-    pub unchanged_by_rule: usize,
-    /// Values a pseudonym rule could also produce: a fake and a leak look the same.
-    pub possible_pseudonyms: usize,
-    /// Too short to match meaningfully (under 4 characters, or 6 digits).
-    pub too_short: usize,
-    /// The policy writes bijective pseudonyms (`ssn`, `digits`) whose fakes are told from real
-    /// values by the pseudonym key: `Some(true)` when the key was there to do it.
-    pub fakes_verified: Option<bool>,
-    /// Columns the policy keeps that the audit's own judgement holds personal: loaded too.
-    pub kept_but_judged_personal: Vec<String>,
-}
+/// What the exact match loaded from the source, in counts ([`maskbus_policy::real_values`]).
+pub use maskbus_policy::real_values::{real_value, LoadStats as ExactStats, RealValue};
 
 #[derive(Clone, Debug, Default)]
 pub struct AuditReport {
@@ -183,14 +171,14 @@ pub async fn run(
     Ok(report)
 }
 
-/// The findings in one body.
+/// The findings in one body, read with its structure whatever its size: a page's rows are
+/// checked while they are parsed, so one page of 60,000 rows takes the memory of its envelope
+/// and one row, and is read as the same rows in many small pages are (values split over cells
+/// or JSON fields included). A body the parser refuses (not JSON, nested past its limit, or
+/// one whose structure outside a page's rows would take more than
+/// [`maskbus_audit::tree::MAX_TAPE_NODES`]) is scanned as text, a window at a time, so memory
+/// stays flat whatever one message weighs.
 fn scan_body(scanner: &mut Scanner, text: &str, context: Context<'_>) -> Vec<Finding> {
-    if text.len() > LARGE_BODY {
-        // A parsed tree takes many times its text: read a huge body as text, a window at a
-        // time, so memory stays flat whatever one message weighs.
-        return scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP);
-    }
-    // A body that does not parse (nested past the parser's limit) is scanned as text.
     scanner
         .scan_text(text, context)
         .unwrap_or_else(|_| scan_text_in_windows(text, context, WINDOW, WINDOW_OVERLAP))
@@ -271,25 +259,14 @@ fn byte_balanced_ends(sizes: &[usize], parts: usize) -> Vec<usize> {
 
 /// 32 random bytes for this run's hashing key, from the operating system.
 pub fn random_key() -> [u8; 32] {
-    use std::io::Read;
-    let mut key = [0u8; 32];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut key))
-        .is_err()
-    {
-        // No /dev/urandom: mix what the process has; the key only has to differ between runs.
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in key.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(Instant::now().elapsed().as_nanos());
-            chunk.copy_from_slice(&h.finish().to_le_bytes());
-        }
-    }
-    key
+    maskbus_policy::real_values::random_key()
 }
 
 /// The (entity, column) pairs a policy passes unchanged, but those the audit's own judgement
-/// (`judged`) holds personal: their cells are searched for real values like any masked column's.
+/// (`judged`) holds personal (their cells are searched like any masked column's). A kept
+/// column's cells are searched for real values too, where those are distinctive
+/// ([`maskbus_audit::ExactMatcher::find_distinctive`]): a username that is a kept log's whole
+/// cell is found, a surname inside a merchant's name is not.
 pub fn kept_columns(
     policy: &Policy,
     judged: &HashSet<(String, String)>,
@@ -323,100 +300,202 @@ pub fn masked_columns(proposal: &Policy) -> HashSet<(String, String)> {
 
 /// Loads the real sensitive values of the source into an exact matcher, as keyed hashes only:
 /// every column the policy masks, and every column the audit's own judgement (`judged`) holds
-/// personal though the policy keeps it, so a column the policy wrongly keeps is caught.
+/// personal though the policy keeps it, so a column the policy wrongly keeps is caught; never
+/// a column an auditor `reviewed` as holding no PII. Each value is judged by [`real_value`].
 pub async fn load_source_values(
     source: &Database,
     policy: &Policy,
     judged: &HashSet<(String, String)>,
+    reviewed: &HashSet<(String, String)>,
 ) -> Result<(ExactMatcher, ExactStats), PgError> {
     let mut source = source.clone();
     source.config.options(READ_ONLY_CANONICAL);
-    let client = source.connect().await?;
-    let mut stats = ExactStats::default();
-    let mut matcher = ExactMatcher::new(random_key());
-    // Any pseudonym the policy writes, in any column, could equal a real value of another column
-    // (a fake first name that is also a real surname): such values cannot be told apart.
-    let pseudonyms: Vec<_> = policy
-        .entities()
-        .flat_map(|(_, rules)| {
-            rules.columns().filter_map(|(_, rule)| match rule {
-                Rule::Pseudonym(kind) => Some(*kind),
-                _ => None,
-            })
-        })
-        .collect();
-    for (entity, rules) in policy.entities() {
-        for (column, rule) in rules.columns() {
-            let judged_personal = judged.contains(&(entity.to_string(), column.to_string()));
-            if *rule == Rule::Keep && !judged_personal {
-                continue;
-            }
-            if *rule == Rule::Keep {
-                stats
-                    .kept_but_judged_personal
-                    .push(format!("{entity}.{column}"));
-            }
-            stats.columns += 1;
-            let sql = maskbus_pg::statements::distinct_values(
-                &maskbus_pg::TableRef::parse(entity),
-                column,
-            );
-            let rows = client.query(&sql, &[]).await.map_err(|e| {
-                source.query_error(format!("reading {entity}.{column} for the exact match"), &e)
-            })?;
-            for row in rows {
-                let value: String = row.get(0);
-                if *rule != Rule::Keep
-                    && rule
-                        .apply(Some(value.clone()), None)
-                        .ok()
-                        .flatten()
-                        .as_deref()
-                        == Some(value.as_str())
-                {
-                    stats.unchanged_by_rule += 1;
-                    continue;
-                }
-                if pseudonyms.iter().any(|kind| kind.could_produce(&value)) {
-                    stats.possible_pseudonyms += 1;
-                    continue;
-                }
-                let normalized = maskbus_audit::normalize::normalize(&value).into_owned();
-                if matches!(matchable(&normalized), Matchable::TooShort) {
-                    stats.too_short += 1;
-                } else {
-                    matcher.add(&normalized);
-                    stats.loaded += 1;
-                }
-            }
-        }
-    }
-    // Fakes of bijective pseudonyms look like real SSNs and card numbers: the key tells them
-    // from real ones, by revealing what they were made from.
-    let mut bijective: Vec<maskbus_mask::PseudonymKind> = pseudonyms
-        .iter()
-        .copied()
-        .filter(|k| k.class() == maskbus_mask::RuleClass::Bijective)
-        .collect();
-    bijective.sort_by_key(|k| k.name());
-    bijective.dedup();
-    if !bijective.is_empty() {
-        stats.fakes_verified = Some(policy.key().is_some());
-        if let Some(key) = policy.key().cloned() {
-            matcher = matcher.with_reveal(Box::new(move |digits: &str| {
-                bijective
-                    .iter()
-                    .filter_map(|kind| kind.reveal(&key, digits))
-                    .collect()
-            }));
-        }
-    }
-    Ok((matcher, stats))
+    maskbus_policy::real_values::load(
+        &source,
+        policy,
+        maskbus_policy::real_values::Columns::MaskedAnd(judged),
+        reviewed,
+        usize::MAX,
+        random_key(),
+    )
+    .await
 }
 
 #[cfg(test)]
 mod tests {
-    use super::byte_balanced_ends;
+    use super::{byte_balanced_ends, scan_body, WINDOW, WINDOW_OVERLAP};
+    use maskbus_audit::{scan_text_in_windows, Context, Detector, Finding, Scanner};
+
+    const COLUMNS: &str =
+        r#"["id","customer_name","ssn_a","ssn_b","c1","c2","c3","c4","note","created_at"]"#;
+
+    /// Row `i` of a table of 60,000: clean but for an SSN in two cells (row 12,345), a card in
+    /// four (row 45,678), and an SSN and a card split over the fields of a JSON document in a
+    /// cell (rows 50,000 and 59,999).
+    fn row(i: usize) -> String {
+        let (mut ssn, mut card) = (["n/a"; 2], ["-"; 4]);
+        let mut note = format!("\"order {i} shipped to the north warehouse\"");
+        match i {
+            12_345 => ssn = ["224-30", "8280"],
+            45_678 => card = ["4111", "1111", "1111", "1111"],
+            50_000 => note = r#""{\"part\":\"224-30\",\"rest\":\"8280\"}""#.to_string(),
+            59_999 => {
+                note =
+                    r#""{\"a\":\"4111\",\"b\":\"1111\",\"c\":\"1111\",\"d\":\"1111\"}""#.to_string()
+            }
+            _ => {}
+        }
+        format!(
+            r#"["{i}","Customer {i}","{}","{}","{}","{}","{}","{}",{note},"2025-03-0{} 10:11:12+00"]"#,
+            ssn[0],
+            ssn[1],
+            card[0],
+            card[1],
+            card[2],
+            card[3],
+            1 + i % 9
+        )
+    }
+
+    fn page(rows: std::ops::Range<usize>) -> String {
+        let rows: Vec<String> = rows.map(row).collect();
+        format!(
+            r#"{{"type":"page","v":2,"entity":"public.orders","key":["id"],"columns":{COLUMNS},"rows":[{}],"next_after":null,"more":false,"since":null,"until":"812:820:"}}"#,
+            rows.join(",")
+        )
+    }
+
+    /// What a finding is, without where: detector and whether it was split.
+    fn kinds(findings: &[Finding]) -> Vec<(Detector, bool)> {
+        let mut kinds: Vec<_> = findings
+            .iter()
+            .map(|f| (f.hit.detector, f.hit.split))
+            .collect();
+        kinds.sort();
+        kinds
+    }
+
+    /// Issue 52, item 4: one page over 4 MiB (the producer makes such pages at its default page
+    /// size) is read with its structure, and finds what the same rows find in small pages.
+    #[test]
+    fn one_big_page_finds_what_the_same_rows_find_in_small_pages() {
+        let big = page(0..60_000);
+        assert!(big.len() > 4 << 20, "{} bytes", big.len());
+        let mut scanner = Scanner::default();
+        let context = Context::default();
+        let in_one = scan_body(&mut scanner, &big, context);
+        let in_many: Vec<Finding> = (0..100)
+            .flat_map(|p| scan_body(&mut scanner, &page(p * 600..(p + 1) * 600), context))
+            .collect();
+        let expected = [
+            (Detector::Ssn, true),
+            (Detector::Ssn, true),
+            (Detector::Card, true),
+            (Detector::Card, true),
+        ];
+        assert_eq!(kinds(&in_many), expected, "{in_many:?}");
+        assert_eq!(kinds(&in_one), kinds(&in_many), "{in_one:?}");
+        let paths: Vec<&str> = in_one.iter().map(|f| f.path.as_str()).collect();
+        for at in [
+            "$.rows[12345][2] + $.rows[12345][3]",
+            "$.rows[45678][4] + $.rows[45678][5]",
+        ] {
+            assert!(paths.iter().any(|p| p.starts_with(at)), "{paths:?}");
+        }
+        // Before, a body over 4 MiB was read as text in windows: the values split over the
+        // fields of a JSON document were not found, and no value was known as split.
+        let as_text = scan_text_in_windows(&big, context, WINDOW, WINDOW_OVERLAP);
+        assert!(as_text.iter().all(|f| !f.hit.split), "{as_text:?}");
+        assert!(as_text.len() < in_many.len(), "{as_text:?}");
+    }
+
+    /// The rules of `column` in a policy of one table.
+    fn rule_of(toml: &str, column: &str) -> maskbus_mask::Rule {
+        let policy = maskbus_mask::Policy::from_toml("test", toml).unwrap();
+        let (_, rules) = policy.entities().next().unwrap();
+        rules.rule(column).unwrap().clone()
+    }
+
+    /// Issue 52, item 6: a value that is its column's own name, and a document a json rule keeps
+    /// leaf by leaf, are not real values to look for; every other value of a masked column is.
+    #[test]
+    fn a_columns_own_name_and_a_document_kept_leaf_by_leaf_are_not_looked_for() {
+        use super::{real_value, RealValue};
+        let names = maskbus_audit::exact::Names::new(["public.accounts", "password", "first_name"]);
+        let policy = r#"[accounts]
+            password = "redact"
+            settings = { json = { "$.theme" = "keep", "$.lang" = "keep" } }
+            profile = { json = { "$.theme" = "keep" } }
+            username = "redact"
+        "#;
+        let password = rule_of(policy, "password");
+        for value in ["password", "Password", "PASSWORD", "pass_word"] {
+            assert_eq!(
+                real_value("password", &password, value, &[], &names),
+                RealValue::AColumnsName,
+                "{value}"
+            );
+        }
+        // A first name that is a word of a column's name is on the bus in every page.
+        assert_eq!(
+            real_value("first_name", &password, "Name", &[], &names),
+            RealValue::AColumnsName
+        );
+        assert_eq!(
+            real_value("password", &password, "hunter22", &[], &names),
+            RealValue::Load("hunter22".into())
+        );
+        // Postgres prints jsonb with spaces; the rule writes it without: the same document.
+        let settings = rule_of(policy, "settings");
+        assert_eq!(
+            real_value(
+                "settings",
+                &settings,
+                r#"{"lang": "en", "theme": "dark"}"#,
+                &[],
+                &names
+            ),
+            RealValue::UnchangedByRule
+        );
+        // A leaf the rule scrubs changes the document: it is looked for. One scrub leaves as it
+        // is leaves the document unchanged.
+        let profile = rule_of(policy, "profile");
+        assert!(matches!(
+            real_value(
+                "profile",
+                &profile,
+                r#"{"theme": "dark", "ssn": "224-30-8280"}"#,
+                &[],
+                &names
+            ),
+            RealValue::Load(_)
+        ));
+        assert_eq!(
+            real_value(
+                "profile",
+                &profile,
+                r#"{"theme": "dark", "nick": "jdoe"}"#,
+                &[],
+                &names
+            ),
+            RealValue::UnchangedByRule
+        );
+        let username = rule_of(policy, "username");
+        assert_eq!(
+            real_value("username", &username, "jdoe42", &[], &names),
+            RealValue::Load("jdoe42".into())
+        );
+    }
+
+    /// A body the parser refuses is still read, as text in windows.
+    #[test]
+    fn a_body_that_is_not_json_is_read_as_text() {
+        let mut scanner = Scanner::default();
+        let cut = format!("{}ssn 224-30-8280", "[".repeat(300));
+        let found = scan_body(&mut scanner, &cut, Context::default());
+        assert_eq!(kinds(&found), [(Detector::Ssn, false)]);
+        assert!(found[0].path.contains("as text"), "{}", found[0].path);
+    }
 
     #[test]
     fn bodies_are_shared_out_by_bytes() {

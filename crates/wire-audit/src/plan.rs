@@ -1,7 +1,9 @@
 //! What the wire audit looks for, decided before the scan: the detectors always; with a source,
 //! the exact matcher of production's real values (the columns the policy masks, and those the
-//! audit's own judgement holds personal though the policy keeps them); less the columns an
-//! auditor has reviewed. The CLI only gathers the inputs and prints.
+//! audit's own judgement holds personal though the policy keeps them), run on every cell, kept
+//! or masked (the audit does not take the policy's word for a kept column); less the columns
+//! an auditor has reviewed, which are neither read nor looked for. The CLI only gathers the
+//! inputs and prints.
 
 use crate::{kept_columns, load_source_values, masked_columns};
 use maskbus_audit::{Context, ExactMatcher};
@@ -50,7 +52,17 @@ pub enum PlanError {
     Reviewed { file: String, reason: String },
 }
 
-/// The exact matcher and the kept columns it does not search.
+/// The bus a maskbus config names (`bus_url`, the producer's or the consumer's): what
+/// `wire-audit --config` connects to when no `--bus` is given.
+pub fn bus_url_of(config: &Path) -> Result<String, PlanError> {
+    Ok(match maskbus_config::load(config)? {
+        AgentConfig::Producer(producer) => producer.bus_url.0,
+        AgentConfig::Consumer(consumer) => consumer.bus_url.0,
+    })
+}
+
+/// The exact matcher, and the kept columns it searches for distinctive values only (every
+/// other cell for every value).
 struct Exact {
     matcher: ExactMatcher,
     kept: Columns,
@@ -104,7 +116,8 @@ impl AuditPlan {
             masked_columns(&Policy::from_toml("the audit's judgement", &proposal)?)
         };
         judged.retain(|pair| !plan.reviewed.contains(pair));
-        let (matcher, stats) = load_source_values(&source, &policy, &judged).await?;
+        let (matcher, stats) =
+            load_source_values(&source, &policy, &judged, &plan.reviewed).await?;
         if !stats.kept_but_judged_personal.is_empty() {
             plan.notes.push(format!(
                 "the audit's own judgement holds {} columns personal that the policy keeps, and looks for their real values too: {}",
@@ -120,14 +133,17 @@ impl AuditPlan {
             );
         }
         plan.notes.push(format!(
-            "exact match: {} real values from {} columns of {} held as keyed hashes; left out {} unchanged by their rule, \
-             {} that a pseudonym could also produce, {} too short to mean anything",
+            "exact match: {} real values from {} columns of {} held as keyed hashes, looked for in every cell, kept or masked; \
+             left out {} unchanged by their rule, {} that a pseudonym could also produce, {} too short to mean anything, \
+             {} that are the name of a column or a table, {} reviewed columns",
             stats.loaded,
             stats.columns,
             source.endpoint(),
             stats.unchanged_by_rule,
             stats.possible_pseudonyms,
-            stats.too_short
+            stats.too_short,
+            stats.names_of_columns,
+            stats.reviewed_left_out
         ));
         plan.exact = Some(Exact {
             matcher,
@@ -157,7 +173,8 @@ impl AuditPlan {
 }
 
 /// The auditor's reviewed columns: `[columns]` with `"schema.table.column" = "reason"` (a table
-/// of schema public may be named without it). Every line needs a reason.
+/// of schema public may be named without it). Every line needs a reason. The producer's egress
+/// guard reads the same file the same way ([`maskbus_mask::egress::Reviewed`]).
 pub fn reviewed_columns(path: &Path) -> Result<Columns, PlanError> {
     let problem = |reason: String| PlanError::Reviewed {
         file: path.display().to_string(),
@@ -165,30 +182,7 @@ pub fn reviewed_columns(path: &Path) -> Result<Columns, PlanError> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| problem(format!("cannot read the reviewed columns: {e}")))?;
-    let doc: toml::Table = text
-        .parse()
-        .map_err(|e| problem(format!("the reviewed columns are not TOML: {e}")))?;
-    let Some(columns) = doc.get("columns").and_then(|c| c.as_table()) else {
-        return Err(problem(
-            "no [columns] table of \"schema.table.column\" = \"reason\" lines".to_string(),
-        ));
-    };
-    let mut out = Columns::new();
-    for (name, reason) in columns {
-        let reason = reason.as_str().unwrap_or_default().trim();
-        if reason.is_empty() {
-            return Err(problem(format!(
-                "{} needs a reason (why it holds no PII)",
-                maskbus_mask::shorten(name)
-            )));
-        }
-        let Some((table, column)) = name.rsplit_once('.') else {
-            return Err(problem(format!(
-                "{} is not table.column or schema.table.column",
-                maskbus_mask::shorten(name)
-            )));
-        };
-        out.insert((maskbus_mask::qualify(table), column.to_lowercase()));
-    }
-    Ok(out)
+    let reviewed =
+        maskbus_mask::egress::Reviewed::parse(&text).map_err(|e| problem(e.to_string()))?;
+    Ok(reviewed.columns().clone())
 }

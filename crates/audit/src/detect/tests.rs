@@ -8,6 +8,7 @@ fn every_hint() -> impl Iterator<Item = Hint> {
         phone: bits & 4 != 0,
         account: bits & 8 != 0,
         quantity: bits & 16 != 0,
+        kept: false,
     })
 }
 

@@ -325,6 +325,99 @@ pub fn planted() -> Vec<(&'static str, Value, Detector)> {
             json!({"note": "born 23rd July 1984 in Ohio"}),
             Detector::BirthDate,
         ),
+        (
+            "ssn in exponent form, as a spreadsheet writes it",
+            json!({"columns": ["id", "tax_id"], "rows": [["1", "2.2430828E+08"]]}),
+            Detector::Ssn,
+        ),
+        (
+            "card in exponent form in a document in a cell",
+            json!({"columns": ["id", "payload"], "rows": [["1", "{\"pan\": 4.111111111111111e15}"]]}),
+            Detector::Card,
+        ),
+        (
+            "escaped ssn in a document in a cell",
+            json!({"columns": ["id", "payload"], "rows": [["1", "{\"note\": \"\\u0032\\u0032\\u0034-30-8280\"}"]]}),
+            Detector::Ssn,
+        ),
+    ]
+}
+
+/// Clean traffic that once cost users hours of false alarms (issue 52), each read as the wire
+/// audit reads it with the producer's config: real values of the source in the exact matcher
+/// (less any that is its column's own name, as the audit loads them), the policy's kept
+/// columns, the auditor's reviewed ones.
+pub struct Judged {
+    pub name: &'static str,
+    pub body: Value,
+    /// (column, real value) of the source's masked columns.
+    pub real: Vec<(&'static str, &'static str)>,
+    /// (entity, column) the policy keeps.
+    pub kept: Vec<(&'static str, &'static str)>,
+    /// (entity, column) an auditor reviewed as holding no PII.
+    pub reviewed: Vec<(&'static str, &'static str)>,
+}
+
+pub fn clean_judged() -> Vec<Judged> {
+    let users = |password: &str| {
+        json!({
+            "type": "page", "v": 2, "entity": "public.auth_user",
+            "columns": ["id", "username", "password", "last_login"],
+            "rows": (1..=50).map(|i| json!([i.to_string(), format!("u{i:03}"), password, "2025-03-01 10:11:12+00"])).collect::<Vec<_>>(),
+        })
+    };
+    let index = "account_emailaddress_user_id_2c513194";
+    let definition =
+        format!("CREATE INDEX {index} ON public.account_emailaddress USING btree (user_id)");
+    let settings: Vec<Value> = (1..=50)
+        .map(|i| {
+            json!([
+                i.to_string(),
+                format!("{{\"theme\": \"dark\", \"support_line\": \"(212) 555-{:04}\", \"build\": 224308280}}", 100 + i)
+            ])
+        })
+        .collect();
+    vec![
+        Judged {
+            name: "every password is the literal `password`, its column's name",
+            body: users("[REDACTED]"),
+            real: vec![
+                ("password", "password"),
+                ("password", "Password"),
+                ("password", "PASSWORD"),
+                ("username", "eleanora_lockman1"),
+            ],
+            kept: vec![("public.auth_user", "last_login")],
+            reviewed: vec![],
+        },
+        Judged {
+            name: "a schema reply naming the column `password`",
+            body: json!({"type": "schema", "v": 2, "schema": {"tables": [{"table": {"schema": "public", "name": "auth_user"}, "columns": [{"name": "password", "sql_type": "text", "not_null": true}]}]}, "left_out": []}),
+            real: vec![("password", "password"), ("Password", "PASSWORD")],
+            kept: vec![],
+            reviewed: vec![],
+        },
+        Judged {
+            name: "an index name with `account` and a hash suffix",
+            body: json!({"type": "schema", "v": 2, "schema": {"indexes": [{"table": {"schema": "public", "name": "account_emailaddress"}, "name": index, "definition": definition}]}, "left_out": []}),
+            real: vec![],
+            kept: vec![],
+            reviewed: vec![],
+        },
+        Judged {
+            name: "an index name with a hash suffix as a key",
+            body: json!({ index: definition, "account_emailaddress_email_03be32b2_like": "CREATE INDEX ... (email varchar_pattern_ops)" }),
+            real: vec![],
+            kept: vec![],
+            reviewed: vec![],
+        },
+        Judged {
+            name: "a json column kept leaf by leaf on purpose, reviewed",
+            body: json!({"type": "page", "v": 2, "entity": "public.accounts", "columns": ["id", "settings"], "rows": settings}),
+            real: vec![("email", "eleanora_lockman1@gmail.com")],
+            kept: vec![],
+            reviewed: vec![("public.accounts", "settings")],
+        },
     ]
 }
 

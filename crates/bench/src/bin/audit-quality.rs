@@ -45,6 +45,29 @@ fn masked_bank_pages() -> Vec<Value> {
         .collect()
 }
 
+/// Whether a judged clean body gives no finding.
+fn judged_clean(case: &corpus::Judged) -> bool {
+    use std::collections::HashSet;
+    let mut matcher = maskbus_audit::ExactMatcher::new([5; 32]);
+    for (column, value) in &case.real {
+        if !maskbus_audit::exact::is_its_column_name(column, value) {
+            matcher.add(&maskbus_audit::normalize::normalize(value));
+        }
+    }
+    let pairs = |list: &[(&str, &str)]| -> HashSet<(String, String)> {
+        list.iter()
+            .map(|(e, c)| (e.to_string(), c.to_string()))
+            .collect()
+    };
+    let (kept, reviewed) = (pairs(&case.kept), pairs(&case.reviewed));
+    let context = Context {
+        exact: Some(&matcher),
+        kept: Some(&kept),
+        reviewed: Some(&reviewed),
+    };
+    scan(&case.body, context).is_empty()
+}
+
 fn main() {
     let planted = corpus::planted();
     let found = planted
@@ -57,10 +80,15 @@ fn main() {
         .count();
     let mut clean = corpus::clean_other_domains();
     clean.extend(masked_bank_pages());
-    let noisy = clean
+    let mut noisy = clean
         .iter()
         .filter(|body| !scan(body, Context::default()).is_empty())
         .count();
+    // The false alarms of issue 52, read with the source's real values, kept and reviewed
+    // columns, as the wire audit reads them with the producer's config.
+    let judged = corpus::clean_judged();
+    noisy += judged.iter().filter(|case| !judged_clean(case)).count();
+    let clean_count = clean.len() + judged.len();
     let recall = found as f64 / planted.len().max(1) as f64;
     // Per message: of the messages flagged, how many held a leak.
     let precision = found as f64 / (found + noisy).max(1) as f64;
@@ -68,7 +96,7 @@ fn main() {
         "{}",
         json!({
             "bench": "audit_quality", "planted": planted.len(), "found": found,
-            "clean": clean.len(), "false_alarms": noisy, "recall": recall, "precision": precision,
+            "clean": clean_count, "false_alarms": noisy, "recall": recall, "precision": precision,
         })
     );
 }

@@ -315,6 +315,18 @@ fn main() -> anyhow::Result<()> {
             ratio: Some(f(&mask["mask_rows_per_s"]) / f(&mask["clone_rows_per_s"])),
             goal: ">= 1 M rows/s".into(),
         });
+        // The egress guard's cost: its time per row as a share of the whole sync's time per
+        // row (the largest profile synced in this run), every cell checked.
+        if let (Some(guard), Some(sync)) = (mask["guard_rows_per_s"].as_f64(), syncs.last()) {
+            let sync_rate = f(&sync["sync_rows_per_s"]);
+            rows.push(Row {
+                name: "6b. egress guard, one core".into(),
+                figure: format!("{:.2} M rows/s", guard / 1e6),
+                baseline: format!("{sync_rate:.0} rows/s synced"),
+                ratio: Some(sync_rate / guard),
+                goal: "<= 0.10 of the sync".into(),
+            });
+        }
     }
     for mailbox in of("mailbox") {
         let theirs = mailbox["pgmq_msgs_per_s"].as_f64();

@@ -132,7 +132,7 @@ async fn score(
     for unknown in labels.difference(&all) {
         eprintln!("init-quality {name}: label names no column of the schema: {unknown}");
     }
-    let lines = maskbus_policy::check(&target, &proposed).await?;
+    let (lines, _) = maskbus_policy::check_with(&target, &proposed, Default::default()).await?;
     let check_errors = lines
         .iter()
         .filter(|l| matches!(l.verdict, maskbus_mask::fit::Verdict::Error(_)))

@@ -64,12 +64,13 @@ async fn masked_read(source_url: &str) -> Result<Duration> {
     )?;
     let started = Instant::now();
     for table in maskbus_bank::TABLES {
-        let mut after = None;
+        let (mut after, mut after_tag) = (None, None);
         'table: loop {
             for reply in source
                 .page(maskbus_producer::source::PageAsk {
                     entity: table,
                     after: after.take(),
+                    after_tag: after_tag.take(),
                     limit: 1000,
                     pages: 10,
                     ..Default::default()
@@ -79,6 +80,7 @@ async fn masked_read(source_url: &str) -> Result<Duration> {
                 match reply {
                     maskbus_producer::reply::Reply::Page(page) => {
                         after = page.next_after;
+                        after_tag = page.next_after_tag;
                         if !page.more {
                             break 'table;
                         }

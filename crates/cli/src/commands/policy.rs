@@ -44,6 +44,18 @@ pub struct CheckArgs {
     /// root condition planned by the server (nothing runs).
     #[arg(long, env = "MASKBUS_SUBSETS")]
     subsets: Option<PathBuf>,
+    /// Rows of each table to read, spread over all of it (TABLESAMPLE BERNOULLI), masked as the
+    /// producer masks them, its egress guard included.
+    #[arg(long, value_name = "N", default_value_t = maskbus_policy::sample::Sample::DEFAULT_ROWS, conflicts_with = "full")]
+    sample: u32,
+    /// Read every row of every table instead of a sample (and match against every real value
+    /// of the masked columns, as a producer does).
+    #[arg(long)]
+    full: bool,
+    /// The reviewed-columns file the producer is given (`reviewed_columns`): columns the egress
+    /// guard does not read.
+    #[arg(long, value_name = "FILE", env = "MASKBUS_REVIEWED_COLUMNS")]
+    reviewed: Option<PathBuf>,
 }
 
 pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
@@ -102,8 +114,37 @@ pub async fn run(command: PolicyCommand) -> Result<ExitCode> {
         PolicyCommand::Check(args) => {
             let source = args.source.database()?;
             let policy = maskbus_policy::load(&args.policy.path, None)?;
+            let sample = match (args.full, args.sample) {
+                (true, _) => maskbus_policy::sample::Sample::Full,
+                (false, 0) => maskbus_policy::sample::Sample::Off,
+                (false, n) => maskbus_policy::sample::Sample::Rows(n),
+            };
+            let reviewed = match &args.reviewed {
+                None => maskbus_mask::egress::Reviewed::default(),
+                Some(path) => {
+                    let text = std::fs::read_to_string(path).map_err(|e| {
+                        anyhow::anyhow!("reading the reviewed columns {}: {e}", path.display())
+                    })?;
+                    maskbus_mask::egress::Reviewed::parse(&text)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+                }
+            };
             let mut lines = maskbus_policy::check(&source, &policy).await?;
+            let (sampled, read) =
+                maskbus_policy::sample::judge_reviewed(&source, &policy, sample, reviewed).await?;
+            lines.extend(sampled);
             lines.extend(maskbus_policy::check_key_lengths(&source, &policy).await?);
+            println!(
+                "rows: read {} rows of {} tables ({}), masked as the producer masks them, its egress guard included",
+                read.rows,
+                read.tables,
+                match sample {
+                    maskbus_policy::sample::Sample::Full => "every row".to_string(),
+                    maskbus_policy::sample::Sample::Off => "none: --sample 0".to_string(),
+                    maskbus_policy::sample::Sample::Rows(n) =>
+                        format!("up to {n} of each table, spread over it"),
+                }
+            );
             println!(
                 "limits: a row crosses the bus if its JSON text is at most {} MiB; a key value at most {} MiB",
                 maskbus_protocol::MAX_ROW_BYTES >> 20,

@@ -142,8 +142,32 @@ impl<'s> Masking<'s> {
     }
 
     /// Masks an admitted change into `parts`; a change of a closed table is passed over.
-    /// Returns the rows added.
+    /// Returns the rows added. A change the egress guard refuses closes its table: nothing of
+    /// it crosses, and the consumer copies the table again once it masks clean.
     pub async fn mask(&mut self, change: &RowChange, parts: &mut Parts) -> Result<usize, Refusal> {
+        match self.mask_admitted(change, parts).await {
+            Err(refusal) if refusal.code() == ErrorCode::Guarded => {
+                let relations: Vec<&Relation> = match change {
+                    RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
+                        vec![relation]
+                    }
+                    RowChange::Truncate { relations } => relations.iter().map(|r| &**r).collect(),
+                };
+                for relation in relations {
+                    tracing::warn!(entity = %relation.entity, refused = %refusal, "this table fails closed: the egress guard refused a change of it");
+                    self.closed.insert(relation.entity.clone());
+                }
+                Ok(0)
+            }
+            other => other,
+        }
+    }
+
+    async fn mask_admitted(
+        &mut self,
+        change: &RowChange,
+        parts: &mut Parts,
+    ) -> Result<usize, Refusal> {
         let touches_closed = match change {
             RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
                 self.closed.contains(&relation.entity)
@@ -194,7 +218,7 @@ impl<'s> Masking<'s> {
                         .collect();
                     cached(&mut self.rows_of, &relation.entity, || source.masker(shape))?
                         .mask(values)
-                        .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))?
+                        .map_err(|e| Refusal::of_mask(e, &relation.entity))?
                 };
                 parts.push(set_of(&relation.entity, shape, ChangeOp::Upsert, &key), row);
                 Ok(added + 1)
@@ -280,7 +304,7 @@ fn mask_key<'s>(
     }
     cached(maskers, entity, || source.key_masker(shape))?
         .mask(values.into_iter().map(|v| v.map(String::from)).collect())
-        .map_err(|e| Refusal::new(ErrorCode::PolicyRefused, e.to_string()))
+        .map_err(|e| Refusal::of_mask(e, entity))
 }
 
 /// The row with this key as the source holds it now, masked; `None` if it is gone.
