@@ -288,7 +288,7 @@ impl ExactMatcher {
     }
 
     /// As [`ExactMatcher::find`], in a cell the policy passes unchanged (a kept column): a real
-    /// value by its digits, and a value of words as it is written (in any case and spacing), a
+    /// value by its digits when they are a whole run of the cell, and a value of words as it is written (in any case and spacing), a
     /// distinctive one ([`is_distinctive`]: several words, a username, an address) wherever it
     /// sits, one that reads as one name (`Lockman`, `O'Conner`) only when it is the whole of
     /// `text`. A username that is the whole cell of a kept admin log is a leak; a surname inside
@@ -307,8 +307,10 @@ impl ExactMatcher {
             for run in digit_runs(text) {
                 let n = run.digits.len();
                 // Timestamps and the like are compared whole, not searched inside: their digits
-                // are many and would meet a nine-digit value by chance.
-                let lengths: Vec<usize> = if is_benign(&run) {
+                // are many and would meet a nine-digit value by chance. So is every number of a
+                // kept cell: a 12-digit order number holds some nine-digit SSN's digits by chance
+                // once in ten thousand rows, while a real value written there is a run of its own.
+                let lengths: Vec<usize> = if is_benign(&run) || distinctive {
                     self.digit_lengths
                         .contains(&n)
                         .then_some(n)

@@ -14,6 +14,41 @@ use crate::{Context, Finding, Hit};
 pub struct RowCheck<'c> {
     columns: PageColumns,
     context: Context<'c>,
+    /// Per column: a kept column whose name speaks of no identifier (see [`is_plain_number`]).
+    counts: Vec<bool>,
+}
+
+/// Words of a column's name that say its numbers identify a person or an account.
+const IDENTIFIER_WORDS: [&str; 22] = [
+    "ssn", "social", "tax", "tin", "card", "pan", "cc", "passport", "licen", "national", "nin",
+    "iban", "acct", "account", "routing", "aba", "phone", "tel", "mobile", "fax", "dob", "birth",
+];
+
+/// Whether `column`'s name speaks of an identifier of a person or an account.
+fn names_an_identifier(column: &str) -> bool {
+    column
+        .to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| {
+            IDENTIFIER_WORDS
+                .iter()
+                .any(|w| word == *w || (w.len() > 3 && word.starts_with(w)))
+        })
+}
+
+/// A plain number: digits, a sign, one decimal point. In a kept column not named for an
+/// identifier (an id, an order number, a snowflake, a count) it is no SSN or card because of
+/// its digits alone: one in nine 9-digit ids passes an SSN's checks, one in ten 16-digit ones a
+/// card's. It is still matched against production's real values, as a whole.
+fn is_plain_number(text: &str) -> bool {
+    let body = text.trim().trim_start_matches(['-', '+']);
+    let mut points = 0;
+    !body.is_empty()
+        && body.bytes().all(|b| {
+            points += usize::from(b == b'.');
+            b.is_ascii_digit() || b == b'.'
+        })
+        && points <= 1
 }
 
 /// What one row carries that the audit would flag: the hit, and the columns it sits in (two to
@@ -33,9 +68,18 @@ impl<'c> RowCheck<'c> {
         columns: impl IntoIterator<Item = &'n str>,
         context: Context<'c>,
     ) -> Self {
+        let names: Vec<&str> = columns.into_iter().collect();
+        let counts = names
+            .iter()
+            .map(|c| {
+                let pair = (entity.to_string(), c.to_lowercase());
+                context.kept.is_some_and(|k| k.contains(&pair)) && !names_an_identifier(c)
+            })
+            .collect();
         Self {
-            columns: PageColumns::of_names(entity, columns.into_iter(), context),
+            columns: PageColumns::of_names(entity, names.into_iter(), context),
             context,
+            counts,
         }
     }
 
@@ -57,6 +101,17 @@ impl<'c> RowCheck<'c> {
             };
             let (hint, exact) = self.columns.cell(c, self.context.exact);
             let path = [Step::Index(c)];
+            if self.counts.get(c).copied().unwrap_or(false) && is_plain_number(text) {
+                // A kept number: production's real values only, as a whole run.
+                if let Some(hit) = exact.and_then(|m| m.find_distinctive(text)) {
+                    out.push(RowFinding {
+                        columns: vec![c],
+                        hit,
+                    });
+                }
+                pieces.push(self.columns.piece(c, text));
+                continue;
+            }
             check_string(text, hint, exact, &path, &mut found);
             check_embedded_json(text, exact, &path, &mut found);
             out.extend(found.drain(..).map(|f| RowFinding {
@@ -108,6 +163,32 @@ mod tests {
         assert!(detectors.contains(&Detector::Ssn), "{detectors:?}");
         assert!(found.iter().all(|f| f.columns == [1]));
         assert!(check.check(&[Some("7"), Some("coffee")]).is_empty());
+    }
+
+    #[test]
+    fn a_kept_id_is_a_number_not_an_ssn_or_a_card_unless_it_is_a_real_value() {
+        let kept = [
+            ("public.orders".to_string(), "id".to_string()),
+            ("public.orders".to_string(), "tracking_number".to_string()),
+            ("public.orders".to_string(), "ssn".to_string()),
+        ]
+        .into_iter()
+        .collect();
+        let mut matcher = ExactMatcher::new([1; 32]);
+        matcher.add("219099999");
+        let context = Context {
+            exact: Some(&matcher),
+            kept: Some(&kept),
+            reviewed: None,
+        };
+        let check = RowCheck::new("public.orders", ["id", "tracking_number", "ssn"], context);
+        // A 9-digit id that passes an SSN's checks, a Luhn-valid 16-digit tracking number.
+        assert!(check
+            .check(&[Some("224308280"), Some("4111111111111111"), None])
+            .is_empty());
+        // A real SSN kept as an id is a real value; a kept column named for one is read.
+        assert_eq!(check.check(&[Some("219099999"), None, None]).len(), 1);
+        assert_eq!(check.check(&[None, None, Some("224308280")]).len(), 1);
     }
 
     #[test]

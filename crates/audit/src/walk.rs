@@ -159,10 +159,11 @@ pub(crate) fn check_string(
 }
 
 /// The shortest run of hexadecimal characters read as a hash or a token, not as words and
-/// numbers: an MD5 digest has 32, a UUID's longest group 12.
-const HEX_TOKEN: usize = 16;
+/// numbers: an MD5 digest (or a UUID without its dashes) has 32. Shorter runs of hex letters and
+/// digits are read: an IBAN (`DE89370400440532013000`) is one.
+const HEX_TOKEN: usize = 32;
 
-/// `text` with every hex token (a run of 16 or more hexadecimal characters of one case,
+/// `text` with every hex token (a run of 32 or more hexadecimal characters of one case,
 /// letters and digits mixed: a digest, a key, a checksum) blanked: the digits inside one are no
 /// number a person wrote, and an MD5 repeated read as an SSN is a false alarm. A number beside
 /// a word (`ssn219099999`), or of digits alone, is still read.

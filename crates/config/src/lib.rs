@@ -408,7 +408,7 @@ keys! {
         .guarded("the producer's egress guard reads it; the consumer never sees production's values");
     GUARD_VALUES: Defaulted<u32> = Key::count("guard_values", "MASKBUS_GUARD_VALUES", ForProducer, 0, 1 << 30)
         .default("10000000")
-        .doc("the most real values of the masked columns the egress guard loads at start (keyed 64-bit hashes: about 20 bytes for a number, up to 75 for words, so 10,000,000 take 200 to 750 MB); past it the rest are not matched, and the log says how many; `0`: the guard's exact matcher is off (its detectors stay on)");
+        .doc("the most real values of the masked columns the egress guard loads at start (keyed 64-bit hashes: about 20 bytes for a number, up to 75 for words, so 10,000,000 take 200 to 750 MB); the load stops there, bounding its time too, and the log says how many tables were not read whole; `0`: the guard's exact matcher is off (its detectors stay on)");
     MODE: Defaulted<String> = Key::text("mode", "MASKBUS_MODE", ForConsumer)
         .default("watermark")
         .doc("`watermark` (passes by source snapshot) or `stream` (the producer's change stream, deletes too)");

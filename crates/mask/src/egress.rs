@@ -86,14 +86,19 @@ impl Guard {
 
     /// The detector that fires on a text of the schema (a name, a label, a default, a bound)
     /// read under `field`, if any: the pattern detectors and the exact matcher.
+    ///
+    /// Schema text is read as a kept cell is: a real value of words as it is written, a one-word
+    /// one only as the whole text (an enum label `Lockmanova` beside a customer of that name, not
+    /// `gold` beside a customer called Gold), numbers as whole runs.
     pub fn text(&self, field: &str, text: &str) -> Option<&'static str> {
         let column = [field.to_string()];
+        let kept: HashSet<(String, String)> = [(String::new(), field.to_lowercase())].into();
         let check = RowCheck::new(
             "",
             column.iter().map(String::as_str),
             Context {
                 exact: self.exact.as_deref(),
-                kept: None,
+                kept: Some(&kept),
                 reviewed: None,
             },
         );
@@ -124,22 +129,62 @@ impl Guard {
             .or_else(|| self.exact_in(sql))
     }
 
-    /// A real value of production inside `text`, by the exact matcher alone.
+    /// A real value of production inside `text`, by the exact matcher alone, read as
+    /// [`Guard::text`] reads.
     fn exact_in(&self, text: &str) -> Option<&'static str> {
         let matcher = self.exact.as_deref()?;
         matcher
-            .find(&maskbus_audit::normalize::normalize(text))
+            .find_distinctive(&maskbus_audit::normalize::normalize(text))
             .map(|hit| hit.detector.name())
     }
 }
 
-/// Whether `output` of a rule the guard does not read is the input passed as it is: a pseudonym
-/// of digits (`digits`, `ssn`) changes digits only, so a value without one crosses unchanged.
-pub(crate) fn passed_as_is(rule: &Rule, output: &str) -> bool {
-    matches!(
+/// For a json rule with pseudonyms at some paths: the view the guard reads of its output, those
+/// leaves nulled (fakes, made not left: an SSN pseudonym's fake passes an SSN's checks) and the
+/// rest as the rule left it. `None` for any other rule.
+pub(crate) fn json_view(rule: &Rule) -> Option<crate::json::JsonRule> {
+    let Rule::Json(json) = rule else {
+        return None;
+    };
+    if !json
+        .paths()
+        .iter()
+        .any(|(_, r)| matches!(r, Rule::Pseudonym(_)))
+    {
+        return None;
+    }
+    let paths = json
+        .paths()
+        .iter()
+        .map(|(path, r)| {
+            let seen = if matches!(r, Rule::Pseudonym(_)) {
+                Rule::Null
+            } else {
+                Rule::Keep
+            };
+            (path.clone(), seen)
+        })
+        .collect();
+    Some(crate::json::JsonRule::new(paths, json.others()))
+}
+
+/// What a digit pseudonym (`digits`, `ssn`) passes of a value as it is: everything but its
+/// digits, which it changes (`Eleanora Lockman, 555-0143` keeps the name). `None` for any other
+/// rule, or an output without a letter (a fake alone, nothing left to read).
+pub(crate) fn what_digits_leave(rule: &Rule, output: &str) -> Option<String> {
+    if !matches!(
         rule,
         Rule::Pseudonym(crate::PseudonymKind::Digits | crate::PseudonymKind::Ssn)
-    ) && !output.bytes().any(|b| b.is_ascii_digit())
+    ) || !output.chars().any(char::is_alphabetic)
+    {
+        return None;
+    }
+    Some(
+        output
+            .chars()
+            .map(|c| if c.is_ascii_digit() { '#' } else { c })
+            .collect(),
+    )
 }
 
 /// Whether the guard reads what `rule` outputs: every rule but those whose output is made, not
@@ -272,15 +317,68 @@ memo = "scrub"
     }
 
     #[test]
+    fn what_a_digit_pseudonym_passes_as_it_is_is_read() {
+        let policy = Policy::from_toml(
+            "t.toml",
+            "[notes]\nid = \"keep\"\nbody = { pseudonym = \"digits\" }\n",
+        )
+        .unwrap()
+        .with_key(PseudonymKey::new(b"k"));
+        let columns = ["id", "body"].map(String::from).to_vec();
+        let masker = policy.masker("notes", &columns).unwrap();
+        assert!(masker
+            .mask(vec![Some("1".into()), Some("555-0143".into())])
+            .is_ok());
+        let refused = masker
+            .mask(vec![
+                Some("1".into()),
+                Some("Eleanora, jdoe@gmail.com, 555-0143".into()),
+            ])
+            .unwrap_err();
+        assert!(
+            matches!(&refused, MaskError::Egress { column, detector, .. } if column == "body" && *detector == "email"),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_json_rule_s_fakes_are_not_read_what_it_keeps_is() {
+        let toml = r#"
+[profiles]
+id = "keep"
+doc = { json = { "$.ssn" = { pseudonym = "ssn" }, "$.memo" = "keep" }, others = "scrub" }
+"#;
+        let policy = Policy::from_toml("t.toml", toml)
+            .unwrap()
+            .with_key(PseudonymKey::new(b"k"));
+        let columns = ["id", "doc"].map(String::from).to_vec();
+        let masker = policy.masker("profiles", &columns).unwrap();
+        let row = |doc: &str| vec![Some("1".to_string()), Some(doc.to_string())];
+        assert!(masker
+            .mask(row(r#"{"ssn":"224-30-8280","memo":"gold member"}"#))
+            .is_ok());
+        let refused = masker
+            .mask(row(r#"{"ssn":"224-30-8280","memo":"old ssn 219-09-9999"}"#))
+            .unwrap_err();
+        assert!(
+            matches!(&refused, MaskError::Egress { column, detector, .. } if column == "doc" && *detector == "ssn"),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
     fn names_are_judged_as_names_hash_suffixes_are_not_values() {
         let guard = Guard::default();
         assert_eq!(guard.name("account_emailaddress_user_id_2c513194"), None);
         assert_eq!(guard.name("orders_customer_id_fk_5f9c3a1e"), None);
         assert!(guard.name("chk_219_09_9999").is_some() || guard.name("ssn_219-09-9999").is_some());
         let mut matcher = ExactMatcher::new([9; 32]);
-        matcher.add("lockman");
+        matcher.add("Eleanora Lockman");
+        matcher.add("Gold");
         let guard = guard.with_exact(Arc::new(matcher));
-        assert_eq!(guard.name("status_lockman"), Some("source_value"));
+        assert_eq!(guard.name("status_eleanora_lockman"), Some("source_value"));
+        // One word of a name inside another name is no value of it.
+        assert_eq!(guard.name("gold_members"), None);
     }
 
     #[test]

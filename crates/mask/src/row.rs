@@ -80,6 +80,8 @@ pub struct Masker<'p> {
     guard: RowCheck<'p>,
     /// Whether the guard reads each column's output (not a fake, NULL or `[REDACTED]`).
     guarded: Vec<bool>,
+    /// For a json column with pseudonyms at paths, the view of its output the guard reads.
+    json_views: Vec<Option<crate::json::JsonRule>>,
 }
 
 impl std::fmt::Debug for Masker<'_> {
@@ -102,6 +104,7 @@ impl<'p> Masker<'p> {
     ) -> Self {
         let shapes = vec![CellShape::default(); columns.len()];
         let guarded = rules.iter().map(|r| egress::reads(r)).collect();
+        let json_views = rules.iter().map(|r| egress::json_view(r)).collect();
         Self {
             entity,
             guard: guard.rows(entity, &columns),
@@ -110,6 +113,7 @@ impl<'p> Masker<'p> {
             key,
             shapes,
             guarded,
+            json_views,
         }
     }
 
@@ -187,10 +191,25 @@ impl<'p> Masker<'p> {
         &self,
         values: impl Iterator<Item = Option<&'a str>>,
     ) -> Result<(), MaskError> {
+        // A digit pseudonym changes digits only: what else its value holds crosses as it is,
+        // and is read with the fake's digits blanked.
+        let mut blanked: Vec<Option<String>> = Vec::new();
+        let values: Vec<Option<&str>> = values.collect();
+        for ((v, rule), view) in values.iter().zip(&self.rules).zip(&self.json_views) {
+            blanked.push(v.and_then(|v| match view {
+                // A document the view cannot read is read whole.
+                Some(view) => view.apply(v, None).ok(),
+                None => egress::what_digits_leave(rule, v),
+            }));
+        }
         let cells: Vec<Option<&str>> = values
+            .iter()
             .zip(&self.guarded)
-            .zip(&self.rules)
-            .map(|((v, guarded), rule)| v.filter(|v| *guarded || egress::passed_as_is(rule, v)))
+            .zip(&blanked)
+            .map(|((v, guarded), blank)| match blank {
+                Some(blank) => Some(blank.as_str()),
+                None => v.filter(|_| *guarded),
+            })
             .collect();
         let Some(found) = self.guard.check(&cells).into_iter().next() else {
             return Ok(());

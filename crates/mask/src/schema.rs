@@ -263,10 +263,12 @@ pub fn serve(
             );
         }
         // Names are text too: a partition's, or any object's, is in no policy a reviewer reads.
-        if let Some(detector) = name_looks_like_pii(guard, &table.table.name) {
+        if let Some(detector) = name_looks_like_pii(guard, &table.table.name)
+            .or_else(|| name_looks_like_pii(guard, &table.table.schema))
+        {
             refuse(
                 &table.table,
-                format!("its name looks like {detector}"),
+                format!("its name or its schema's looks like {detector}"),
                 &mut refused,
             );
         }
@@ -370,16 +372,23 @@ pub fn serve(
     // the table that owns it, or, owned by none, the sequence itself.
     let mut bad_sequences = BTreeSet::new();
     for q in &source.sequences {
-        let options = [("start", q.start, 1), ("minvalue", q.min, 1)]
+        // The defaults (1, and the type's bounds) say nothing; any other number is judged as
+        // a value under no field's name (a sequence named `hotel_...` is no phone's).
+        let bounds = [
+            0,
+            1,
+            -1,
+            i16::MAX.into(),
+            i16::MIN.into(),
+            i32::MAX.into(),
+            i32::MIN.into(),
+            i64::MAX,
+            i64::MIN,
+        ];
+        let options = [q.start, q.min, q.max, q.increment]
             .into_iter()
-            .chain([
-                ("maxvalue", q.max, i64::MAX),
-                ("maxvalue", q.max, i32::MAX as i64),
-            ])
-            .filter(|(_, value, default)| value != default && *value > 1)
-            .find_map(|(field, value, _)| {
-                looks_like_pii(guard, &format!("{} {field}", q.name), &value.to_string())
-            });
+            .filter(|value| !bounds.contains(value))
+            .find_map(|value| looks_like_pii(guard, "sequence", &value.unsigned_abs().to_string()));
         let Some(detector) = name_looks_like_pii(guard, &q.name).or(options) else {
             continue;
         };

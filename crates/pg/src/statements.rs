@@ -456,15 +456,16 @@ pub fn column_texts(table: &TableRef, columns: &[String]) -> String {
 }
 
 /// Up to `$2` rows of `columns` as text, spread over the whole table: each row is taken with
-/// probability `$1` percent (`TABLESAMPLE BERNOULLI`), so rows updated or added at the end of
-/// the heap are read as often as the first ones.
+/// probability `$1` percent (`TABLESAMPLE BERNOULLI`), and the limit picks among them at
+/// random, so rows updated or added at the end of the heap are read as often as the first ones
+/// (a limit alone would stop two thirds of the way through).
 pub fn spread_sample_rows(table: &TableRef, columns: &[String]) -> String {
     let list: Vec<String> = columns
         .iter()
         .map(|c| format!("t.{}::text", quote_ident(c)))
         .collect();
     format!(
-        "SELECT {} FROM {} t TABLESAMPLE BERNOULLI ($1::float8) LIMIT $2",
+        "SELECT {} FROM {} t TABLESAMPLE BERNOULLI ($1::float8) ORDER BY random() LIMIT $2",
         list.join(", "),
         table.sql()
     )

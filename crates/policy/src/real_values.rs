@@ -25,7 +25,8 @@ pub struct LoadStats {
     pub unchanged_by_rule: usize,
     /// Values a pseudonym rule could also produce: a fake and a leak look the same.
     pub possible_pseudonyms: usize,
-    /// Too short to match meaningfully (under 4 characters, or 6 digits).
+    /// Too short or too common to match meaningfully (under 4 characters, or 6 digits, or a
+    /// date).
     pub too_short: usize,
     /// Values that are the name of a column or a table of the policy, or words of one
     /// (`password` in column `password`, `Name` beside `first_name`): every page names its
@@ -33,7 +34,8 @@ pub struct LoadStats {
     pub names_of_columns: usize,
     /// Columns an auditor reviewed as holding no PII: their values are not looked for.
     pub reviewed_left_out: usize,
-    /// Values past the cap, not held: the matcher covers the rest.
+    /// Tables not read, or read in part, because the cap was reached: their values past it are
+    /// not matched (the load stops there, so the cap bounds its time as well as its memory).
     pub over_cap: usize,
     /// The policy writes bijective pseudonyms (`ssn`, `digits`) whose fakes are told from real
     /// values by the pseudonym key: `Some(true)` when the key was there to do it.
@@ -112,8 +114,17 @@ pub fn real_value(
     let normalized = maskbus_audit::normalize::normalize(value).into_owned();
     match matchable(&normalized) {
         Matchable::TooShort => RealValue::TooShort,
+        // A date or a time is one of a few tens of thousands: a real birth date equals every
+        // hire date of that day. The detectors judge dates by their field's name instead.
+        Matchable::Digits(_) if is_a_date(&normalized) => RealValue::TooShort,
         _ => RealValue::Load(normalized),
     }
+}
+
+/// Whether every run of digits of `text` is a date, a time or a timestamp.
+fn is_a_date(text: &str) -> bool {
+    let runs = maskbus_audit::detect::digit_runs(text);
+    !runs.is_empty() && runs.iter().all(maskbus_audit::detect::is_benign)
 }
 
 /// Loads the real values of `columns` of `policy`'s tables in `source` into a matcher keyed by
@@ -148,6 +159,10 @@ pub async fn load(
         std::iter::once(entity).chain(rules.columns().map(|(column, _)| column))
     }));
     for (entity, rules) in policy.entities() {
+        if matcher.len() >= cap {
+            stats.over_cap += 1;
+            continue;
+        }
         let mut read: Vec<(&str, &Rule)> = Vec::new();
         for (column, rule) in rules.columns() {
             if !columns.reads(entity, column, rule) {
@@ -178,13 +193,16 @@ pub async fn load(
         futures_util::pin_mut!(rows);
         let before = matcher.len();
         while let Some(row) = rows.next().await {
+            if matcher.len() >= cap {
+                stats.over_cap += 1;
+                break;
+            }
             let row = row.map_err(|e| source.query_error(what(), &e))?;
             for (at, (column, rule)) in read.iter().enumerate() {
                 let Some(value) = row.get::<_, Option<String>>(at) else {
                     continue;
                 };
                 match real_value(column, rule, &value, &pseudonyms, &names) {
-                    RealValue::Load(_) if matcher.len() >= cap => stats.over_cap += 1,
                     RealValue::Load(normalized) => {
                         matcher.add(&normalized);
                     }
@@ -243,4 +261,35 @@ pub fn random_key() -> [u8; 32] {
         }
     }
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(column: &str, rule: &Rule, value: &str) -> RealValue {
+        let names = Names::new(["public.people", "date_of_birth", "password"]);
+        real_value(column, rule, value, &[], &names)
+    }
+
+    #[test]
+    fn dates_names_and_values_a_rule_leaves_are_not_looked_for() {
+        // A birth date equals every hire date of that day: judged by the detectors instead.
+        assert_eq!(
+            judged("date_of_birth", &Rule::YearOnly, "1985-03-14"),
+            RealValue::TooShort
+        );
+        assert_eq!(
+            judged("password", &Rule::Redact, "Password"),
+            RealValue::AColumnsName
+        );
+        assert_eq!(
+            judged("born", &Rule::YearOnly, "1985-01-01"),
+            RealValue::UnchangedByRule
+        );
+        assert_eq!(
+            judged("ssn", &Rule::Ssn, "219-09-9999"),
+            RealValue::Load("219-09-9999".into())
+        );
+    }
 }

@@ -87,7 +87,7 @@ async fn guard(
         )
         .await?;
         if stats.over_cap > 0 {
-            tracing::warn!(held = stats.loaded, left_out = stats.over_cap, "the egress guard holds guard_values real values; the rest are not matched (raise guard_values; the detectors still read every value)");
+            tracing::warn!(held = stats.loaded, tables_not_whole = stats.over_cap, "the egress guard holds guard_values real values and stopped loading there: the values of the tables past it are not matched (raise guard_values; the detectors still read every value)");
         }
         tracing::info!(
             columns = stats.columns,
