@@ -119,6 +119,9 @@ pub(crate) fn check_string(
 ) -> bool {
     let detect_patterns = worth_detecting(text, hint);
     let plain = exponent_digits(text);
+    // A plain timestamp is no real value either: dates are not loaded, and its digits are
+    // compared whole with values of its own length only (the most common cell there is).
+    let exact = exact.filter(|_| !is_plain_timestamp(text.as_bytes()));
     if !detect_patterns && exact.is_none() && plain.is_none() {
         return false;
     }

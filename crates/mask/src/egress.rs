@@ -188,10 +188,20 @@ pub(crate) fn what_digits_leave(rule: &Rule, output: &str) -> Option<String> {
 }
 
 /// Whether the guard reads what `rule` outputs: every rule but those whose output is made, not
-/// left (a keyed fake, NULL, the fixed `[REDACTED]`). A fake is no value of production; its
-/// digits would read as an SSN to a detector that cannot tell it from one.
-pub(crate) fn reads(rule: &Rule) -> bool {
-    !matches!(rule, Rule::Pseudonym(_) | Rule::Null | Rule::Redact)
+/// left, or leaves too little to hold anything: a keyed fake, NULL, the fixed `[REDACTED]`, a
+/// first letter and `***`, `***-**-` and four digits, a date's year on the first of January
+/// (`year_only` refuses what is not a date). A fake is no value of production; its digits would
+/// read as an SSN to a detector that cannot tell it from one.
+pub fn reads(rule: &Rule) -> bool {
+    !matches!(
+        rule,
+        Rule::Pseudonym(_)
+            | Rule::Null
+            | Rule::Redact
+            | Rule::FirstLetter
+            | Rule::Ssn
+            | Rule::YearOnly
+    )
 }
 
 /// The columns an auditor reviewed as holding no personal data, each with a reason: a TOML
