@@ -274,21 +274,7 @@ tier = "keep"
 /// kept column closes that table (nothing of it crosses), and the other tables' changes go on.
 #[tokio::test]
 async fn a_streamed_change_the_guard_refuses_closes_its_table_and_the_rest_streams() {
-    let test = "egress_stream";
-    let dbs = seeded(test, "30").await;
-    let files = ConfigFiles::new(test);
-    let urls = AgentUrls {
-        producer_bus: dbs.url("bus"),
-        consumer_bus: dbs.url("bus"),
-        source: dbs.url("src"),
-        target: dbs.url("dst"),
-    };
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &urls,
-        &format!("slot = \"maskbus_{test}\"\n"),
-        "mode = \"stream\"\nrequest_timeout = \"3s\"\n",
-    );
+    let (dbs, _files, producer, consumer) = stream_bank_with("egress_stream", "30", "", "").await;
     let _producer = Background::spawn(&["run", "--config", &producer]);
     maskbus(&["run", "--config", &consumer, "--once"]).success();
 

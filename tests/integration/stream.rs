@@ -21,38 +21,6 @@ async fn stream_bank(
     stream_bank_with(test, customers, "", consumer_extra).await
 }
 
-/// [`stream_bank`] with more in the producer's config. The consumer gives an answer up after 3 s
-/// without a reply unless `consumer_extra` sets its own `request_timeout`.
-async fn stream_bank_with(
-    test: &str,
-    customers: &str,
-    producer_extra: &str,
-    consumer_extra: &str,
-) -> (TestDatabases, ConfigFiles, String, String) {
-    let dbs = seeded(test, customers).await;
-    let files = ConfigFiles::new(test);
-    let urls = AgentUrls {
-        producer_bus: dbs.url("bus"),
-        consumer_bus: dbs.url("bus"),
-        source: dbs.url("src"),
-        target: dbs.url("dst"),
-    };
-    let (producer, consumer) = write_agent_configs(
-        &files,
-        &urls,
-        &format!("slot = \"maskbus_{test}\"\n{producer_extra}"),
-        &format!(
-            "mode = \"stream\"\n{}{consumer_extra}",
-            if consumer_extra.contains("request_timeout") {
-                ""
-            } else {
-                "request_timeout = \"3s\"\n"
-            }
-        ),
-    );
-    (dbs, files, producer, consumer)
-}
-
 async fn source_session(dbs: &TestDatabases) -> maskbus_pg::tokio_postgres::Client {
     let src = connect(&dbs.url("src")).await;
     src.batch_execute("SET synchronous_commit = on")

@@ -608,3 +608,36 @@ pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let body = response.split_once("\r\n\r\n")?.1.to_string();
     Some((status, body))
 }
+
+/// The bank in three databases, a producer with a slot (and `producer_extra`) and a consumer in
+/// stream mode. The consumer gives an answer up after 3 s
+/// without a reply unless `consumer_extra` sets its own `request_timeout`.
+pub async fn stream_bank_with(
+    test: &str,
+    customers: &str,
+    producer_extra: &str,
+    consumer_extra: &str,
+) -> (TestDatabases, ConfigFiles, String, String) {
+    let dbs = seeded(test, customers).await;
+    let files = ConfigFiles::new(test);
+    let urls = AgentUrls {
+        producer_bus: dbs.url("bus"),
+        consumer_bus: dbs.url("bus"),
+        source: dbs.url("src"),
+        target: dbs.url("dst"),
+    };
+    let (producer, consumer) = write_agent_configs(
+        &files,
+        &urls,
+        &format!("slot = \"maskbus_{test}\"\n{producer_extra}"),
+        &format!(
+            "mode = \"stream\"\n{}{consumer_extra}",
+            if consumer_extra.contains("request_timeout") {
+                ""
+            } else {
+                "request_timeout = \"3s\"\n"
+            }
+        ),
+    );
+    (dbs, files, producer, consumer)
+}
