@@ -176,15 +176,30 @@ async fn the_sync_the_audit_and_purge_run_under_least_privilege_roles() {
     maskbus(&["run", "--config", &consumer, "--once"]).success();
     assert_target_is_masked_source(dbs).await;
 
-    // Verify and repair need no more: the reader hashes the source, the writer deletes.
-    connect(&dbs.url("src"))
-        .await
-        .batch_execute("DELETE FROM transactions WHERE id = (SELECT min(id) FROM transactions)")
-        .await
-        .unwrap();
-    let drift = maskbus(&["run", "--config", &consumer, "--once", "--verify"]);
+    // Following deletes, verify and repair need no more: the reader hashes the source, the
+    // writer deletes. A pass follows a delete itself.
+    let delete_one = || async {
+        connect(&dbs.url("src"))
+            .await
+            .batch_execute("DELETE FROM transactions WHERE id = (SELECT min(id) FROM transactions)")
+            .await
+            .unwrap();
+    };
+    delete_one().await;
+    maskbus(&["run", "--config", &consumer, "--once", "--verify"]).success();
+    assert_target_is_masked_source(dbs).await;
+    // Without the pass's delete check, verify finds it and repair deletes it.
+    let unchecked = files.write(
+        "unchecked.toml",
+        &format!(
+            "{}follow_deletes = false\n",
+            std::fs::read_to_string(&consumer).unwrap()
+        ),
+    );
+    delete_one().await;
+    let drift = maskbus(&["run", "--config", &unchecked, "--once", "--verify"]);
     assert_eq!(drift.code, 4, "{}{}", drift.stdout, drift.stderr);
-    maskbus(&["run", "--config", &consumer, "--once", "--repair"]).success();
+    maskbus(&["run", "--config", &unchecked, "--once", "--repair"]).success();
     assert_target_is_masked_source(dbs).await;
 
     // The auditor reads every message and records the watermark; the operator purges.

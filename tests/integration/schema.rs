@@ -8,7 +8,7 @@ use crate::zoo::{
 };
 
 /// Every column of the non-maskbus tables, as the catalog describes it.
-async fn columns(url: &str) -> Vec<String> {
+pub(crate) async fn columns(url: &str) -> Vec<String> {
     connect(url)
         .await
         .query(
@@ -29,7 +29,7 @@ async fn columns(url: &str) -> Vec<String> {
 }
 
 /// Types, partitions and extensions of the non-maskbus schemas.
-async fn types_and_partitions(url: &str) -> Vec<String> {
+pub(crate) async fn types_and_partitions(url: &str) -> Vec<String> {
     connect(url)
         .await
         .query(
@@ -383,7 +383,7 @@ impl Migrating {
 }
 
 /// A connection to the source that commits synchronously (a slot decodes flushed WAL only).
-async fn source_of(dbs: &TestDatabases) -> maskbus_pg::tokio_postgres::Client {
+pub(crate) async fn source_of(dbs: &TestDatabases) -> maskbus_pg::tokio_postgres::Client {
     let src = connect(&dbs.url("src")).await;
     src.batch_execute("SET synchronous_commit = on")
         .await

@@ -35,7 +35,9 @@ fn consumer_config(
 ) -> String {
     files.write(
         name,
-        &format!("role = \"consumer\"\nbus_url = \"{bus}\"\ntarget_url = \"{target}\"\nrequest_timeout = \"3s\"\n{extra}"),
+        // The hostile producers here serve schemas, entity lists and pages, not hashes: a pass's
+        // delete check would fail every table by it (`tests/integration/deletes.rs` covers it).
+        &format!("role = \"consumer\"\nbus_url = \"{bus}\"\ntarget_url = \"{target}\"\nrequest_timeout = \"3s\"\nfollow_deletes = false\n{extra}"),
     )
 }
 

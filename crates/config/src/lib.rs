@@ -63,6 +63,9 @@ pub struct ProducerConfig {
     /// The logical replication slot (and publication) this producer streams changes from; no
     /// change stream without it.
     pub slot: Option<String>,
+    /// A publication a DBA made for the change stream: the producer reads it and never creates,
+    /// alters or drops it (none: the producer makes its own, named as the slot).
+    pub publication: Option<String>,
     /// A large source transaction goes to the consumer while the source writes it (pgoutput's
     /// streaming), not once it has committed.
     pub stream_while_written: bool,
@@ -132,6 +135,11 @@ pub struct ConsumerConfig {
     /// indexes and foreign keys are lifted for the first pass and rebuilt (foreign keys
     /// validated once) at its end, and rows go in with COPY. On by default.
     pub bulk_load: bool,
+    /// Watermark mode: after each pass's rows, compare each synced table's key-range hashes
+    /// with the producer's (as `maskbus verify` does) and delete the rows the source no longer
+    /// has, fetching only the ranges that differ. On by default; off, deletes wait for
+    /// `maskbus verify --repair`, and `status` never says caught up.
+    pub follow_deletes: bool,
     /// Consumer workers sharing this target (each its own process, anywhere), and which one this
     /// is (1-based). Each worker syncs its share of the tables (a cycle's tables stay together)
     /// and has its own reply mailbox (`maskbus.consumer.N` unless `mailbox` says otherwise).
@@ -397,6 +405,8 @@ keys! {
         .doc("the mailbox this role claims from: `maskbus.producer`; `maskbus.consumer` (`maskbus.consumer.N` for worker N of several)");
     SLOT: Typed<String> = Key::text("slot", "MASKBUS_SLOT", ForProducer)
         .doc("the logical replication slot (and publication) of the change stream; no stream without it");
+    PUBLICATION: Typed<String> = Key::text("publication", "MASKBUS_PUBLICATION", ForProducer)
+        .doc("a publication a DBA made for the change stream (lower-case letters, digits and _): the producer reads it and never creates, alters or drops it, and the policy's tables it lacks fail closed by name in stream mode; the stream's reader then needs only SELECT and REPLICATION (docs/deployment.md). Unset: the producer makes its own, named as the slot, and adds and drops tables as the policy does");
     STREAM_WHILE_WRITTEN: Defaulted<bool> = Key::flag("stream_while_written", "MASKBUS_STREAM_WHILE_WRITTEN", ForProducer)
         .default("true")
         .doc("send a large source transaction to the consumer while the source writes it (pgoutput streaming; rolled back on the target if the source rolls it back), not once it commits");
@@ -449,6 +459,9 @@ keys! {
     BULK_LOAD: Defaulted<bool> = Key::flag("bulk_load", "MASKBUS_BULK_LOAD", ForConsumer)
         .default("true")
         .doc("load never-synced empty tables as `pg_restore` does: COPY, indexes and foreign keys after");
+    FOLLOW_DELETES: Defaulted<bool> = Key::flag("follow_deletes", "MASKBUS_FOLLOW_DELETES", ForConsumer)
+        .default("true")
+        .doc("watermark mode: each pass then compares its tables' key-range hashes with the producer's, as `maskbus verify` does, and deletes the rows the source no longer has (only the ranges that differ are read row by row; the cost is a hash of each table on both sides, `scripts/bench` row 2f). Off (for very large tables), deletes wait for `maskbus verify --repair` and `status` does not say caught up");
     ALLOW_SUPERUSER_TARGET: Defaulted<bool> = Key::flag("allow_superuser_target", "MASKBUS_ALLOW_SUPERUSER_TARGET", ForConsumer)
         .default("false")
         .doc("take a target role that is a superuser (or a member of one), or a member of `pg_execute_server_program`, `pg_write_server_files` or `pg_read_server_files`: refused otherwise, since the consumer builds its target from the served schema, which is untrusted input. Only for a throwaway database; connect as a non-superuser owner of the test database instead (docs/deployment.md)");
@@ -806,6 +819,7 @@ pub fn resolve(
                 .get(MAILBOX)
                 .unwrap_or_else(|| DEFAULT_PRODUCER_MAILBOX.to_string()),
             slot: raw.get(SLOT),
+            publication: raw.get(PUBLICATION),
             stream_while_written: raw.get(STREAM_WHILE_WRITTEN),
             subsets: raw.get(SUBSETS).map(PathBuf::from),
             reviewed_columns: raw.get(REVIEWED_COLUMNS).map(PathBuf::from),
@@ -836,6 +850,7 @@ pub fn resolve(
             all_or_nothing: raw.get(ALL_OR_NOTHING),
             disable_triggers: raw.get(DISABLE_TRIGGERS),
             bulk_load: raw.get(BULK_LOAD),
+            follow_deletes: raw.get(FOLLOW_DELETES),
             workers,
             worker,
             mode,

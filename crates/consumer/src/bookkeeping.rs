@@ -15,8 +15,9 @@
 //! - `owned_tables`: the tables maskbus created or adopted, the only ones it writes
 //!   ([`crate::owned`]).
 //!
-//! Besides those, two advisory locks named in the same schema's name space
-//! ([`LOCK_SCHEMA`], [`LOCK_LIFT`]) keep workers sharing a target out of each other's way.
+//! Besides those, three advisory locks named in the same schema's name space
+//! ([`LOCK_SCHEMA`], [`LOCK_LIFT`], [`LOCK_RECONCILE`]) keep workers, and a verify beside a
+//! follower, out of each other's way.
 //!
 //! Every value is a bind parameter; the numbered parameters each statement takes are said in its
 //! doc line.
@@ -75,6 +76,11 @@ pub const MIGRATIONS: &[Migration] = &[
         component: "sync",
         name: "0010_table_failures.sql",
         sql: include_str!("../sql/0010_table_failures.sql"),
+    },
+    Migration {
+        component: "sync",
+        name: "0011_delete_checks.sql",
+        sql: include_str!("../sql/0011_delete_checks.sql"),
     },
 ];
 
@@ -347,6 +353,17 @@ pub const RECORD_CREATED: &str = "INSERT INTO maskbus.owned_tables (entity, how)
                                substr(e, strpos(e, '.') + 1))) IS NOT NULL
      ON CONFLICT (entity) DO UPDATE SET how = 'created', since = now()";
 
+/// The reconcile lock (a session lock, held by a connection of its own for the whole
+/// comparison and its changes): one process converges a target's schema at a time.
+pub const LOCK_RECONCILE: &str = "SELECT pg_advisory_lock(hashtext('maskbus.reconcile'))";
+
+/// The indexes and foreign keys a bulk load has lifted and not rebuilt yet: schema, table,
+/// name.
+pub const LIFTED_NAMES: &str = "SELECT table_schema, table_name, name FROM maskbus.lifted";
+
+/// The tables maskbus created in its target (not those it adopted): `schema.table`.
+pub const CREATED_TABLES: &str = "SELECT entity FROM maskbus.owned_tables WHERE how = 'created'";
+
 /// Adopts in `maskbus.owned_tables` the tables of schemas `$1` and names `$2` (text arrays, in
 /// the same order) that the target has, with their partitions; never one of maskbus's own
 /// schema or of PostgreSQL's. Returns the entities adopted now (not owned before).
@@ -382,12 +399,38 @@ pub const FORGET_OWNED: &str = "DELETE FROM maskbus.owned_tables
          OR to_regclass(format('%I.%I', split_part(entity, '.', 1),
                                substr(entity, strpos(entity, '.') + 1))) IS NULL";
 
+// maskbus.delete_checks: when each table's deletes were last followed.
+
+/// Records in `maskbus.delete_checks` that the rows deleted on the source were followed for the
+/// tables in `$1` (a text array) up to each one's watermark in `maskbus.sync_state` (a table
+/// without one is not recorded).
+pub const RECORD_DELETE_CHECKS: &str =
+    "INSERT INTO maskbus.delete_checks (entity, checked_until, failure, checked_at)
+     SELECT entity, synced_until, NULL, now() FROM maskbus.sync_state
+      WHERE entity = ANY($1::text[]) AND synced_until IS NOT NULL
+     ON CONFLICT (entity) DO UPDATE
+        SET checked_until = EXCLUDED.checked_until, failure = NULL, checked_at = now()";
+
+/// Records in `maskbus.delete_checks` that following the deletes of table `$1` failed with
+/// reason `$2` (names only): its check stays where it last succeeded.
+pub const RECORD_DELETE_CHECK_FAILURE: &str =
+    "INSERT INTO maskbus.delete_checks (entity, checked_until, failure, checked_at)
+     VALUES ($1, NULL, $2, now())
+     ON CONFLICT (entity) DO UPDATE SET failure = EXCLUDED.failure, checked_at = now()";
+
+/// Every table's last delete check as `maskbus status` shows it, from `maskbus.delete_checks`:
+/// entity, checked_until, failure, when it finished (UTC, ISO 8601). Fails with undefined_table
+/// on a target made before the table existed.
+pub const DELETE_CHECKS_FOR_STATUS: &str = "SELECT entity, checked_until, failure,
+            to_char(checked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+       FROM maskbus.delete_checks ORDER BY entity";
+
 #[cfg(test)]
 mod tests {
     use super::MIGRATIONS;
 
     /// Every table of schema `maskbus` this module names is one a migration makes (or one of
-    /// the two advisory locks).
+    /// the three advisory locks).
     #[test]
     fn every_table_named_is_made_by_a_migration() {
         let made: Vec<String> = MIGRATIONS
@@ -411,7 +454,7 @@ mod tests {
         assert!(named.len() > 20, "{named:?}");
         for name in named {
             assert!(
-                made.iter().any(|m| m == name) || ["schema", "lift"].contains(&name),
+                made.iter().any(|m| m == name) || ["schema", "lift", "reconcile"].contains(&name),
                 "maskbus.{name} is made by no migration"
             );
         }

@@ -47,6 +47,7 @@ pub struct Grouping {
     more: bool,
     schema_changed: bool,
     closed: std::collections::BTreeSet<String>,
+    unpublished: std::collections::BTreeSet<String>,
     /// A transaction is open (sets read since the last commit), and the position its sets
     /// named so far.
     open: Option<Option<Lsn>>,
@@ -66,6 +67,8 @@ pub struct AnswerSummary {
     pub schema_changed: bool,
     /// Tables the producer left out of these changes: they fail closed.
     pub closed: std::collections::BTreeSet<String>,
+    /// Policy tables the stream's publication lacks (a DBA's): they fail closed by name.
+    pub unpublished: std::collections::BTreeSet<String>,
     /// Whole source transactions read.
     pub transactions: u64,
     /// The answer stopped inside a transaction, for a migration met there: nothing of it may be
@@ -82,6 +85,8 @@ impl Grouping {
         self.schema_changed |= set.schema_changed;
         self.closed
             .extend(set.closed.iter().map(|e| maskbus_model::qualify(e)));
+        self.unpublished
+            .extend(set.unpublished.iter().map(|e| maskbus_model::qualify(e)));
         if set.op == ChangeOp::None {
             return Ok(false);
         }
@@ -124,6 +129,7 @@ impl Grouping {
             more: self.more,
             schema_changed: self.schema_changed,
             closed: self.closed,
+            unpublished: self.unpublished,
             transactions: self.transactions,
             abandoned,
         })
@@ -148,6 +154,114 @@ pub struct Applied {
     /// Entities whose watermarks went in this round (they fail closed: copied again once they
     /// follow).
     pub forgotten: std::collections::BTreeSet<String>,
+    /// A table whose change met a foreign key the target cannot satisfy (its parent fails or is
+    /// skipped, or the parent row is missing): nothing of the answer was committed, and it is
+    /// asked for again with this table passed over (it waits, and is copied again once it can).
+    pub waits: Option<super::Skipped>,
+    /// Tables that changes named and the plans do not hold (added to the policy since they
+    /// were made): passed over, they are planned and copied (each copy's snapshot holds them).
+    pub unplanned: std::collections::BTreeSet<String>,
+}
+
+/// What the follower passes over in an answer.
+#[derive(Clone, Copy)]
+pub struct Passing<'a> {
+    /// Tables that fail closed, or are not copied yet: their changes are passed over and their
+    /// watermark goes (unless in `forgotten` already).
+    pub skip: &'a std::collections::BTreeSet<String>,
+    pub forgotten: &'a std::collections::BTreeSet<String>,
+    /// Per table, the snapshot its copy was taken at: a change of a transaction it holds is in
+    /// the copy already (a table copied after the stream began, or again).
+    pub joins: &'a HashMap<String, Snapshot>,
+}
+
+/// The table and constraint of a foreign-key violation (SQLSTATE 23503), if `e` is one: the
+/// table is always the referencing one.
+fn foreign_key_violation(e: &tokio_postgres::Error) -> Option<(maskbus_pg::TableRef, String)> {
+    let db = e.as_db_error()?;
+    if db.code() != &tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION {
+        return None;
+    }
+    Some((
+        maskbus_pg::TableRef::new(db.schema()?, db.table()?),
+        db.constraint()?.to_string(),
+    ))
+}
+
+/// A data exception or an integrity constraint (SQLSTATE classes 22 and 23) met writing one
+/// table's change: the change does not fit that table as the target holds it.
+fn fits_not(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error()
+        .is_some_and(|db| matches!(&db.code().code()[..2], "22" | "23"))
+}
+
+/// Which table waits for a foreign-key violation on `child`'s `constraint`, met while changing
+/// `changing` (none: at commit): the child, unless it is passed over already (then its stale
+/// rows hold back a change of the parent, which waits for it). None: no table of the plans.
+fn who_waits(
+    plans: &[EntityPlan],
+    skip: &std::collections::BTreeSet<String>,
+    child: &maskbus_pg::TableRef,
+    constraint: &str,
+    changing: Option<&str>,
+) -> Option<super::Skipped> {
+    let child_plan = plans.iter().find(|p| &p.table == child)?;
+    let parent = child_plan
+        .parents
+        .iter()
+        .chain(&child_plan.outside)
+        .find(|fk| fk.name == constraint)
+        .map(|fk| fk.parent.to_string())
+        .unwrap_or_else(|| "a table it references".to_string());
+    if !skip.contains(&child_plan.entity) {
+        return Some(super::Skipped {
+            entity: child_plan.entity.clone(),
+            reason: format!("waits for its parent {parent}: a streamed change names a row of it the target lacks (it fails, is skipped, or misses that row); its changes are passed over and it is copied again once {parent} follows"),
+        });
+    }
+    let changing = changing.filter(|c| *c != child_plan.entity)?;
+    Some(super::Skipped {
+        entity: changing.to_string(),
+        reason: format!("waits for its child {}, which fails: rows of it in the target still reference rows a streamed change of this table deletes; copied again once {} follows", child_plan.entity, child_plan.entity),
+    })
+}
+
+/// The tables `skip` passes over that reference `parent` by its key, with that key's columns in
+/// the child: their stale rows referencing a deleted parent row are deleted first (the source
+/// holds no such row, and the child is copied and repaired once it follows).
+fn failing_children<'p>(
+    plans: &'p [EntityPlan],
+    skip: &std::collections::BTreeSet<String>,
+    parent: &EntityPlan,
+) -> Vec<(&'p EntityPlan, maskbus_model::KeyDef)> {
+    let key = parent.key.names();
+    plans
+        .iter()
+        .filter(|c| skip.contains(&c.entity))
+        .flat_map(|c| {
+            c.parents
+                .iter()
+                .filter(|fk| fk.parent == parent.table && fk.parent_columns == key)
+                .map(move |fk| {
+                    let columns = fk
+                        .columns
+                        .iter()
+                        .zip(&parent.key.columns)
+                        .map(|(name, k)| maskbus_model::KeyColumn {
+                            name: name.clone(),
+                            sql_type: k.sql_type.clone(),
+                        })
+                        .collect();
+                    (
+                        c,
+                        maskbus_model::KeyDef {
+                            columns,
+                            source: parent.key.source.clone(),
+                        },
+                    )
+                })
+        })
+        .collect()
 }
 
 /// Applies the change stream to the target and keeps its position there.
@@ -250,13 +364,23 @@ impl<'db> ChangeApplier<'db> {
     /// A set of a table in `skip` (one that fails closed, to be copied again once it follows)
     /// or that the producer says fails closed is passed over, and the watermark of each such
     /// table not in `forgotten` goes in the same transaction.
+    ///
+    /// A foreign key the target cannot satisfy (a child row whose parent table fails) does not
+    /// stop the stream: nothing is committed, and [`Applied::waits`] names the table that waits,
+    /// for the follower to ask again with it passed over. A set of a table not in `plans` is
+    /// passed over and named in [`Applied::unplanned`]; one whose transaction the table's copy
+    /// holds already (`passing.joins`) is passed over too.
     pub async fn apply(
         &self,
         plans: &[EntityPlan],
         answer: &mut Answer<'_>,
-        skip: &std::collections::BTreeSet<String>,
-        forgotten: &std::collections::BTreeSet<String>,
+        passing: Passing<'_>,
     ) -> Result<Applied, ConsumerError> {
+        let Passing {
+            skip,
+            forgotten,
+            joins,
+        } = passing;
         let failed = |what: String| {
             let target = self.db.target();
             move |e: tokio_postgres::Error| ConsumerError::from(target.query_error(what, &e))
@@ -307,7 +431,19 @@ impl<'db> ChangeApplier<'db> {
             if !grouping.read(&set)?
                 || skip.contains(&set.entity)
                 || grouping.closed.contains(&set.entity)
+                || grouping.unpublished.contains(&set.entity)
+                || set
+                    .xid
+                    .zip(joins.get(&set.entity))
+                    .is_some_and(|(xid, copied)| copied.holds(xid.0))
             {
+                next = answer.next().await?;
+                continue;
+            }
+            if !plans.iter().any(|p| p.entity == set.entity) {
+                // A table the plans do not hold yet (added to the policy): planned and copied
+                // after this answer, with a snapshot that holds this change.
+                applied.unplanned.insert(set.entity.clone());
                 next = answer.next().await?;
                 continue;
             }
@@ -327,6 +463,7 @@ impl<'db> ChangeApplier<'db> {
             };
             owns.require(&plan.table.to_string())?;
             if set.op != ChangeOp::Truncate && !truncates.is_empty() {
+                with_failing_children(plans, skip, &mut truncates);
                 tx.batch_execute(&statements::truncate(&truncates))
                     .await
                     .map_err(failed(what("truncating before")))?;
@@ -352,14 +489,49 @@ impl<'db> ChangeApplier<'db> {
                             reason: "a delete carries the key columns, and only them".into(),
                         });
                     }
+                    // Rows of failing children that reference the deleted rows go first.
+                    let children = failing_children(plans, skip, plan);
+                    if !children.is_empty() {
+                        let columns: Vec<Vec<Option<&str>>> = (0..set.columns.len())
+                            .map(|i| set.rows.iter().map(|row| row.get(i)).collect())
+                            .collect();
+                        let values = params(&columns);
+                        for (child, by) in children {
+                            tx.execute(&statements::delete_by_key(&child.table, &by), &values)
+                                .await
+                                .map_err(failed(format!(
+                                    "deleting from {} (failing) the rows that reference rows deleted from {}",
+                                    child.entity, plan.entity
+                                )))?;
+                        }
+                    }
                     (
                         statements::delete_by_key(&plan.table, &plan.key),
                         "deleting from",
                     )
                 }
                 ChangeOp::Upsert => {
-                    let columns =
-                        pages::reply_columns(plan, &set.entity, &set.key, &set.columns, &set.rows)?;
+                    let columns = match pages::reply_columns(
+                        plan,
+                        &set.entity,
+                        &set.key,
+                        &set.columns,
+                        &set.rows,
+                    ) {
+                        Ok(columns) => columns,
+                        // The change does not fit the table as the target holds it (its schema
+                        // has not followed yet): that table waits, the others go on.
+                        Err(ConsumerError::BadReply { reason, .. }) => {
+                            return Ok(Applied {
+                                waits: Some(super::Skipped {
+                                    entity: plan.entity.clone(),
+                                    reason: format!("a streamed change does not fit the table the target holds ({reason}): its changes are passed over, and it is copied again once its schema follows"),
+                                }),
+                                ..Applied::default()
+                            });
+                        }
+                        Err(e) => return Err(e),
+                    };
                     // No links are deferred here: the source made these rows in this order.
                     let sql = statements::upsert(&statements::Write {
                         table: &plan.table,
@@ -385,12 +557,40 @@ impl<'db> ChangeApplier<'db> {
             let values = params(&columns);
             let (executed, following) =
                 tokio::join!(tx.execute(&statement, &values), answer.next());
-            applied.rows += executed.map_err(failed(what(verb)))?;
+            match executed {
+                Ok(rows) => applied.rows += rows,
+                Err(e) => {
+                    let waits = match foreign_key_violation(&e) {
+                        Some((child, fk)) => {
+                            who_waits(plans, skip, &child, &fk, Some(&plan.entity))
+                        }
+                        // A value or a constraint the table in the target does not take yet
+                        // (its schema lags the source's: a NOT NULL dropped, a column widened):
+                        // that table waits, and is copied again once its schema follows.
+                        None => fits_not(&e).then(|| super::Skipped {
+                            entity: plan.entity.clone(),
+                            reason: format!("a streamed change does not fit the table in the target ({}): its changes are passed over, and it is copied again once its schema follows", maskbus_pg::error_text(&e)),
+                        }),
+                    };
+                    if let Some(waits) = waits {
+                        // Rolled back whole (the transaction is dropped): asked for again.
+                        return Ok(Applied {
+                            waits: Some(waits),
+                            ..Applied::default()
+                        });
+                    }
+                    return Err(failed(what(verb))(e));
+                }
+            }
             next = following?;
         }
         let summary = grouping.finish()?;
-        let mut forget: std::collections::BTreeSet<String> =
-            skip.union(&summary.closed).cloned().collect();
+        let mut forget: std::collections::BTreeSet<String> = skip
+            .iter()
+            .chain(&summary.closed)
+            .chain(&summary.unpublished)
+            .cloned()
+            .collect();
         forget.retain(|entity| !forgotten.contains(entity));
         if summary.abandoned {
             // Rolled back whole (the transaction is dropped): the schema goes first.
@@ -412,6 +612,7 @@ impl<'db> ChangeApplier<'db> {
             return Ok(applied);
         };
         if !truncates.is_empty() {
+            with_failing_children(plans, skip, &mut truncates);
             tx.batch_execute(&statements::truncate(&truncates))
                 .await
                 .map_err(failed("truncating streamed tables".into()))?;
@@ -432,13 +633,46 @@ impl<'db> ChangeApplier<'db> {
         )
         .await
         .map_err(failed("recording the stream position".into()))?;
-        tx.commit().await.map_err(failed(format!(
-            "COMMIT of the source transactions up to {}",
-            summary.through
-        )))?;
+        if let Err(e) = tx.commit().await {
+            // A deferred foreign key, checked at commit.
+            if let Some(waits) = foreign_key_violation(&e)
+                .and_then(|(child, fk)| who_waits(plans, skip, &child, &fk, None))
+            {
+                return Ok(Applied {
+                    waits: Some(waits),
+                    ..Applied::default()
+                });
+            }
+            return Err(failed(format!(
+                "COMMIT of the source transactions up to {}",
+                summary.through
+            ))(e));
+        }
         applied.forgotten = forget;
         applied.summary = summary;
         Ok(applied)
+    }
+}
+
+/// `truncates` with the tables `skip` passes over that reference one of them: a truncate on the
+/// source covered them too (Postgres refuses to empty a referenced table alone), and they are
+/// copied again once they follow.
+fn with_failing_children<'p>(
+    plans: &'p [EntityPlan],
+    skip: &std::collections::BTreeSet<String>,
+    truncates: &mut Vec<&'p maskbus_pg::TableRef>,
+) {
+    loop {
+        let more: Vec<&maskbus_pg::TableRef> = plans
+            .iter()
+            .filter(|c| skip.contains(&c.entity) && !truncates.contains(&&c.table))
+            .filter(|c| c.parents.iter().any(|fk| truncates.contains(&&fk.parent)))
+            .map(|c| &c.table)
+            .collect();
+        if more.is_empty() {
+            return;
+        }
+        truncates.extend(more);
     }
 }
 

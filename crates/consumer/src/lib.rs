@@ -19,8 +19,9 @@
 //! - [`rebuild`]: rebuilding what a bulk load lifted, beside the pass and at its end.
 //! - [`stream`]: following the change stream ([`stream::Follower`]); `changes`: streamed
 //!   transactions into the target ([`changes::ChangeApplier`]).
-//! - [`schema`]: the target's schema made from the served one and kept in step with it
-//!   ([`schema::SchemaSync`]).
+//! - [`schema`]: the target's schema made from the served one and converged on it every pass
+//!   ([`schema::SchemaSync`]); [`reconcile`]: which change runs before a table's rows and which
+//!   after them.
 //! - [`owned`]: the tables maskbus created or adopted in its target, the only ones it writes
 //!   ([`owned::Owned`]); names in schema `maskbus` or PostgreSQL's are refused everywhere.
 //! - [`verify`]: the consumer's half of verify and repair ([`verify::Verifier`]).
@@ -49,6 +50,7 @@ pub mod pages;
 mod parents;
 pub mod pass;
 pub mod rebuild;
+pub mod reconcile;
 pub mod schema;
 pub mod status;
 pub mod stream;
@@ -388,7 +390,11 @@ impl Consumer {
                 _ = signal.wait_for(|stopped| *stopped) => Ok(0),
             };
         }
-        tracing::info!("watermark mode: passes bring new and updated rows; rows deleted in the source stay until `maskbus verify --repair` (or `run --once --repair`) removes them. mode = \"stream\" follows deletes too");
+        if self.config.follow_deletes {
+            tracing::info!("watermark mode: passes bring new and updated rows, then compare each table's key-range hashes with the source's and delete the rows it no longer has");
+        } else {
+            tracing::info!("watermark mode with follow_deletes = false: passes bring new and updated rows; rows deleted in the source stay until `maskbus verify --repair` (or `run --once --repair`) removes them");
+        }
         let mut total = 0;
         let mut retry = maskbus_pg::Retry::transient();
         loop {
@@ -396,7 +402,7 @@ impl Consumer {
             // not committed is asked again by the next run.
             let mut signal = stop.clone();
             let pass = tokio::select! {
-                pass = self.sync_pass(&stop) => pass,
+                pass = verify::pass_following_deletes(self, &stop) => pass,
                 _ = signal.wait_for(|stopped| *stopped) => Err(ConsumerError::Stopped),
             };
             let report = match pass {

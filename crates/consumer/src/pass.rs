@@ -569,10 +569,28 @@ impl<'a> Pass<'a> {
     /// skipped; the others go on, unless `all_or_nothing` is set. Between pages it checks
     /// `stop`.
     pub async fn run(
-        mut self,
+        self,
         plans: Vec<EntityPlan>,
         skipped: Vec<Skipped>,
     ) -> Result<PassReport, ConsumerError> {
+        let (report, tables) = self.run_reported(plans, skipped).await?;
+        if !report.failed.is_empty() {
+            return Err(ConsumerError::Partial {
+                tables,
+                failed: report.failed,
+            });
+        }
+        Ok(report)
+    }
+
+    /// [`Pass::run`], the tables that failed in the report (`failed`) rather than an error, with
+    /// the number of tables the pass covered: the follower copies the tables that can be and
+    /// goes on. Unless `all_or_nothing` (then a failure is [`ConsumerError::Partial`]).
+    pub async fn run_reported(
+        mut self,
+        plans: Vec<EntityPlan>,
+        skipped: Vec<Skipped>,
+    ) -> Result<(PassReport, usize), ConsumerError> {
         // With several workers on one target, this one syncs its share of the tables only.
         let share = super::workers::assign(&plans, self.config.workers);
         let me = self.config.worker.saturating_sub(1);
@@ -754,12 +772,6 @@ impl<'a> Pass<'a> {
         if let Err(e) = self.db.record_failures(&covered, &report.failed).await {
             tracing::warn!(error = %e, "could not record which tables failed (status and /health read it)");
         }
-        if !report.failed.is_empty() {
-            return Err(ConsumerError::Partial {
-                tables,
-                failed: report.failed,
-            });
-        }
-        Ok(report)
+        Ok((report, tables))
     }
 }

@@ -6,7 +6,9 @@
 //! (asked on a mailbox of status's own, so a running follower never takes its replies): in
 //! watermark mode whether each table has rows written after its watermark (a page of one row
 //! since it) and how many transaction ids the source has handed out since; in stream mode
-//! whether changes wait after the applied position. The verdict ([`StatusReport::verdict`]) is
+//! whether changes wait after the applied position. In watermark mode a table is caught up only
+//! when its deletes are too: its last delete check (`maskbus.delete_checks`, written by each
+//! pass and by verify) reached its watermark and did not fail. The verdict ([`StatusReport::verdict`]) is
 //! pure and decides the exit code.
 
 use super::bookkeeping;
@@ -30,6 +32,11 @@ pub struct TableStatus {
     pub last_moved: Option<String>,
     /// Rows written on the source after the watermark: `None` when the producer did not say.
     pub behind: Option<bool>,
+    /// The watermark up to which the rows deleted on the source were last followed (a pass's
+    /// delete check, or a verify that found the table equal or repaired it), if ever.
+    pub deletes_followed_until: Option<String>,
+    /// Why the last check of its deletes failed, if it did.
+    pub delete_check_failed: Option<String>,
 }
 
 /// Where the change stream stands.
@@ -124,6 +131,16 @@ impl StatusReport {
                     why.push(format!("{} has a pass under way", t.entity));
                 } else if t.behind == Some(true) {
                     why.push(format!("{} has rows written after its watermark", t.entity));
+                } else if let Some(reason) = &t.delete_check_failed {
+                    why.push(format!(
+                        "{}: following its deletes failed: {reason}",
+                        t.entity
+                    ));
+                } else if t.deletes_followed_until != t.watermark {
+                    why.push(format!(
+                        "{}: rows deleted on the source are not followed since its last pass (follow_deletes is off, or the check did not finish; `maskbus verify --repair` follows them)",
+                        t.entity
+                    ));
                 }
             }
         }
@@ -224,8 +241,19 @@ pub async fn status(
             pass_running: row.get(2),
             last_moved: row.get(3),
             behind: None,
+            deletes_followed_until: None,
+            delete_check_failed: None,
             entity,
         });
+    }
+    for check in delete_checks(&client)
+        .await
+        .map_err(read("reading maskbus.delete_checks"))?
+    {
+        if let Some(table) = report.tables.iter_mut().find(|t| t.entity == check.0) {
+            table.deletes_followed_until = check.1;
+            table.delete_check_failed = check.2;
+        }
     }
     let (_, not_created): (Vec<_>, Vec<_>) = left_out(&client)
         .await
@@ -352,6 +380,27 @@ pub async fn closed_tables(
     Ok(all)
 }
 
+/// Each table's last delete check, from the target's bookkeeping: entity, the watermark it
+/// followed the deletes up to, why it failed. None on a target made before the checks were
+/// recorded.
+async fn delete_checks(
+    client: &tokio_postgres::Client,
+) -> Result<Vec<(String, Option<String>, Option<String>)>, tokio_postgres::Error> {
+    match client
+        .query(bookkeeping::DELETE_CHECKS_FOR_STATUS, &[])
+        .await
+    {
+        Ok(rows) => Ok(rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect()),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+            Ok(Vec::new())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Everything the target's bookkeeping says was left out: tables that fail closed, and the
 /// objects not created (keyed `extension ...` or `dropped ...`).
 async fn left_out(
@@ -388,6 +437,7 @@ mod tests {
                 rows: 3,
                 watermark: Some("10:12:".into()),
                 behind: Some(false),
+                deletes_followed_until: Some("10:12:".into()),
                 ..TableStatus::default()
             }],
             producer_answered: true,
@@ -423,5 +473,33 @@ mod tests {
             StatusReport::default().verdict(),
             Verdict::Behind(_)
         ));
+    }
+
+    #[test]
+    fn caught_up_only_when_deletes_are_followed_up_to_each_watermark() {
+        let mut unchecked = caught_up();
+        unchecked.tables[0].deletes_followed_until = Some("8:9:".into());
+        assert!(
+            matches!(unchecked.verdict(), Verdict::Behind(why) if why[0].contains("rows deleted on the source"))
+        );
+        let mut never = caught_up();
+        never.tables[0].deletes_followed_until = None;
+        assert!(matches!(never.verdict(), Verdict::Behind(_)));
+        let mut failed = caught_up();
+        failed.tables[0].delete_check_failed = Some("its comparison failed".into());
+        assert!(
+            matches!(failed.verdict(), Verdict::Behind(why) if why[0].contains("following its deletes failed"))
+        );
+        let mut stream = caught_up();
+        stream.mode = "stream";
+        stream.tables[0].deletes_followed_until = None;
+        stream.stream = Some(StreamStatus {
+            applied: "0/1".into(),
+            transactions_applied: 0,
+            rows_applied: 0,
+            last_moved: String::new(),
+        });
+        stream.stream_behind = Some(false);
+        assert_eq!(stream.verdict(), Verdict::CaughtUp);
     }
 }

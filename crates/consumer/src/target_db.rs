@@ -536,16 +536,16 @@ impl TargetDb {
     }
 
     /// Applies `steps` (one table's changes, with what they do to the tables maskbus owns) in
-    /// one transaction, with `baseline` (the served schema as far as the target has it now, that
-    /// table included): a crash between two tables leaves each either changed and recorded, or
-    /// neither. With `rewrite`, the table's watermark goes in the same transaction, so the next
+    /// one transaction, with `baseline` when given (the served schema as far as the target has it
+    /// now, that table included): a crash between two tables leaves each either changed and
+    /// recorded, or neither. With `rewrite`, the table's watermark goes in the same transaction, so the next
     /// pass writes its rows again.
     pub async fn apply_changes(
         &self,
         entity: Option<&str>,
         steps: &[crate::owned::Step],
         rewrite: bool,
-        baseline: &Baseline,
+        baseline: Option<&Baseline>,
     ) -> Result<(), PgError> {
         // A connection of its own, dropped after: nothing an expression sets outlives it.
         let mut client = self.target.connect().await?;
@@ -568,10 +568,55 @@ impl TargetDb {
                 .await
                 .map_err(q("forgetting a watermark".into()))?;
         }
-        self.record_baseline_in(&tx, baseline).await?;
+        if let Some(baseline) = baseline {
+            self.record_baseline_in(&tx, baseline).await?;
+        }
         tx.commit()
             .await
             .map_err(q(format!("COMMIT of the schema changes of {what}")))
+    }
+
+    /// Holds the target's reconcile lock while the returned connection lives: one process
+    /// converges a target's schema at a time.
+    pub async fn converging(&self) -> Result<tokio_postgres::Client, PgError> {
+        let client = self.target.connect().await?;
+        client
+            .execute(bookkeeping::LOCK_RECONCILE, &[])
+            .await
+            .map_err(|e| {
+                self.target
+                    .query_error("taking the schema reconcile lock", &e)
+            })?;
+        Ok(client)
+    }
+
+    /// The indexes and foreign keys a bulk load has lifted and not rebuilt yet, by table.
+    pub async fn lifted(&self) -> Result<BTreeSet<(TableRef, String)>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(bookkeeping::LIFTED_NAMES, &[])
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.lifted", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    TableRef::new(r.get::<_, String>(0), r.get::<_, String>(1)),
+                    r.get(2),
+                )
+            })
+            .collect())
+    }
+
+    /// The tables maskbus created in this target (`schema.table`): those the reconcile loop
+    /// compares by the target's real catalog (the adopted ones keep their own differences).
+    pub async fn created_tables(&self) -> Result<BTreeSet<String>, PgError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(bookkeeping::CREATED_TABLES, &[])
+            .await
+            .map_err(|e| self.target.query_error("reading maskbus.owned_tables", &e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     /// Compares each entity's rules fingerprint with the one its rows were masked by: a table

@@ -10,12 +10,21 @@
 //! first reply says so), the same on both sides whatever the order.
 //!
 //! `--repair` then deletes the rows the source does not have (children first, over all tables),
-//! and asks the producer for the missing and different rows by key (parents first).
+//! and asks the producer for the missing and different rows by key (parents first); deletes a
+//! write had to come first for (a parent row a child still pointed at) are tried again after the
+//! writes. A table that cannot be compared or repaired is named with the reason and the others go
+//! on: a verify never says equal while a served table is left out.
+//!
+//! In watermark mode each pass follows the source's deletes with the same machinery
+//! ([`pass_following_deletes`]): once the pass's rows are in, the tables it synced are compared
+//! and repaired. Each table's last check is recorded in `maskbus.delete_checks`, which `maskbus
+//! status` reads.
 
-use super::pages::EntityPlan;
+use super::bookkeeping;
+use super::pages::{EntityPlan, Skipped};
 use super::parents::Parents;
 use super::writer::PageWriter;
-use super::{Consumer, ConsumerError};
+use super::{Consumer, ConsumerError, PassReport};
 use futures_util::StreamExt;
 use maskbus_pg::statements;
 use maskbus_pg::READ_ONLY_CANONICAL;
@@ -23,7 +32,8 @@ use maskbus_protocol::digest::{hex, spread_of, unhex, Bucketing, RowHasher, Tall
 use maskbus_protocol::{
     HashReply, KeyCursor, ReceivedReply, Request, MAX_PAGE_ROWS, SPREAD_BUCKETS, VERSION,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use tokio::sync::watch;
 use tokio_postgres::types::ToSql;
 
 /// How one table differs from the masked source.
@@ -54,9 +64,13 @@ pub struct VerifyReport {
     pub deleted: u64,
     pub written: u64,
     /// Served tables neither verified nor repaired, each with the reason (one that fails
-    /// closed, or that is not maskbus's to write).
+    /// closed, that is not maskbus's to write, that a pass could not sync, or whose comparison
+    /// failed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_verified: Vec<NotVerified>,
+    /// Tables compared whose repair failed, each with the reason (the others were repaired).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_repaired: Vec<NotVerified>,
 }
 
 /// A served table a verify left alone, and why.
@@ -67,8 +81,138 @@ pub struct NotVerified {
 }
 
 impl VerifyReport {
+    /// Every served table was compared and is equal: none was left out.
     pub fn is_equal(&self) -> bool {
+        self.not_verified.is_empty() && self.tables_equal()
+    }
+
+    /// The tables compared are equal (some may have been left out: see `not_verified`).
+    pub fn tables_equal(&self) -> bool {
         self.tables.iter().all(TableDrift::is_equal)
+    }
+
+    /// A repair made every served table equal: none was left out and none failed.
+    pub fn all_repaired(&self) -> bool {
+        self.not_verified.is_empty() && self.not_repaired.is_empty()
+    }
+
+    /// Whether `entity` was compared and, if it differed, repaired without a failure.
+    fn followed(&self, entity: &str, repaired: bool) -> bool {
+        self.tables
+            .iter()
+            .any(|t| t.entity == entity && (repaired || t.is_equal()))
+            && !self.not_repaired.iter().any(|n| n.entity == entity)
+    }
+}
+
+/// An error that stops the whole verify, not only the table it came from: the producer does
+/// not answer, or the consumer was told to stop.
+fn stops_all(e: &ConsumerError) -> bool {
+    e.is_transient() || matches!(e, ConsumerError::NoReply { .. } | ConsumerError::Stopped)
+}
+
+/// A watermark pass that follows the source's deletes: the pass (see [`crate::pass::Pass`]),
+/// then, unless `follow_deletes` is off, the tables it synced (this worker's share, never one
+/// that failed) compared with the masked source by key-range hashes and made equal
+/// ([`Verifier::follow_deletes`]). A table whose check fails is reported with the pass's
+/// failures (the pass is partial) and recorded; the others' deletes are followed.
+pub async fn pass_following_deletes(
+    consumer: &Consumer,
+    stop: &watch::Receiver<bool>,
+) -> Result<PassReport, ConsumerError> {
+    let config = consumer.config();
+    let (plans, skipped) = consumer.plan().await?;
+    let passed = super::pass::Pass::new(config, consumer.asker(), consumer.db(), stop)
+        .run(plans.clone(), skipped)
+        .await;
+    let failed: BTreeSet<String> = match &passed {
+        Ok(report) => report.failed.iter().map(|f| f.entity.clone()).collect(),
+        Err(ConsumerError::Partial { failed, .. }) => {
+            failed.iter().map(|f| f.entity.clone()).collect()
+        }
+        Err(_) => return passed,
+    };
+    if *stop.borrow() {
+        return passed;
+    }
+    let share = super::workers::assign(&plans, config.workers);
+    let me = config.worker.saturating_sub(1);
+    let synced: Vec<EntityPlan> = plans
+        .into_iter()
+        .zip(share)
+        .filter(|(p, worker)| *worker == me && !failed.contains(&p.entity))
+        .map(|(p, _)| p)
+        .collect();
+    let names: BTreeSet<String> = synced.iter().map(|p| p.entity.clone()).collect();
+    if !config.follow_deletes {
+        return with_schema_after_rows(consumer, &names, passed).await;
+    }
+    let checked = Verifier::connect(consumer)
+        .await?
+        .follow_deletes(synced)
+        .await?;
+    if checked.deleted + checked.written > 0 {
+        tracing::info!(
+            deleted = checked.deleted,
+            written = checked.written,
+            "followed the source's deletes"
+        );
+    }
+    let check_failed: Vec<Skipped> = checked
+        .not_verified
+        .into_iter()
+        .chain(checked.not_repaired)
+        .map(|n| {
+            tracing::error!(entity = %n.entity, reason = %n.reason, "could not follow this table's deletes; following the others'");
+            Skipped {
+                reason: format!("following its deletes failed: {}", n.reason),
+                entity: n.entity,
+            }
+        })
+        .collect();
+    if check_failed.is_empty() {
+        return with_schema_after_rows(consumer, &names, passed).await;
+    }
+    let passed = with_schema_after_rows(consumer, &names, passed).await;
+    match passed {
+        Ok(report) => Err(ConsumerError::Partial {
+            tables: report.rows.len() + report.failed.len(),
+            failed: check_failed,
+        }),
+        Err(ConsumerError::Partial { mut failed, tables }) => {
+            failed.extend(check_failed);
+            Err(ConsumerError::Partial { failed, tables })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What the rows of `synced` must satisfy and the target lacks (a migration's NOT NULL, unique
+/// index, check or foreign key; `crate::schema::after_rows`), added now that their rows and
+/// deletes are in: a table whose rows do not satisfy it yet fails this pass (its rows are
+/// synced), said and recorded, and it is tried again by the next.
+async fn with_schema_after_rows(
+    consumer: &Consumer,
+    synced: &BTreeSet<String>,
+    passed: Result<PassReport, ConsumerError>,
+) -> Result<PassReport, ConsumerError> {
+    let waiting = super::schema::after_rows(consumer.db(), synced).await?;
+    if waiting.is_empty() {
+        return passed;
+    }
+    if let Err(e) = consumer.db().record_failures(&[], &waiting).await {
+        tracing::warn!(error = %e, "could not record which tables failed (status and /health read it)");
+    }
+    match passed {
+        Ok(report) => Err(ConsumerError::Partial {
+            tables: report.rows.len() + report.failed.len(),
+            failed: waiting,
+        }),
+        Err(ConsumerError::Partial { mut failed, tables }) => {
+            failed.extend(waiting);
+            Err(ConsumerError::Partial { failed, tables })
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -237,7 +381,7 @@ impl<'a> Verifier<'a> {
     /// [`Verifier::run`] over `only` these entities (every one with `None`).
     pub async fn run_only(
         self,
-        only: Option<&std::collections::BTreeSet<String>>,
+        only: Option<&BTreeSet<String>>,
         repair: bool,
     ) -> Result<VerifyReport, ConsumerError> {
         let (mut plans, mut skipped) = self.consumer.plan().await?;
@@ -245,6 +389,50 @@ impl<'a> Verifier<'a> {
             plans.retain(|p| only.contains(&p.entity));
             skipped.retain(|s| only.contains(&s.entity));
         }
+        self.run_plans(plans, skipped, repair).await
+    }
+
+    /// [`Verifier::run`] over every table but those of `failed` (a pass could not sync them),
+    /// which are named not verified with the reason: the others are compared, and repaired with
+    /// `repair`.
+    pub async fn run_except(
+        self,
+        failed: &[Skipped],
+        repair: bool,
+    ) -> Result<VerifyReport, ConsumerError> {
+        let (mut plans, mut skipped) = self.consumer.plan().await?;
+        plans.retain(|p| !failed.iter().any(|f| f.entity == p.entity));
+        for f in failed {
+            if !skipped.iter().any(|s| s.entity == f.entity) {
+                skipped.push(Skipped {
+                    entity: f.entity.clone(),
+                    reason: format!("the sync failed: {}", f.reason),
+                });
+            }
+        }
+        self.run_plans(plans, skipped, repair).await
+    }
+
+    /// Compares the tables a pass synced with the masked source and makes them equal: the rows
+    /// the source deleted are deleted (children first); rows that differ or are missing (written
+    /// after the pass's snapshot) are fetched by key. A table whose comparison or repair fails
+    /// is named with the reason in the report, the others go on.
+    pub async fn follow_deletes(
+        self,
+        plans: Vec<EntityPlan>,
+    ) -> Result<VerifyReport, ConsumerError> {
+        self.run_plans(plans, Vec::new(), true).await
+    }
+
+    /// Compares `plans` one by one (a table whose comparison fails is named, the others go on),
+    /// `skipped` named not verified; with `repair`, makes the tables compared equal. Records
+    /// in `maskbus.delete_checks` the tables found equal or repaired, and those that failed.
+    async fn run_plans(
+        self,
+        plans: Vec<EntityPlan>,
+        skipped: Vec<Skipped>,
+        repair: bool,
+    ) -> Result<VerifyReport, ConsumerError> {
         let mut report = VerifyReport {
             not_verified: skipped
                 .into_iter()
@@ -255,17 +443,81 @@ impl<'a> Verifier<'a> {
                 .collect(),
             ..VerifyReport::default()
         };
-        for plan in &plans {
-            let drift = self.verify_table(plan).await?;
-            if !drift.is_equal() {
-                tracing::warn!(entity = %plan.entity, missing = drift.missing.len(), extra = drift.extra.len(), different = drift.different.len(), "the target differs from the masked source");
+        let mut compared = Vec::with_capacity(plans.len());
+        let mut failed = Vec::new();
+        for plan in plans {
+            match self.verify_table(&plan).await {
+                Ok(drift) => {
+                    if !drift.is_equal() {
+                        tracing::warn!(entity = %plan.entity, missing = drift.missing.len(), extra = drift.extra.len(), different = drift.different.len(), "the target differs from the masked source");
+                    }
+                    report.tables.push(drift);
+                    compared.push(plan);
+                }
+                Err(e) if stops_all(&e) => return Err(e),
+                Err(e) => {
+                    tracing::error!(entity = %plan.entity, error = %e, "could not compare this table; comparing the others");
+                    failed.push(NotVerified {
+                        entity: plan.entity.clone(),
+                        reason: format!("its comparison failed: {e}"),
+                    });
+                }
             }
-            report.tables.push(drift);
         }
-        if repair && !report.is_equal() {
-            self.repair(&plans, &mut report).await?;
+        if repair && !report.tables_equal() {
+            self.repair(&compared, &mut report).await?;
         }
+        let followed: Vec<String> = compared
+            .iter()
+            .map(|p| p.entity.clone())
+            .filter(|e| report.followed(e, repair))
+            .collect();
+        failed.extend(report.not_repaired.iter().cloned());
+        if let Err(e) = self.record_checks(&followed, &failed).await {
+            tracing::warn!(error = %e, "could not record which tables' deletes were followed (status reads it)");
+        }
+        report.not_verified.extend(
+            failed
+                .into_iter()
+                .filter(|f| !report.not_repaired.iter().any(|n| n.entity == f.entity)),
+        );
         Ok(report)
+    }
+
+    /// Records in `maskbus.delete_checks` the tables whose deletes were followed up to their
+    /// watermark, and those whose check failed with the reason.
+    async fn record_checks(
+        &self,
+        followed: &[String],
+        failed: &[NotVerified],
+    ) -> Result<(), ConsumerError> {
+        if followed.is_empty() && failed.is_empty() {
+            return Ok(());
+        }
+        let db = self.consumer.db();
+        let client = db.client().await?;
+        let q = |e: tokio_postgres::Error| {
+            ConsumerError::from(
+                db.target()
+                    .query_error("recording maskbus.delete_checks", &e),
+            )
+        };
+        if !followed.is_empty() {
+            client
+                .execute(bookkeeping::RECORD_DELETE_CHECKS, &[&followed])
+                .await
+                .map_err(q)?;
+        }
+        for f in failed {
+            client
+                .execute(
+                    bookkeeping::RECORD_DELETE_CHECK_FAILURE,
+                    &[&f.entity, &f.reason],
+                )
+                .await
+                .map_err(q)?;
+        }
+        Ok(())
     }
 
     async fn ask_hashes(
@@ -555,13 +807,17 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    /// Deletes the extra rows (children first), then fetches the missing and different ones
-    /// (parents first).
+    /// Deletes the extra rows (children first, all in one transaction; when that fails, one
+    /// table at a time), then fetches the missing and different ones (parents first), then
+    /// tries again the deletes that failed (a parent row a child pointed at until its write).
+    /// A table whose repair still fails is named in `not_repaired` with the reason; the others
+    /// are repaired. `plans` are in fill order, one for each of `report.tables`.
     async fn repair(
         &self,
         plans: &[EntityPlan],
         report: &mut VerifyReport,
     ) -> Result<(), ConsumerError> {
+        let mut not_repaired: BTreeMap<String, String> = BTreeMap::new();
         let deletions: Vec<(&EntityPlan, &[Vec<String>])> = plans
             .iter()
             .zip(&report.tables)
@@ -570,10 +826,26 @@ impl<'a> Verifier<'a> {
             .map(|(plan, drift)| (plan, drift.extra.as_slice()))
             .collect();
         let writer = PageWriter::new(self.consumer.db());
+        let mut deleted = 0;
+        let mut waiting = Vec::new();
         if !deletions.is_empty() {
-            report.deleted = writer.delete_keys(&deletions).await?;
+            match writer.delete_keys(&deletions).await {
+                Ok(n) => deleted += n,
+                Err(e) if e.is_transient() => return Err(e.into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the deletes of every table in one transaction failed; deleting table by table, children first");
+                    for deletion in &deletions {
+                        match writer.delete_keys(std::slice::from_ref(deletion)).await {
+                            Ok(n) => deleted += n,
+                            Err(e) if e.is_transient() => return Err(e.into()),
+                            Err(_) => waiting.push(*deletion),
+                        }
+                    }
+                }
+            }
         }
         let parents = Parents::new(self.consumer.asker(), &writer, plans);
+        let mut written = 0;
         for (plan, drift) in plans.iter().zip(&report.tables) {
             let wanted: Vec<Vec<String>> = drift
                 .missing
@@ -582,19 +854,58 @@ impl<'a> Verifier<'a> {
                 .cloned()
                 .collect();
             for chunk in wanted.chunks(MAX_PAGE_ROWS as usize) {
-                let page = parents
-                    .rows(plan, &plan.key.names(), chunk.to_vec())
-                    .await?;
-                report.written += parents.apply(plan, &page, None).await?.rows;
+                let fetched = async {
+                    let page = parents
+                        .rows(plan, &plan.key.names(), chunk.to_vec())
+                        .await?;
+                    Ok::<_, ConsumerError>(parents.apply(plan, &page, None).await?.rows)
+                };
+                match fetched.await {
+                    Ok(rows) => written += rows,
+                    Err(e) if stops_all(&e) => return Err(e),
+                    Err(e) => {
+                        tracing::error!(entity = %plan.entity, error = %e, "could not repair this table; repairing the others");
+                        not_repaired.insert(
+                            plan.entity.clone(),
+                            format!("its rows could not be written: {e}"),
+                        );
+                        break;
+                    }
+                }
+            }
+        }
+        // Children first still: a child row written above may have let go of its parent.
+        for deletion in waiting {
+            match writer.delete_keys(std::slice::from_ref(&deletion)).await {
+                Ok(n) => deleted += n,
+                Err(e) if e.is_transient() => return Err(e.into()),
+                Err(e) => {
+                    tracing::error!(entity = %deletion.0.entity, error = %e, "could not delete this table's rows the source no longer has");
+                    not_repaired
+                        .entry(deletion.0.entity.clone())
+                        .or_insert(format!("its rows the source no longer has could not be deleted (another table's rows still refer to them?): {e}"));
+                }
             }
         }
         // Links that close a cycle (a self-reference) were written NULL and staged, as in a
         // pass: set them now, or a repaired row would keep its link NULL.
         for plan in plans.iter().filter(|p| !p.deferred.is_empty()) {
-            writer.set_links(plan).await?;
+            if let Err(e) = writer.set_links(plan).await {
+                if e.is_transient() {
+                    return Err(e.into());
+                }
+                not_repaired
+                    .entry(plan.entity.clone())
+                    .or_insert(format!("its links could not be set: {e}"));
+            }
         }
-        let touched: Vec<EntityPlan> = plans.to_vec();
-        writer.move_sequences(&touched).await?;
+        writer.move_sequences(plans).await?;
+        report.deleted = deleted;
+        report.written = written;
+        report.not_repaired = not_repaired
+            .into_iter()
+            .map(|(entity, reason)| NotVerified { entity, reason })
+            .collect();
         Ok(())
     }
 }

@@ -535,6 +535,17 @@ pub fn alter(change: &Change, served: &Schema) -> Result<(Vec<String>, Vec<Refus
             if *not_null { "SET" } else { "DROP" }
         )),
         Change::AddConstraint(c) => Ok(match add_constraint(c, &scope(&c.table)) {
+            Ok(sql) if validated_apart(c, served) => (
+                vec![
+                    format!("{sql} NOT VALID"),
+                    format!(
+                        "ALTER TABLE {} VALIDATE CONSTRAINT {}",
+                        c.table.sql(),
+                        q(&c.name)
+                    ),
+                ],
+                Vec::new(),
+            ),
             Ok(sql) => (vec![sql], Vec::new()),
             Err(r) => (Vec::new(), vec![r]),
         }),
@@ -553,6 +564,58 @@ pub fn alter(change: &Change, served: &Schema) -> Result<(Vec<String>, Vec<Refus
             q(name)
         )),
     }
+}
+
+/// Whether constraint `c` is added `NOT VALID` and then validated, in the same transaction (a
+/// check or a foreign key on a table that is not partitioned, which Postgres allows; one the
+/// source holds `NOT VALID` stays so, never validated here).
+fn validated_apart(c: &ConstraintDef, served: &Schema) -> bool {
+    use maskbus_model::schema::ConstraintKind;
+    let partitioned = served
+        .tables
+        .iter()
+        .any(|t| t.table == c.table && (t.partition_key.is_some() || t.partition_of.is_some()));
+    matches!(c.kind, ConstraintKind::Check | ConstraintKind::Foreign)
+        && !partitioned
+        && !c
+            .definition
+            .to_ascii_uppercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .ends_with(&["NOT", "VALID"])
+}
+
+/// The statements that give `table`.`column` type `sql_type` when its values cannot convert
+/// (text already masked as `[REDACTED]` turned into `jsonb`, say): the column's values are
+/// emptied (NULL, its NOT NULL dropped) so that the table's rows, written again under the new
+/// type, fill it; the NOT NULL comes back once they do. Never runs served text: the type is
+/// rebuilt as [`alter`] rebuilds it.
+pub fn retype_emptied(
+    table: &TableRef,
+    column: &str,
+    sql_type: &str,
+) -> Result<Vec<String>, Refused> {
+    let ty = guard::type_name(sql_type)
+        .map_err(|why| refused(format!("the type of {table}.{column}"), Some(table), why))?;
+    Ok(vec![
+        format!(
+            "ALTER TABLE {} ALTER COLUMN {} DROP NOT NULL",
+            table.sql(),
+            q(column)
+        ),
+        // An old default that cannot take the new type would refuse it too; the served one is
+        // set again by the next comparison.
+        format!(
+            "ALTER TABLE {} ALTER COLUMN {} DROP DEFAULT",
+            table.sql(),
+            q(column)
+        ),
+        format!(
+            "ALTER TABLE {} ALTER COLUMN {} TYPE {ty} USING NULL",
+            table.sql(),
+            q(column)
+        ),
+    ])
 }
 
 fn create_schema(name: &str) -> String {
@@ -745,5 +808,44 @@ mod tests {
             &schema,
         )
         .is_err());
+    }
+
+    #[test]
+    fn a_check_added_later_is_validated_apart_and_a_retype_that_cannot_convert_empties_the_column()
+    {
+        let schema = people();
+        let table = TableRef::parse("public.people");
+        let check = |definition: &str| {
+            alter(
+                &Change::AddConstraint(ConstraintDef {
+                    table: table.clone(),
+                    name: "people_id_check".into(),
+                    kind: ConstraintKind::Check,
+                    definition: definition.into(),
+                }),
+                &schema,
+            )
+            .unwrap()
+            .0
+        };
+        let sql = check("CHECK ((id > 0))");
+        assert_eq!(sql.len(), 2, "{sql:?}");
+        assert!(sql[0].ends_with(" NOT VALID"), "{sql:?}");
+        assert_eq!(
+            sql[1],
+            "ALTER TABLE \"public\".\"people\" VALIDATE CONSTRAINT \"people_id_check\""
+        );
+        // One the source holds NOT VALID stays so: never validated here.
+        assert_eq!(check("CHECK ((id > 0)) NOT VALID").len(), 1);
+        let sql = retype_emptied(&table, "name", "jsonb").unwrap();
+        assert_eq!(
+            sql,
+            [
+                "ALTER TABLE \"public\".\"people\" ALTER COLUMN \"name\" DROP NOT NULL",
+                "ALTER TABLE \"public\".\"people\" ALTER COLUMN \"name\" DROP DEFAULT",
+                "ALTER TABLE \"public\".\"people\" ALTER COLUMN \"name\" TYPE \"jsonb\" USING NULL"
+            ]
+        );
+        assert!(retype_emptied(&table, "name", "text; DROP TABLE x").is_err());
     }
 }

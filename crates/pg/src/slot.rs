@@ -15,10 +15,15 @@ use crate::pgoutput::{self, Lsn, Message};
 use crate::{Database, PgError, TableRef};
 use tokio_postgres::Client;
 
-/// A slot and the publication it reads, both named `name`.
+/// A slot and the publication it reads: by default both named `name` and both made by maskbus;
+/// or a publication a DBA made ([`ChangeSlot::with_publication`]), which maskbus reads and never
+/// creates, alters or drops.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangeSlot {
     name: String,
+    publication: String,
+    /// The publication is maskbus' own: made, altered and dropped with the slot.
+    managed: bool,
 }
 
 /// One change message as the slot returns it.
@@ -46,24 +51,142 @@ pub struct SlotState {
 #[error("{0:?} cannot name a replication slot: use lower-case letters, digits and _, at most 63")]
 pub struct SlotNameError(String);
 
+/// Lower-case letters, digits and `_`, at most 63 characters (Postgres's rule for slot names,
+/// applied to the publication's too).
+fn plain_name(name: &str) -> Result<String, SlotNameError> {
+    let plain = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if plain {
+        Ok(name.to_string())
+    } else {
+        Err(SlotNameError(maskbus_model::shorten(name)))
+    }
+}
+
 impl ChangeSlot {
-    /// The slot `name`: lower-case letters, digits and `_`, at most 63 characters (Postgres's
-    /// rule for slot names, applied to the publication's too).
+    /// The slot `name` and its own publication of the same name.
     pub fn new(name: &str) -> Result<Self, SlotNameError> {
-        let plain = !name.is_empty()
-            && name.len() <= 63
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-        if plain {
-            Ok(ChangeSlot { name: name.into() })
-        } else {
-            Err(SlotNameError(maskbus_model::shorten(name)))
-        }
+        let name = plain_name(name)?;
+        Ok(ChangeSlot {
+            publication: name.clone(),
+            name,
+            managed: true,
+        })
+    }
+
+    /// The same slot reading publication `publication`, made by a DBA: maskbus never creates,
+    /// alters or drops it.
+    pub fn with_publication(self, publication: &str) -> Result<Self, SlotNameError> {
+        Ok(ChangeSlot {
+            publication: plain_name(publication)?,
+            managed: false,
+            ..self
+        })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The publication the slot reads.
+    pub fn publication(&self) -> &str {
+        &self.publication
+    }
+
+    /// Whether maskbus makes, alters and drops the publication (it is not a DBA's).
+    pub fn manages_publication(&self) -> bool {
+        self.managed
+    }
+
+    /// The tables the publication holds (`schema.table`; with `publish_via_partition_root`, a
+    /// partitioned table by its root), or `None` when there is no such publication.
+    pub async fn published(
+        &self,
+        source: &Database,
+        client: &Client,
+    ) -> Result<Option<std::collections::BTreeSet<TableRef>>, PgError> {
+        let what = || format!("reading publication {}", self.publication);
+        let exists = client
+            .query_opt(
+                "SELECT 1 FROM pg_publication WHERE pubname = $1",
+                &[&self.publication],
+            )
+            .await
+            .map_err(|e| source.query_error(what(), &e))?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let rows = client
+            .query(
+                "SELECT schemaname::text, tablename::text FROM pg_publication_tables
+                  WHERE pubname = $1",
+                &[&self.publication],
+            )
+            .await
+            .map_err(|e| source.query_error(what(), &e))?;
+        Ok(Some(
+            rows.iter()
+                .map(|r| TableRef::new(r.get::<_, String>(0), r.get::<_, String>(1)))
+                .collect(),
+        ))
+    }
+
+    /// Adds `add` to maskbus' own publication and drops `remove` from it; then waits (up to
+    /// `patience`) for the transactions running when it committed to end, so that a snapshot
+    /// taken after this returns holds every change of an added table the stream does not
+    /// carry. Returns whether they ended in time. A DBA's publication is never altered.
+    pub async fn alter(
+        &self,
+        source: &Database,
+        client: &Client,
+        add: &[TableRef],
+        remove: &[TableRef],
+        patience: std::time::Duration,
+    ) -> Result<bool, PgError> {
+        if !self.managed || (add.is_empty() && remove.is_empty()) {
+            return Ok(true);
+        }
+        client
+            .batch_execute("SET default_transaction_read_only = off")
+            .await
+            .map_err(|e| source.query_error("opening the session to alter a publication", &e))?;
+        let altered = self.alter_now(source, client, add, remove).await;
+        let _ = client
+            .batch_execute("RESET default_transaction_read_only")
+            .await;
+        altered?;
+        if add.is_empty() {
+            return Ok(true);
+        }
+        await_running(source, client, patience).await
+    }
+
+    async fn alter_now(
+        &self,
+        source: &Database,
+        client: &Client,
+        add: &[TableRef],
+        remove: &[TableRef],
+    ) -> Result<(), PgError> {
+        let what = || format!("altering publication {}", self.publication);
+        for (verb, tables) in [("ADD", add), ("DROP", remove)] {
+            if tables.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = tables.iter().map(TableRef::sql).collect();
+            client
+                .batch_execute(&format!(
+                    "ALTER PUBLICATION {} {verb} TABLE {}",
+                    self.publication,
+                    names.join(", ")
+                ))
+                .await
+                .map_err(|e| source.query_error(what(), &e))?;
+        }
+        Ok(())
     }
 
     /// Creates the publication on `tables` and the slot; returns the position from which the
@@ -94,14 +217,18 @@ impl ChangeSlot {
         client: &Client,
         tables: &[String],
     ) -> Result<Lsn, PgError> {
-        client
-            .batch_execute(&format!(
-                "CREATE PUBLICATION {} FOR TABLE {} WITH (publish_via_partition_root = true)",
-                self.name,
-                tables.join(", ")
-            ))
-            .await
-            .map_err(|e| source.query_error(format!("creating publication {}", self.name), &e))?;
+        if self.managed {
+            client
+                .batch_execute(&format!(
+                    "CREATE PUBLICATION {} FOR TABLE {} WITH (publish_via_partition_root = true)",
+                    self.publication,
+                    tables.join(", ")
+                ))
+                .await
+                .map_err(|e| {
+                    source.query_error(format!("creating publication {}", self.publication), &e)
+                })?;
+        }
         let created = client
             .query_one(
                 "SELECT lsn::text FROM pg_create_logical_replication_slot($1, 'pgoutput')",
@@ -111,10 +238,13 @@ impl ChangeSlot {
         let row = match created {
             Ok(row) => row,
             Err(e) => {
-                // Nothing is left half made: the publication goes with the slot that failed.
-                let _ = client
-                    .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.name))
-                    .await;
+                // Nothing is left half made: the publication goes with the slot that failed
+                // (maskbus' own only).
+                if self.managed {
+                    let _ = client
+                        .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.publication))
+                        .await;
+                }
                 return Err(source.query_error(
                     format!(
                         "creating replication slot {} (the source needs wal_level = logical and a role with REPLICATION)",
@@ -139,8 +269,8 @@ impl ChangeSlot {
         let rows = client
             .query(
                 "SELECT lsn::text, xid::text, data FROM pg_logical_slot_peek_binary_changes(
-                     $1::text::name, NULL, $2, 'proto_version', '1', 'publication_names', $1::text)",
-                &[&self.name, &limit],
+                     $1::text::name, NULL, $2, 'proto_version', '1', 'publication_names', $3::text)",
+                &[&self.name, &limit, &self.publication],
             )
             .await
             .map_err(|e| {
@@ -241,7 +371,7 @@ impl ChangeSlot {
         }
     }
 
-    /// Drops the slot and its publication, whichever exist.
+    /// Drops the slot and its publication, whichever exist (a DBA's publication stays).
     pub async fn drop(&self, source: &Database, client: &Client) -> Result<(), PgError> {
         client
             .batch_execute("SET default_transaction_read_only = off")
@@ -272,10 +402,14 @@ impl ChangeSlot {
             tracing::debug!(slot = %self.name, error = %crate::error_text(&e), "could not end the walsender on the slot");
         }
         once_released(|| self.drop_slot_now(source, client)).await?;
-        client
-            .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.name))
-            .await
-            .map_err(|e| source.query_error(format!("dropping publication {}", self.name), &e))?;
+        if self.managed {
+            client
+                .batch_execute(&format!("DROP PUBLICATION IF EXISTS {}", self.publication))
+                .await
+                .map_err(|e| {
+                    source.query_error(format!("dropping publication {}", self.publication), &e)
+                })?;
+        }
         Ok(())
     }
 
@@ -288,6 +422,44 @@ impl ChangeSlot {
             .await
             .map_err(|e| source.query_error(format!("dropping replication slot {}", self.name), &e))?;
         Ok(())
+    }
+}
+
+/// Waits, up to `patience`, for the transactions running now to end (commit or roll back);
+/// returns whether they did. A snapshot taken after it returns true sees each of them ended.
+pub async fn await_running(
+    source: &Database,
+    client: &Client,
+    patience: std::time::Duration,
+) -> Result<bool, PgError> {
+    let what = "waiting for the source's running transactions";
+    let now: String = client
+        .query_one("SELECT pg_current_snapshot()::text", &[])
+        .await
+        .map_err(|e| source.query_error(what, &e))?
+        .get(0);
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        // Running now: listed in the snapshot (or at its xmax, not started then: not waited
+        // for), and still in progress.
+        let running: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_snapshot_xip($1::text::pg_snapshot) AS x
+                  WHERE pg_xact_status(x) = 'in progress'",
+                &[&now],
+            )
+            .await
+            .map_err(|e| source.query_error(what, &e))?
+            .get(0);
+        if running == 0 {
+            return Ok(true);
+        }
+        if tokio::time::Instant::now() + pause >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(200));
     }
 }
 
@@ -344,6 +516,28 @@ pub async fn slots(
             active: row.get(2),
             retained_bytes: row.get(3),
         })
+        .collect())
+}
+
+/// The tables among `tables` that exist on the source now (a policy may name a table a
+/// migration has not created yet).
+pub async fn existing(
+    source: &Database,
+    client: &Client,
+    tables: &[TableRef],
+) -> Result<Vec<TableRef>, PgError> {
+    let names: Vec<String> = tables.iter().map(TableRef::sql).collect();
+    let rows = client
+        .query(
+            "SELECT q.i::int FROM unnest($1::text[]) WITH ORDINALITY AS q(name, i)
+              WHERE to_regclass(q.name) IS NOT NULL ORDER BY q.i",
+            &[&names],
+        )
+        .await
+        .map_err(|e| source.query_error("looking for the policy's tables", &e))?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| tables.get((r.get::<_, i32>(0) - 1) as usize).cloned())
         .collect())
 }
 

@@ -539,15 +539,15 @@ fn replication_config(
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .unwrap_or_default();
     let user = config.get_user().unwrap_or_default();
-    // The slot's publication has the slot's name (`ChangeSlot::create`); both are plain
-    // identifiers, checked by `ChangeSlot::new`.
+    // The slot's publication has the slot's name (`ChangeSlot::create`), or is a DBA's
+    // (`ChangeSlot::with_publication`); both are plain identifiers, checked there.
     Ok(ReplicationConfig::new(
         host,
         user,
         password,
         source.dbname(),
         slot.name(),
-        slot.name(),
+        slot.publication(),
     )
     .with_port(port)
     // The session's settings are the source connection's own (`READ_ONLY_CANONICAL` for the

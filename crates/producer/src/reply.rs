@@ -159,6 +159,12 @@ pub struct ChangeReply {
     pub schema_changed: bool,
     /// Tables whose changes are left out: they fail closed (a column without a rule).
     pub closed: Vec<String>,
+    /// Policy tables the stream's publication lacks (a DBA's, never altered by maskbus).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpublished: Vec<String>,
+    /// The source transaction of these changes (its 32-bit id), none on a reply with no change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xid: Option<maskbus_protocol::TxId>,
     pub part: u32,
     pub parts: u32,
     /// The claim of the request this answers ([`Reply::of_attempt`]).
@@ -180,6 +186,8 @@ impl ChangeReply {
             commit: false,
             schema_changed: false,
             closed: Vec::new(),
+            unpublished: Vec::new(),
+            xid: None,
             through,
             more,
             started,

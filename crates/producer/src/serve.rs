@@ -221,6 +221,14 @@ impl Producer {
     async fn answer_request(&self, request: Request) -> Vec<Reply> {
         match request {
             Request::Entities { .. } => {
+                // A consumer copies what the list names with snapshots taken after this: the
+                // stream's publication holds those tables first, so no change of one is lost
+                // between its copy and the stream.
+                if let Some(feed) = &self.feed {
+                    if let Err(refusal) = feed.follow_policy().await {
+                        tracing::warn!(%refusal, "could not bring the stream's publication to the policy's tables");
+                    }
+                }
                 let schema = crate::schema::fingerprint(&self.source).await;
                 let policy = self.source.policy();
                 vec![Reply::Entities {

@@ -179,11 +179,23 @@ impl Producer {
             }
         }
         let feed = match &config.slot {
-            Some(name) => Some(Arc::new(
-                ChangeFeed::new(name, Arc::clone(&source))
+            Some(name) => {
+                let mut feed = ChangeFeed::new(name, Arc::clone(&source))
                     .map_err(StartError::Slot)?
-                    .streaming(config.stream_while_written),
-            )),
+                    .streaming(config.stream_while_written);
+                if let Some(publication) = &config.publication {
+                    feed = feed
+                        .with_publication(publication)
+                        .map_err(StartError::Slot)?;
+                    tracing::info!(%publication, "the change stream reads a publication made by a DBA: the producer never creates, alters or drops it");
+                }
+                // The publication follows the policy's tables (a DBA's is only compared): what
+                // it lacks is said now, and fails closed in stream mode.
+                if let Err(refusal) = feed.follow_policy().await {
+                    tracing::warn!(%refusal, "could not compare the stream's publication with the policy's tables");
+                }
+                Some(Arc::new(feed))
+            }
             None => None,
         };
         // Slots hold WAL on production for as long as they exist: say so loudly at every start.

@@ -28,7 +28,7 @@ pub use maskbus_model::KeyCursor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 pub use stream::{
-    Bucket, ChangeOp, HashReply, Lsn, Position, ReceivedChanges, RowHash, SpreadBucket,
+    Bucket, ChangeOp, HashReply, Lsn, Position, ReceivedChanges, RowHash, SpreadBucket, TxId,
     BUCKETS_PER_REPLY, BUCKET_ROWS, SPREAD_BUCKETS,
 };
 
@@ -109,6 +109,22 @@ impl Snapshot {
         let mut parts = self.0.splitn(3, ':');
         let number = |t: Option<&str>| t.and_then(|t| t.parse::<u64>().ok());
         Some((number(parts.next())?, number(parts.next())?))
+    }
+
+    /// Whether the transaction with 32-bit id `xid` (as the replication protocol names it) is
+    /// visible in this snapshot (committed before it was taken), the id widened to 64 bits
+    /// against the snapshot's `xmax` (ids within 2^31 of it). False for text that is not a
+    /// snapshot.
+    pub fn holds(&self, xid: u32) -> bool {
+        let Some((xmin, xmax)) = self.bounds() else {
+            return false;
+        };
+        // Truncated to 32 bits on purpose: the walsender names transactions so.
+        let delta = xid.wrapping_sub(xmax as u32) as i32;
+        let Some(xid) = xmax.checked_add_signed(i64::from(delta)) else {
+            return false;
+        };
+        xid < xmin || (xid < xmax && !self.running().any(|r| r == xid))
     }
 
     /// The transactions still running when the snapshot was taken.

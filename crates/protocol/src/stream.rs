@@ -32,6 +32,30 @@ impl<'de> Deserialize<'de> for Position {
     }
 }
 
+/// A source transaction's 32-bit id (as the replication protocol names it) on the wire: as
+/// letters `a` to `p`, like a [`Position`], so that it never reads as a number a detector
+/// takes for PII.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TxId(pub u32);
+
+impl Serialize for TxId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::digest::hex(u64::from(self.0)))
+    }
+}
+
+impl<'de> Deserialize<'de> for TxId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        crate::digest::unhex(&text)
+            .and_then(|n| u32::try_from(n).ok())
+            .map(TxId)
+            .ok_or_else(|| {
+                serde::de::Error::custom("a transaction id travels as 16 letters a to p")
+            })
+    }
+}
+
 /// What a set of changes does to its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +93,16 @@ pub struct ReceivedChanges {
     /// column without a rule): the consumer copies them again once they follow.
     #[serde(default)]
     pub closed: Vec<String>,
+    /// Tables of the producer's policy that the publication of its change stream lacks (one a
+    /// DBA made, which the producer never alters): their changes never come, so they fail
+    /// closed by name until it has them. Every reply of an answer carries the whole list.
+    #[serde(default)]
+    pub unpublished: Vec<String>,
+    /// The source transaction these changes belong to (its 32-bit id, as the replication
+    /// protocol names it): a table copied after the stream began passes over the changes its
+    /// copy's snapshot holds already. None from a producer that does not say.
+    #[serde(default)]
+    pub xid: Option<TxId>,
     /// Its place among the replies of its request, from 0. `parts` is their number, or 0 while
     /// more follow whose number is not known yet: a large source transaction goes as it is
     /// masked, each reply before its last without `lsn`, which only its commit tells.

@@ -33,6 +33,7 @@ pub struct Metrics {
     last_pass: Gauge<f64, std::sync::atomic::AtomicU64>,
     bus: Family<Labels, Gauge>,
     guarded: Family<Labels, Counter>,
+    failing: Family<Labels, Gauge>,
     /// Tables the egress guard holds back now: table → column and detector of the last hit.
     held_back: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
@@ -51,6 +52,12 @@ impl Default for Metrics {
         let last_pass = Gauge::default();
         let bus = Family::default();
         let guarded = Family::default();
+        let failing = Family::default();
+        registry.register(
+            "failing_tables",
+            "Tables a consumer cannot sync or follow now (they fail closed, or wait for a parent), by role",
+            failing.clone(),
+        );
         registry.register(
             "guarded",
             "Rows the producer's egress guard refused to send, by table, column and detector",
@@ -111,6 +118,7 @@ impl Default for Metrics {
             last_pass,
             bus,
             guarded,
+            failing,
             held_back: Default::default(),
         }
     }
@@ -157,6 +165,13 @@ impl Metrics {
     pub fn applied(&self, transactions: u64, rows: u64) {
         self.stream_transactions.inc_by(transactions);
         self.stream_rows.inc_by(rows);
+    }
+
+    /// `tables` tables fail now (a consumer following the stream counts them each round).
+    pub fn failing(&self, role: &'static str, tables: usize) {
+        self.failing
+            .get_or_create(&vec![("role", role.to_string())])
+            .set(tables as i64);
     }
 
     /// A pass finished at `unix_seconds`.

@@ -62,6 +62,23 @@ fn main() -> anyhow::Result<()> {
                 goal: "informative (issue 15)".into(),
             });
         }
+        for sync in &syncs {
+            if sync.get("delta_no_delete_check_seconds").is_none() {
+                continue;
+            }
+            rows.push(Row {
+                name: format!(
+                    "2f. no-change pass, delete check vs none, {}",
+                    sync["profile"].as_str().unwrap_or("")
+                ),
+                figure: format!("{:.2} s", f(&sync["delta_seconds"])),
+                baseline: format!("{:.2} s without", f(&sync["delta_no_delete_check_seconds"])),
+                ratio: Some(
+                    f(&sync["delta_seconds"]) / f(&sync["delta_no_delete_check_seconds"]).max(1e-9),
+                ),
+                goal: "informative (issue 53)".into(),
+            });
+        }
         rows.push(Row {
             name: format!(
                 "2d. scale-out: 2 producers + 2 workers, {}",

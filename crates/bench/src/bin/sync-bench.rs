@@ -10,7 +10,9 @@
 //!
 //! The full copy and its baseline (`pg_dump | pg_restore`) are run `--repeats` times, one after
 //! the other, and compared by their medians: these machines' speed drifts by a third within
-//! minutes, and a ratio of two single runs taken a minute apart says more about the drift.
+//! minutes, and a ratio of two single runs taken a minute apart says more about the drift. So
+//! are the no-change delta passes, with the check for deletes that ends each watermark pass and
+//! without it (`follow_deletes = false`).
 
 use anyhow::Result;
 use bytes::Bytes;
@@ -211,12 +213,30 @@ async fn main() -> Result<()> {
             .map(|(_, n)| n)
             .sum();
         anyhow::ensure!(synced as u64 == rows, "synced {synced} of {rows} rows");
-        // A delta pass with no change at all: what a follow loop pays every interval.
-        let (delta_time, _, _) = run_agents(
-            &args.maskbus,
-            std::slice::from_ref(&producer_config),
-            &[one],
+        // A delta pass with no change at all: what a follow loop pays every interval, with the
+        // check for deletes that ends it (the default) and without it (`follow_deletes = false`),
+        // in turn, medians of `--repeats`.
+        let unchecked = agent_config(
+            "consumer-mbb_target-no-delete-check.toml",
+            format!(
+                "role = \"consumer\"\nbus_url = \"{}\"\ntarget_url = \"{}\"\nallow_superuser_target = true\nstreams = 1\nfollow_deletes = false\n",
+                url_for(&args.url, &bus_name),
+                url_for(&args.url, "mbb_target")
+            ),
         )?;
+        let (mut checked_runs, mut unchecked_runs) = (Vec::new(), Vec::new());
+        for _ in 0..args.repeats.max(1) {
+            for (config, runs) in [(&unchecked, &mut unchecked_runs), (&one, &mut checked_runs)] {
+                let (took, _, _) = run_agents(
+                    &args.maskbus,
+                    std::slice::from_ref(&producer_config),
+                    std::slice::from_ref(config),
+                )?;
+                runs.push(took);
+            }
+        }
+        let delta_time = median(checked_runs);
+        let delta_unchecked_time = median(unchecked_runs);
 
         // Scale-out: two producers on one mailbox, two consumer workers on one target.
         let scaled = fresh_database(&args.url, "mbb_target2").await?;
@@ -261,6 +281,7 @@ async fn main() -> Result<()> {
                 "sync_runs": sync_runs, "dump_restore_runs": dump_runs,
                 "dump_restore_rows_per_s": rows as f64 / dump_time.as_secs_f64(),
                 "delta_seconds": delta_time.as_secs_f64(),
+                "delta_no_delete_check_seconds": delta_unchecked_time.as_secs_f64(),
                 "two_workers_seconds": scaled_time.as_secs_f64(),
                 "two_streams_seconds": ranged_time.as_secs_f64(),
                 "copy_rows_per_s": rows as f64 / copy_time.as_secs_f64(),

@@ -122,8 +122,30 @@ pub async fn run(args: RunArgs) -> Result<ExitCode> {
                     }
                 }
                 // Some tables synced, some could not: say which, and exit 3 so CI can tell.
+                // With --verify or --repair, the tables that synced are still compared (and
+                // repaired); those that did not are named as not verified, with why.
                 Err(e @ maskbus_consumer::ConsumerError::Partial { .. }) => {
                     eprintln!("maskbus: error: {e}");
+                    if let maskbus_consumer::ConsumerError::Partial { failed, .. } = &e {
+                        if args.verify || args.repair {
+                            let report = maskbus_consumer::verify::Verifier::connect(consumer)
+                                .await?
+                                .run_except(failed, args.repair)
+                                .await?;
+                            super::verify::print(&report, false);
+                            let unrepaired: Vec<&str> = report
+                                .not_verified
+                                .iter()
+                                .chain(&report.not_repaired)
+                                .map(|t| t.entity.as_str())
+                                .collect();
+                            eprintln!(
+                                "maskbus: error: not {}: {} (each named above with why); the other tables were",
+                                if args.repair { "repaired" } else { "verified" },
+                                unrepaired.join(", ")
+                            );
+                        }
+                    }
                     return Ok(Exit::Partial.into());
                 }
                 Err(e) => return Err(e.into()),

@@ -37,9 +37,10 @@ pub async fn run(args: VerifyArgs) -> Result<ExitCode> {
     Ok(exit_code(&report, args.repair))
 }
 
-/// 0 when equal (or repaired), [`DRIFT`] when not.
+/// 0 when every served table is equal (or was repaired), [`Exit::Drift`] when not, or when a
+/// served table was left out (not compared, or not repaired).
 pub fn exit_code(report: &VerifyReport, repaired: bool) -> ExitCode {
-    if report.is_equal() || repaired {
+    if report.is_equal() || (repaired && report.all_repaired()) {
         Exit::Ok.into()
     } else {
         Exit::Drift.into()
@@ -95,6 +96,10 @@ pub fn print(report: &VerifyReport, json: bool) {
     for t in &report.not_verified {
         println!("not verified: {} ({})", t.entity, t.reason);
     }
+    for t in &report.not_repaired {
+        println!("not repaired: {} ({})", t.entity, t.reason);
+    }
+    let left_out = report.not_verified.len() + report.not_repaired.len();
     if report.is_equal() {
         println!("the target equals the masked source");
     } else if report.deleted + report.written > 0 {
@@ -102,9 +107,23 @@ pub fn print(report: &VerifyReport, json: bool) {
             "repaired: {} rows deleted, {} rows written",
             report.deleted, report.written
         );
+    } else if report.tables_equal() {
+        println!("the tables compared equal the masked source");
     } else {
         println!(
             "the target differs from the masked source: `maskbus verify --repair` makes it equal"
+        );
+    }
+    if left_out > 0 {
+        println!(
+            "NOT EQUAL: {left_out} served table(s) left out, named above: {}",
+            report
+                .not_verified
+                .iter()
+                .chain(&report.not_repaired)
+                .map(|t| t.entity.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
 }

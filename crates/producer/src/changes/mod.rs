@@ -95,7 +95,19 @@ pub struct ChangeFeed {
     /// What keeps the next walsender from streaming: transactions unwound
     /// ([`Streamed::Unwound`]) that a streaming walsender would send so again.
     hold: std::sync::Mutex<Hold>,
+    /// The policy's tables the publication lacks, as last looked at, and when.
+    unpublished: std::sync::Mutex<(Vec<String>, Option<tokio::time::Instant>)>,
+    /// Held while the publication is compared with the policy (and altered).
+    following: tokio::sync::Mutex<()>,
 }
+
+/// How often a change request looks whether the publication still covers the policy's tables
+/// (an entity list always looks).
+const PUBLICATION_LOOK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long an `ALTER PUBLICATION ... ADD TABLE` waits for the transactions running when it
+/// committed (their changes of the added table may not be published).
+const ADD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// An open walsender and what it sent that the consumer has not confirmed.
 struct Live {
@@ -190,7 +202,165 @@ impl ChangeFeed {
             live: Arc::new(tokio::sync::Mutex::new(None)),
             hold: std::sync::Mutex::new(Hold::default()),
             streaming: true,
+            unpublished: std::sync::Mutex::new((Vec::new(), None)),
+            following: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// The feed reads publication `name`, made by a DBA: the producer never creates, alters or
+    /// drops it, and the policy's tables it lacks fail closed by name.
+    pub fn with_publication(mut self, name: &str) -> Result<Self, SlotError> {
+        self.slot = self.slot.with_publication(name)?;
+        Ok(self)
+    }
+
+    /// The publication the stream reads.
+    pub fn publication(&self) -> &str {
+        self.slot.publication()
+    }
+
+    /// The policy's tables the publication lacked when last looked at (`schema.table`).
+    pub fn unpublished(&self) -> Vec<String> {
+        self.unpublished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// Brings the publication to the policy's tables, on a connection of its own (before an
+    /// entity list is answered: a copy the consumer makes after it has a snapshot taken after
+    /// every table it names was published).
+    pub async fn follow_policy(&self) -> Result<Vec<String>, Refusal> {
+        let client = self.database().connect().await?;
+        self.follow_policy_on(&client).await
+    }
+
+    /// Compares the publication with the policy's tables on the source: maskbus' own gets the
+    /// tables it lacks added (those with a replica identity: a table without one would refuse
+    /// every DELETE once published) and the tables the policy no longer names dropped; a DBA's
+    /// is never altered. Returns the policy's tables it lacks after that (they fail closed by
+    /// name), or nothing while there is no publication of maskbus' own yet (the stream's start
+    /// makes it).
+    async fn follow_policy_on(
+        &self,
+        client: &tokio_postgres::Client,
+    ) -> Result<Vec<String>, Refusal> {
+        let _one = self.following.lock().await;
+        let policy: Vec<TableRef> = self
+            .source
+            .policy()
+            .entities()
+            .map(|(name, _)| TableRef::parse(name))
+            .collect();
+        let published = self.slot.published(self.database(), client).await?;
+        let lacking: Vec<String> = match published {
+            None if self.slot.manages_publication() => Vec::new(),
+            None => {
+                let names: Vec<String> = policy.iter().map(ToString::to_string).collect();
+                self.say_unpublished(&names);
+                return Ok(names);
+            }
+            Some(published) => {
+                let existing = slot::existing(self.database(), client, &policy).await?;
+                let missing: Vec<TableRef> = existing
+                    .into_iter()
+                    .filter(|t| !published.contains(t))
+                    .collect();
+                if self.slot.manages_publication() {
+                    let unkeyed =
+                        slot::without_replica_identity(self.database(), client, &missing).await?;
+                    let add: Vec<TableRef> = missing
+                        .iter()
+                        .filter(|t| !unkeyed.contains(t))
+                        .cloned()
+                        .collect();
+                    let remove: Vec<TableRef> = published
+                        .iter()
+                        .filter(|t| !policy.contains(t))
+                        .cloned()
+                        .collect();
+                    if !add.is_empty() || !remove.is_empty() {
+                        let names = |t: &[TableRef]| {
+                            t.iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        };
+                        let settled = match self
+                            .slot
+                            .alter(self.database(), client, &add, &remove, ADD_PATIENCE)
+                            .await
+                        {
+                            Ok(settled) => settled,
+                            // Not published (permission denied, say): those tables fail closed
+                            // by name rather than copy once and never stream.
+                            Err(refusal) => {
+                                let mut lacking: Vec<String> =
+                                    missing.iter().map(ToString::to_string).collect();
+                                lacking.sort();
+                                self.say_unpublished(&lacking);
+                                return Err(refusal.into());
+                            }
+                        };
+                        tracing::info!(publication = self.slot.publication(), added = %names(&add), dropped = %names(&remove), "the publication follows the policy's tables");
+                        if !settled {
+                            tracing::warn!(publication = self.slot.publication(), "transactions that were running when tables were added to the publication have not ended: their changes of those tables may reach the consumer only through `maskbus verify --repair`");
+                        }
+                    }
+                    unkeyed.iter().map(ToString::to_string).collect()
+                } else {
+                    let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
+                    let had = self.unpublished();
+                    if names.iter().any(|n| !had.contains(n))
+                        || had.iter().any(|n| !names.contains(n))
+                    {
+                        // A table the DBA added: its copy's snapshot must see every change
+                        // the stream does not carry.
+                        if had.iter().any(|n| !names.contains(n))
+                            && !slot::await_running(self.database(), client, ADD_PATIENCE).await?
+                        {
+                            tracing::warn!(publication = self.slot.publication(), "transactions that were running when tables were added to the publication have not ended");
+                        }
+                    }
+                    names
+                }
+            }
+        };
+        self.say_unpublished(&lacking);
+        Ok(lacking)
+    }
+
+    /// Records (and logs, when it changed) the policy's tables the publication lacks.
+    fn say_unpublished(&self, names: &[String]) {
+        let mut held = self
+            .unpublished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.0 != names && !names.is_empty() {
+            tracing::warn!(publication = self.slot.publication(), tables = %names.join(", "), "the publication lacks these tables of the policy: they fail closed in stream mode until it has them (ALTER PUBLICATION ... ADD TABLE, by its owner)");
+        } else if held.0 != names {
+            tracing::info!(
+                publication = self.slot.publication(),
+                "the publication holds every table of the policy"
+            );
+        }
+        *held = (names.to_vec(), Some(tokio::time::Instant::now()));
+    }
+
+    /// The policy's tables the publication lacks, looked at again when the last look is older
+    /// than [`PUBLICATION_LOOK`].
+    async fn lacking(&self, client: &tokio_postgres::Client) -> Result<Vec<String>, Refusal> {
+        let fresh = self
+            .unpublished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .1
+            .is_some_and(|at| at.elapsed() < PUBLICATION_LOOK);
+        if fresh {
+            return Ok(self.unpublished());
+        }
+        self.follow_policy_on(client).await
     }
 
     /// Whether large transactions are streamed while they are written (on by default).
@@ -266,75 +436,33 @@ impl ChangeFeed {
                 Some(after) => {
                     let mut live = self.live.lock().await;
                     self.confirm(client, &mut live, after.0).await?;
-                    // Every transaction committed before this request is in the WAL before
-                    // this position; decoding reads only what is flushed, which lags it on a
-                    // source with `synchronous_commit = off` (by up to three WAL writer
-                    // delays). An idle answer is only given once the stream stands past it, so
-                    // "caught up" covers every commit made before the question.
-                    let first = self.slot.horizon(self.database(), client).await?;
-                    let asked_at = first.inserted();
-                    let question = Question {
-                        after: after.0,
-                        join: join.as_ref(),
-                        limit,
-                        wait,
-                        asked_at,
-                        patience: patience.map_or(PATIENCE, |p| p.max(PATIENCE_LEAST)),
-                        arrived,
-                    };
-                    let streaming = self.streaming
-                        && self
-                            .hold()
-                            .streams(after.0, |xid| first.running(xid), asked_at);
-                    // A walsender opened without streaming after an unwind gives way, once the
-                    // unwound transactions have ended and the consumer is past them, to one
-                    // that streams (started after what the consumer confirmed, as any).
-                    if streaming && live.as_ref().is_some_and(|open| !open.stream.streams()) {
-                        if let Some(plain) = live.take() {
-                            plain.stream.close().await;
+                    // A look that fails keeps what the last one found: the stream goes on.
+                    let lacking = match self.lacking(client).await {
+                        Ok(lacking) => lacking,
+                        Err(refusal) => {
+                            tracing::warn!(%refusal, "could not compare the stream's publication with the policy's tables");
+                            self.unpublished()
                         }
-                    }
-                    if live.is_none() && self.walsender_allowed() {
-                        match SlotStream::open(self.database(), &self.slot, after.0, streaming)
-                            .await
-                        {
-                            Ok(stream) => {
-                                *live = Some(Live {
-                                    stream,
-                                    backlog: Backlog::new(after.0),
-                                    used: tokio::time::Instant::now(),
-                                    broken: false,
-                                })
-                            }
-                            Err(e) if walsender::not_permitted(&e) => {
-                                tracing::warn!(slot = self.slot.name(), refused = %e, retry_s = WALSENDER_RETRY.as_secs(), "the source takes no replication connection from this role: the change stream reads the slot by SQL, which decodes its WAL again at every look, and tries the walsender again later (allow `replication` for the role in pg_hba.conf to stream it)");
-                                self.refusal().at(tokio::time::Instant::now());
-                            }
-                            Err(e) if walsender::none_free(&e) => {
-                                tracing::warn!(slot = self.slot.name(), "every walsender the source allows is taken (max_wal_senders): this answer reads the slot by SQL");
-                            }
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
-                    let Some(open) = live.as_mut() else {
-                        return self.peek_poll(client, first, &question).await;
                     };
-                    let streamed = self
-                        .stream_poll(open, &question, early.as_deref_mut())
+                    let answered = self
+                        .answer_after(
+                            client,
+                            &mut live,
+                            after,
+                            join,
+                            limit,
+                            wait,
+                            patience,
+                            arrived,
+                            early.as_deref_mut(),
+                        )
                         .await;
-                    if open.broken {
-                        // The next answer starts the stream again from what the consumer has
-                        // confirmed.
-                        if let Some(broken) = live.take() {
-                            broken.stream.close().await;
+                    answered.map(|mut replies| {
+                        for reply in &mut replies {
+                            reply.unpublished.clone_from(&lacking);
                         }
-                    } else {
-                        // A refusal of the changes themselves (a policy that refuses a row)
-                        // keeps the stream and its backlog.
-                        open.used = tokio::time::Instant::now();
-                        self.close_when_idle();
-                    }
-                    streamed
+                        replies
+                    })
                 }
             }
         }
@@ -349,6 +477,89 @@ impl ChangeFeed {
                 let sent = early.map_or(0, |early| early.sent());
                 vec![refusal.into_reply().after_early(sent)]
             }
+        }
+    }
+
+    /// The answer to a change request after `after`, confirmed already.
+    #[allow(clippy::too_many_arguments)]
+    async fn answer_after(
+        &self,
+        client: &tokio_postgres::Client,
+        live: &mut Option<Live>,
+        after: Position,
+        join: Option<Snapshot>,
+        limit: u32,
+        wait: std::time::Duration,
+        patience: Option<std::time::Duration>,
+        arrived: tokio::time::Instant,
+        early: Option<&mut EarlyReplies>,
+    ) -> Result<Vec<ChangeReply>, Refusal> {
+        {
+            // Every transaction committed before this request is in the WAL before
+            // this position; decoding reads only what is flushed, which lags it on a
+            // source with `synchronous_commit = off` (by up to three WAL writer
+            // delays). An idle answer is only given once the stream stands past it, so
+            // "caught up" covers every commit made before the question.
+            let first = self.slot.horizon(self.database(), client).await?;
+            let asked_at = first.inserted();
+            let question = Question {
+                after: after.0,
+                join: join.as_ref(),
+                limit,
+                wait,
+                asked_at,
+                patience: patience.map_or(PATIENCE, |p| p.max(PATIENCE_LEAST)),
+                arrived,
+            };
+            let streaming = self.streaming
+                && self
+                    .hold()
+                    .streams(after.0, |xid| first.running(xid), asked_at);
+            // A walsender opened without streaming after an unwind gives way, once the
+            // unwound transactions have ended and the consumer is past them, to one
+            // that streams (started after what the consumer confirmed, as any).
+            if streaming && live.as_ref().is_some_and(|open| !open.stream.streams()) {
+                if let Some(plain) = live.take() {
+                    plain.stream.close().await;
+                }
+            }
+            if live.is_none() && self.walsender_allowed() {
+                match SlotStream::open(self.database(), &self.slot, after.0, streaming).await {
+                    Ok(stream) => {
+                        *live = Some(Live {
+                            stream,
+                            backlog: Backlog::new(after.0),
+                            used: tokio::time::Instant::now(),
+                            broken: false,
+                        })
+                    }
+                    Err(e) if walsender::not_permitted(&e) => {
+                        tracing::warn!(slot = self.slot.name(), refused = %e, retry_s = WALSENDER_RETRY.as_secs(), "the source takes no replication connection from this role: the change stream reads the slot by SQL, which decodes its WAL again at every look, and tries the walsender again later (allow `replication` for the role in pg_hba.conf to stream it)");
+                        self.refusal().at(tokio::time::Instant::now());
+                    }
+                    Err(e) if walsender::none_free(&e) => {
+                        tracing::warn!(slot = self.slot.name(), "every walsender the source allows is taken (max_wal_senders): this answer reads the slot by SQL");
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            let Some(open) = live.as_mut() else {
+                return self.peek_poll(client, first, &question).await;
+            };
+            let streamed = self.stream_poll(open, &question, early).await;
+            if open.broken {
+                // The next answer starts the stream again from what the consumer has
+                // confirmed.
+                if let Some(broken) = live.take() {
+                    broken.stream.close().await;
+                }
+            } else {
+                // A refusal of the changes themselves (a policy that refuses a row)
+                // keeps the stream and its backlog.
+                open.used = tokio::time::Instant::now();
+                self.close_when_idle();
+            }
+            streamed
         }
     }
 
@@ -543,7 +754,11 @@ impl ChangeFeed {
                         );
                         return Ok(with_closed(parts.finish(end, more), masking.closed()));
                     }
-                    txn::Decoded::Begin { .. } | txn::Decoded::Nothing => continue,
+                    txn::Decoded::Begin { xid } => {
+                        parts.begin(xid);
+                        continue;
+                    }
+                    txn::Decoded::Nothing => continue,
                 };
                 match masking.admit(&change).await? {
                     Admit::Mask => rows += masking.mask(&change, &mut parts).await?,
@@ -828,6 +1043,7 @@ impl ChangeFeed {
                 return Ok(with_closed(out, masking.closed()));
             }
             through = transaction.end;
+            parts.begin(transaction.xid);
             for change in &transaction.changes {
                 rows += masking.mask(change, &mut parts).await?;
             }

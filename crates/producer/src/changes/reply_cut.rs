@@ -39,6 +39,8 @@ pub struct Parts {
     made: u32,
     /// Replies taken (numbered from 0).
     taken: u32,
+    /// The source transaction being masked (its 32-bit id), named on its replies.
+    xid: Option<maskbus_protocol::TxId>,
 }
 
 impl Parts {
@@ -59,6 +61,11 @@ impl Parts {
             open.rows.push(row);
             *held += bytes;
         }
+    }
+
+    /// The source transaction `xid` begins: its replies name it.
+    pub fn begin(&mut self, xid: u32) {
+        self.xid = Some(maskbus_protocol::TxId(xid));
     }
 
     /// A set without rows (a truncate): a reply of its own.
@@ -151,6 +158,8 @@ impl Parts {
             started: false,
             schema_changed: false,
             closed: Vec::new(),
+            unpublished: Vec::new(),
+            xid: self.xid,
             part,
             parts: 0,
             attempt: 0,

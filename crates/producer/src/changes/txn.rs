@@ -184,14 +184,7 @@ pub fn transactions(messages: Vec<SlotChange>) -> Result<Vec<Transaction>, Strin
 /// Whether the transaction with 32-bit id `xid` is visible in `snapshot` (committed before it
 /// was taken), widening the id to 64 bits against the snapshot's `xmax` (ids within 2^31 of it).
 pub fn visible_in(xid: u32, snapshot: &Snapshot) -> bool {
-    let Some((xmin, xmax)) = snapshot.bounds() else {
-        return false;
-    };
-    let delta = xid.wrapping_sub(xmax as u32) as i32;
-    let Some(xid) = xmax.checked_add_signed(i64::from(delta)) else {
-        return false;
-    };
-    xid < xmin || (xid < xmax && !snapshot.running().any(|r| r == xid))
+    snapshot.holds(xid)
 }
 
 /// The values of `names` in a row of `relation`, `None` where the row has no usable value (a
