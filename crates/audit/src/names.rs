@@ -151,6 +151,297 @@ fn tokens(sql: &str) -> Vec<Token<'_>> {
     out
 }
 
+/// The role of a string literal in an SQL text, told by its syntactic position: what stands
+/// before it (an operator, a keyword) and the function call it is an argument of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A value, compared with a column or given: judged whole.
+    Value,
+    /// A POSIX regular expression (`~`, `~*`, `!~`, `!~*`, a `regexp_*` function's pattern).
+    Regex,
+    /// A `LIKE` pattern (`~~` as PostgreSQL prints it, `LIKE`, `ILIKE`).
+    Like,
+    /// A `SIMILAR TO` pattern (`similar_to_escape(...)` as PostgreSQL prints it).
+    Similar,
+    /// A format mask (`to_char`, `to_date`, `to_timestamp`, `to_number`).
+    Format,
+    /// A numeric bound of a range comparison (`<`, `<=`, `>`, `>=`).
+    Bound,
+}
+
+/// The functions whose second argument is a regular expression.
+const REGEX_FUNCTIONS: &[&str] = &[
+    "regexp_match",
+    "regexp_matches",
+    "regexp_replace",
+    "regexp_like",
+    "regexp_count",
+    "regexp_instr",
+    "regexp_substr",
+    "regexp_split_to_array",
+    "regexp_split_to_table",
+];
+
+/// The functions whose second argument is a format mask.
+const FORMAT_FUNCTIONS: &[&str] = &["to_char", "to_date", "to_timestamp", "to_number"];
+
+/// The operator that ends `text` (spaces and opening parentheses after it skipped): `~`, `<=`.
+fn trailing_operator(text: &str) -> &str {
+    let text = text.trim_end_matches(|c: char| c.is_whitespace() || c == '(');
+    let start = text
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| "~!<>=*".contains(*c))
+        .last()
+        .map_or(text.len(), |(i, _)| i);
+    &text[start..]
+}
+
+/// Whether `text` is a number as written (`12`, `-3.5`, `1e9`).
+fn is_number(text: &str) -> bool {
+    let text = text.trim();
+    !text.is_empty() && text.parse::<f64>().is_ok()
+}
+
+/// What a pattern says of a value: its fixed characters, every construct that matches more than
+/// one thing (a class, a wildcard, a quantifier, an alternation) replaced by a `*` that ends a run
+/// of digits, and what matches nothing (an anchor, a group's parentheses) dropped.
+/// `^[0-9]{3}-[0-9]{2}-[0-9]{4}$` leaves `-` and `-`; a value written as a pattern leaves the
+/// value, however it is spelled: `^219-09-9999$`, `^(219)-[0][9]-9999$`, `\x32\x31\x39...`.
+fn pattern_residue(pattern: &str, role: Role) -> String {
+    const GAP: &str = " * ";
+    let regex = matches!(role, Role::Regex | Role::Similar);
+    let like = matches!(role, Role::Like | Role::Similar);
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    // A character written as hexadecimal digits after an escape (`\x32`, `\u0032`).
+    let hex = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, most: usize| {
+        let mut value = 0u32;
+        let mut read = 0;
+        while read < most {
+            match chars.peek().and_then(|c| c.to_digit(16)) {
+                Some(d) => {
+                    value = value * 16 + d;
+                    chars.next();
+                    read += 1;
+                }
+                None => break,
+            }
+        }
+        char::from_u32(value).filter(|_| read > 0)
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if regex => match chars.next() {
+                // A class escape matches many characters.
+                Some('d' | 'D' | 'w' | 'W' | 's' | 'S') => out.push_str(GAP),
+                Some('x') => match hex(&mut chars, 8) {
+                    Some(c) => out.push(c),
+                    None => out.push_str(GAP),
+                },
+                Some('u') => match hex(&mut chars, 4) {
+                    Some(c) => out.push(c),
+                    None => out.push_str(GAP),
+                },
+                Some('U') => match hex(&mut chars, 8) {
+                    Some(c) => out.push(c),
+                    None => out.push_str(GAP),
+                },
+                // A back reference or an octal escape: read as a gap.
+                Some(e) if e.is_ascii_digit() => out.push_str(GAP),
+                // Other letters are anchors and constraint escapes (`\m`, `\y`, `\A`).
+                Some(e) if e.is_alphabetic() => {}
+                Some(e) => out.push(e),
+                None => {}
+            },
+            '\\' => {
+                if let Some(e) = chars.next() {
+                    out.push(e);
+                }
+            }
+            '[' if regex => {
+                // A bracket expression, up to its closing `]` (one right after `[` or `[^` is a
+                // member). One plain member is that character (`[1]` is `1`); more match many.
+                let mut members = String::new();
+                let mut first = true;
+                let mut negated = false;
+                while let Some(m) = chars.next() {
+                    if m == ']' && !first {
+                        break;
+                    }
+                    if m == '^' && first && !negated {
+                        negated = true;
+                        continue;
+                    }
+                    first = false;
+                    members.push(m);
+                    if m == '\\' {
+                        if let Some(e) = chars.next() {
+                            members.push(e);
+                        }
+                    }
+                }
+                let mut one = members.chars();
+                match (one.next(), one.next(), negated) {
+                    (Some(m), None, false) if m != '\\' => out.push(m),
+                    (Some('\\'), Some(e), false)
+                        if one.next().is_none() && !e.is_alphanumeric() =>
+                    {
+                        out.push(e)
+                    }
+                    _ => out.push_str(GAP),
+                }
+            }
+            '{' if regex => {
+                let mut count = String::new();
+                for m in chars.by_ref() {
+                    if m == '}' {
+                        break;
+                    }
+                    count.push(m);
+                }
+                // `{1}` repeats nothing; any other count makes a run of unknown length.
+                if count.trim() != "1" {
+                    out.push_str(GAP);
+                }
+            }
+            '^' | '$' | '(' | ')' if regex => {}
+            '.' | '*' | '+' | '?' | '|' if regex => out.push_str(GAP),
+            '%' | '_' if like => out.push_str(GAP),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What a format mask says of a value: its characters but the placeholders (letters, `9`, `0`),
+/// which say nothing; text in double quotes and an escaped character are printed as written, so
+/// they are kept.
+fn format_residue(mask: &str) -> String {
+    let mut out = String::with_capacity(mask.len());
+    let mut chars = mask.chars();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' => {
+                if let Some(e) = chars.next() {
+                    out.push(e);
+                }
+            }
+            c if quoted => out.push(c),
+            c if c.is_alphabetic() || c == '9' || c == '0' => out.push_str(" * "),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Numbers that are bounds of a range comparison (`> 100000`, `<= 219099999`) replaced by a `*`:
+/// a bound is no person's value. Every other number stays as written.
+fn without_bounds(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['<', '>']) {
+        let op_end = at
+            + rest[at..]
+                .char_indices()
+                .take_while(|(_, c)| "<>=".contains(*c))
+                .last()
+                .map_or(1, |(i, c)| i + c.len_utf8());
+        let op = &rest[at..op_end];
+        out.push_str(&rest[..op_end]);
+        rest = &rest[op_end..];
+        if !matches!(op, "<" | "<=" | ">" | ">=") {
+            continue;
+        }
+        let skip = rest.len() - rest.trim_start_matches([' ', '(']).len();
+        let number_len = rest[skip..]
+            .char_indices()
+            .take_while(|(i, c)| c.is_ascii_digit() || *c == '.' || (*i == 0 && *c == '-'))
+            .last()
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        if number_len > 0
+            && rest[skip..skip + number_len]
+                .chars()
+                .any(|c| c.is_ascii_digit())
+        {
+            out.push_str(&rest[..skip]);
+            out.push_str(" * ");
+            rest = &rest[skip + number_len..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Each literal of `tokens` with its role: see [`Role`].
+fn literal_roles(tokens: &[Token<'_>]) -> Vec<Role> {
+    // The open parentheses: the function each belongs to, if any, and the argument reached.
+    let mut calls: Vec<(Option<String>, usize)> = Vec::new();
+    let mut pending: Option<String> = None;
+    let mut before_name: Option<String> = None;
+    let mut last_other = "";
+    let mut roles = Vec::new();
+    for token in tokens {
+        match token {
+            Token::Name(name) => {
+                let lower = name.to_lowercase();
+                pending = Some(lower.clone());
+                before_name = Some(lower);
+                last_other = "";
+            }
+            Token::Other(text) => {
+                for c in text.chars() {
+                    match c {
+                        '(' => calls.push((pending.take(), 0)),
+                        ')' => {
+                            calls.pop();
+                            pending = None;
+                        }
+                        ',' => {
+                            if let Some(top) = calls.last_mut() {
+                                top.1 += 1;
+                            }
+                            pending = None;
+                        }
+                        c if c.is_whitespace() => {}
+                        _ => pending = None,
+                    }
+                }
+                last_other = text;
+                if !text.trim().is_empty() {
+                    before_name = None;
+                }
+            }
+            Token::Literal(text) => {
+                let op = trailing_operator(last_other);
+                let call = calls
+                    .last()
+                    .and_then(|(f, arg)| f.as_deref().map(|f| (f, *arg)));
+                let role = match (op, call, before_name.as_deref()) {
+                    ("~" | "~*" | "!~" | "!~*", _, _) => Role::Regex,
+                    ("~~" | "~~*" | "!~~" | "!~~*", _, _) => Role::Like,
+                    ("<" | "<=" | ">" | ">=", _, _) if is_number(text) => Role::Bound,
+                    ("", _, Some("like" | "ilike")) => Role::Like,
+                    ("", _, Some("to")) => Role::Similar,
+                    (_, Some((f, 1)), _) if REGEX_FUNCTIONS.contains(&f) => Role::Regex,
+                    (_, Some((f, 0)), _) if f == "similar_to_escape" || f == "similar_escape" => {
+                        Role::Similar
+                    }
+                    (_, Some((f, 1)), _) if FORMAT_FUNCTIONS.contains(&f) => Role::Format,
+                    _ => Role::Value,
+                };
+                roles.push(role);
+                pending = None;
+                before_name = None;
+                last_other = "";
+            }
+        }
+    }
+    roles
+}
+
 /// The detector that fires on an SQL text (an index's or a constraint's definition, a default,
 /// a partition bound) read under a field called `field`, if any. Its identifiers are names
 /// ([`name_looks_like_pii`]); what is left (literals, numbers, the operators between them) is
@@ -158,10 +449,19 @@ fn tokens(sql: &str) -> Vec<Token<'_>> {
 /// under `field`'s hint less any hash suffix. So `CREATE INDEX account_emailaddress_user_id_2c513194
 /// ON public.account_emailaddress USING btree (user_id)` is clean under its own name, and
 /// `CHECK (ssn <> '219-09-9999'::text)` is an SSN whatever the constraint is called.
+///
+/// A literal is judged by its role ([`Role`]): a value compared with a column is judged whole;
+/// a pattern (a regular expression, `LIKE`, `SIMILAR TO`) or a format mask by its fixed
+/// characters alone (`'^[0-9]{3}-[0-9]{2}-[0-9]{4}$'` says what an SSN looks like, not whose it
+/// is; `'^219-09-9999$'` still holds one); a number bounding a range (`amount > 100000000`) is
+/// not read. The exact matcher of real values reads the whole text apart from this
+/// (the mask crate's guard).
 pub fn sql_looks_like_pii(field: &str, sql: &str) -> Option<Detector> {
     let tokens = tokens(sql);
+    let roles = literal_roles(&tokens);
+    let mut roles = roles.into_iter();
     let mut values = String::with_capacity(sql.len());
-    let mut literals = Vec::new();
+    let mut literals: Vec<String> = Vec::new();
     for token in &tokens {
         match token {
             Token::Name(name) => {
@@ -172,10 +472,16 @@ pub fn sql_looks_like_pii(field: &str, sql: &str) -> Option<Detector> {
                 values.push_str(" * ");
             }
             Token::Literal(text) => {
-                values.push_str(text);
-                literals.push(text.as_str());
+                let read = match roles.next().unwrap_or(Role::Value) {
+                    Role::Value => text.clone(),
+                    Role::Bound => " * ".to_string(),
+                    Role::Format => format_residue(text),
+                    role => pattern_residue(text, role),
+                };
+                values.push_str(&read);
+                literals.push(read);
             }
-            Token::Other(text) => values.push_str(text),
+            Token::Other(text) => values.push_str(&without_bounds(text)),
         }
     }
     let hint = Hint::of(field);
@@ -301,5 +607,42 @@ mod tests {
                 Token::Other(" 7"),
             ]
         );
+    }
+
+    #[test]
+    fn a_pattern_a_format_mask_and_a_range_bound_are_no_person_s_value() {
+        for clean in [
+            "CHECK ((au_id ~ '^[0-9]{3}-[0-9]{2}-[0-9]{4}$'::text))",
+            "CHECK (((au_id)::text ~ '^\\d{3}-\\d{2}-\\d{4}$'::text))",
+            "CHECK ((zip ~ '^[0-9]{5}$'::text))",
+            "CHECK ((phone ~* '^[0-9]{3} [0-9]{3}-[0-9]{4}$'::text))",
+            "CHECK ((ssn ~~ '___-__-____'::text))",
+            "CHECK ((ssn ~ similar_to_escape('[0-9]{3}-[0-9]{2}-[0-9]{4}'::text)))",
+            "CHECK ((regexp_replace(ssn, '[0-9]{3}-[0-9]{2}-[0-9]{4}'::text, ''::text) = ''::text))",
+            "CHECK ((to_char(n, '000-00-0000'::text) <> ''::text))",
+            "CHECK (((n > 100000000) AND (n <= 999999999)))",
+            "CHECK ((n >= '219099999'::numeric))",
+        ] {
+            assert_eq!(sql_looks_like_pii("ssn_check", clean), None, "{clean}");
+        }
+        // A value written as a "pattern" is still a value; so is one compared for equality.
+        for leak in [
+            "CHECK ((au_id ~ '^219-09-9999$'::text))",
+            "CHECK ((au_id !~ '219-09-9999'::text))",
+            "CHECK ((ssn ~~ '219-09-9999%'::text))",
+            "CHECK ((ssn <> '219-09-9999'::text))",
+            "CHECK ((ssn = ANY (ARRAY['219-09-9999'::text, 'x'::text])))",
+            "CHECK ((n <> 219099999))",
+            "CHECK ((regexp_replace(ssn, 'x'::text, '219-09-9999'::text) <> ''::text))",
+            "CHECK ((au_id ~ '^(219)-[0][9]-9{1}999$'::text))",
+            "CHECK ((au_id ~ '^\\x32\\x31\\x39-09-9999$'::text))",
+            "CHECK ((to_char(n, '\"219-09-9999\"'::text) <> ''::text))",
+        ] {
+            assert_eq!(
+                sql_looks_like_pii("c_check", leak),
+                Some(Detector::Ssn),
+                "{leak}"
+            );
+        }
     }
 }

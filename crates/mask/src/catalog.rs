@@ -50,6 +50,7 @@ pub fn entries() -> Vec<Entry> {
         (PseudonymKind::Email, "`first.last.<12 letters>@example.com`; shortens to the column, never below 8 letters"),
         (PseudonymKind::Ssn, "the nine digits through FF1 (a keyed bijection): an issuable SSN gets an issuable fake, separators kept; the audit tells fakes from real SSNs with the key; fits a key column"),
         (PseudonymKind::Digits, "every digit through FF1 over the value's digits, other characters and the length kept; a Luhn-valid card gets a Luhn-valid fake, an integer an integer of its type (no leading zero, within smallint, integer or bigint), so it fits integer, numeric and uuid columns and a key column"),
+        (PseudonymKind::Alnum, "a key or identifier of letters and digits: `PTC11962M` → `XQA40537K` (under some key), every ASCII letter and digit through one FF1 over the value's letters and digits together (so four initials are hidden with the digits beside them), letters kept letters in their case, digits digits, other characters and the length kept; a value with under a million values of its shape (NIST SP 800-38G's least domain: `AB-123`) or letters outside ASCII is refused, never passed; fits a key column of text"),
         (PseudonymKind::Token, "a secret (API key, token, password hash): keyed letters as long as it, 20 at the least"),
     ] {
         out.push(Entry {
@@ -100,7 +101,15 @@ mod tests {
     #[test]
     fn every_pseudonym_kind_and_rule_is_listed_and_parses() {
         let names = names();
-        for kind in ["first_name", "last_name", "email", "ssn", "digits", "token"] {
+        for kind in [
+            "first_name",
+            "last_name",
+            "email",
+            "ssn",
+            "digits",
+            "alnum",
+            "token",
+        ] {
             assert!(PseudonymKind::parse(kind).is_some());
             assert!(
                 names.contains(&format!("pseudonym = \"{kind}\"")),

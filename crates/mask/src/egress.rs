@@ -122,7 +122,10 @@ impl Guard {
 
     /// The detector that fires on a SQL text of the schema (a default, a check, a bound, an
     /// index's definition) read under `field`: its identifiers judged as names, its literals and
-    /// numbers as values ([`maskbus_audit::sql_looks_like_pii`]), and the exact matcher.
+    /// numbers as values by their role ([`maskbus_audit::sql_looks_like_pii`]: a pattern or a
+    /// format mask by its fixed characters, a range's numeric bound not at all), and the exact
+    /// matcher over the whole text, whatever the role (a real value written as a pattern is
+    /// still found).
     pub fn sql(&self, field: &str, sql: &str) -> Option<&'static str> {
         maskbus_audit::sql_looks_like_pii(field, sql)
             .map(|d| d.name())
@@ -404,6 +407,21 @@ doc = { json = { "$.ssn" = { pseudonym = "ssn" }, "$.memo" = "keep" }, others = 
         assert_eq!(
             Reviewed::parse("[columns]\n\"t.c\" = \"  \"\n"),
             Err(ReviewedError::NoReason("t.c".into()))
+        );
+    }
+
+    #[test]
+    fn a_pattern_is_judged_by_its_role_and_still_matched_against_real_values() {
+        let format = "CHECK ((au_id ~ '^[0-9]{3}-[0-9]{2}-[0-9]{4}$'::text))";
+        assert_eq!(Guard::default().sql("authors_au_id_check", format), None);
+        let mut matcher = ExactMatcher::new([5; 32]);
+        matcher.add("Eleanora Lockman");
+        let guard = Guard::default().with_exact(Arc::new(matcher));
+        assert_eq!(guard.sql("authors_au_id_check", format), None);
+        // A real value written as a pattern is still a real value.
+        assert_eq!(
+            guard.sql("c", "CHECK ((name !~ '^Eleanora Lockman$'::text))"),
+            Some("source_value")
         );
     }
 }

@@ -122,7 +122,7 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
     // NULLs never collide in a UNIQUE column: only a lossy rule that writes values can.
     if column.unique && !rule.class().keeps_distinct() && *rule != Rule::Null {
         return Verdict::Error(format!(
-            "UNIQUE column with {} rule {}: masked values would collide in the target; use a pseudonym that keeps values distinct (ssn, digits, email, token) or keep",
+            "UNIQUE column with {} rule {}: masked values would collide in the target; use a pseudonym that keeps values distinct (ssn, digits, alnum, email, token) or keep",
             rule.class().name(),
             rule.name()
         ));
@@ -141,6 +141,11 @@ fn judge(rule: &Rule, column: &ColumnInfo) -> Verdict {
             Verdict::Warning("year_only on a text column: every value must be an ISO date, or masking refuses it".into())
         }
         Rule::YearOnly => Verdict::Error(format!("year_only needs a date or timestamp column, not {}", column.type_label())),
+        // The alnum pseudonym writes letters where letters were and any digits: text only.
+        Rule::Pseudonym(crate::PseudonymKind::Alnum) if !column.is_text() => Verdict::Error(format!(
+            "pseudonym alnum writes letters and digits of any value, for text columns; the column is {}: use {{ pseudonym = \"digits\" }}",
+            column.type_label()
+        )),
         // A bijective pseudonym rewrites digits only, and keeps a number's shape and its
         // integer type's range (`crate::bijection`): its fake of a number is a number of the
         // same type, so it fits integer, numeric and uuid columns (and their keys).

@@ -19,6 +19,7 @@
 //! - [`row`]: `Masker` and `MaskedRow`.
 //! - [`egress`]: the guard every masker runs on what its rules left, before a row exists.
 //! - [`pseudonym`]: deterministic keyed fakes; `bijection` makes those of digits unique (FF1).
+//!   `alnum` is the bijection of a key of letters and digits (one FF1 over both, classes kept).
 //! - [`cursor_tag`]: tags on the key cursors the producer issues, so it takes back only its own.
 //! - [`schema`]: what of the source's schema may cross; `ServedSchema` is made only there.
 //! - [`fit`]: does a policy fit a live schema (`maskbus policy check`).
@@ -27,6 +28,7 @@
 //!
 //! `rule_spec` reads one rule as a policy file writes it (a name or a table), strictly.
 
+mod alnum;
 pub mod array;
 mod bijection;
 pub mod catalog;

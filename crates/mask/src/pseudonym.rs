@@ -9,8 +9,9 @@
 //!
 //! Each kind's [`RuleClass`] says what the check may rely on; it is written here once.
 
+use crate::alnum::{AlnumCipher, Refusal};
 use crate::bijection::{Class, DigitCipher};
-use crate::rules::RuleClass;
+use crate::rules::{RuleClass, RuleError};
 use std::sync::Arc;
 
 /// The secret that makes pseudonyms unguessable. Its Debug output never shows it.
@@ -35,6 +36,7 @@ use std::sync::Arc;
 pub struct PseudonymKey {
     key: [u8; 32],
     digits: Option<Arc<DigitCipher>>,
+    alnum: Option<Arc<AlnumCipher>>,
 }
 
 /// The shortest pseudonym key a configuration may give: 32 bytes (a 2-letter key was recovered
@@ -79,6 +81,7 @@ impl PseudonymKey {
         Self {
             key,
             digits: DigitCipher::new(&key).map(Arc::new),
+            alnum: AlnumCipher::new(&key).map(Arc::new),
         }
     }
 
@@ -252,6 +255,13 @@ pub enum PseudonymKind {
     /// characters and the length kept; a Luhn-valid card number gets a Luhn-valid fake. Distinct
     /// values keep distinct fakes.
     Digits,
+    /// Every ASCII letter and digit through a keyed bijection ([`crate::alnum`], FF1 over one
+    /// domain of the value's letters and digits): letters stay letters in their case, digits
+    /// digits, every other character in its place (`PTC11962M` becomes, say, `XQA40537K`). For keys
+    /// and identifiers of letters and digits. A value with fewer than a million values of its
+    /// shape (NIST SP 800-38G's least domain), or with letters or digits outside ASCII, is
+    /// refused ([`RuleError::DomainTooSmall`], [`RuleError::NotAsciiAlnum`]).
+    Alnum,
     /// A secret (an API key, a token, a password hash): a keyed fake of letters, as long as the
     /// secret (twenty letters at the least), in its case: unique in practice (94 bits and more),
     /// and nothing of the secret.
@@ -266,6 +276,7 @@ impl PseudonymKind {
             "email" => Self::Email,
             "ssn" => Self::Ssn,
             "digits" => Self::Digits,
+            "alnum" => Self::Alnum,
             "token" => Self::Token,
             _ => return None,
         })
@@ -278,17 +289,19 @@ impl PseudonymKind {
             Self::Email => "email",
             Self::Ssn => "ssn",
             Self::Digits => "digits",
+            Self::Alnum => "alnum",
             Self::Token => "token",
         }
     }
 
     /// Every kind.
-    pub const ALL: [PseudonymKind; 6] = [
+    pub const ALL: [PseudonymKind; 7] = [
         Self::FirstName,
         Self::LastName,
         Self::Email,
         Self::Ssn,
         Self::Digits,
+        Self::Alnum,
         Self::Token,
     ];
 
@@ -300,7 +313,7 @@ impl PseudonymKind {
     /// What distinct inputs become: the one place `policy check` reads it from.
     pub fn class(self) -> RuleClass {
         match self {
-            Self::Ssn | Self::Digits => RuleClass::Bijective,
+            Self::Ssn | Self::Digits | Self::Alnum => RuleClass::Bijective,
             Self::Email | Self::Token => RuleClass::Unique,
             Self::FirstName | Self::LastName => RuleClass::Deterministic,
         }
@@ -322,7 +335,7 @@ impl PseudonymKind {
             }
             // Fakes of digits are told from real values by the key ([`PseudonymKind::reveal`]);
             // a token's letters equal a real secret only by a 26^-20 coincidence.
-            Self::Ssn | Self::Digits | Self::Token => false,
+            Self::Ssn | Self::Digits | Self::Alnum | Self::Token => false,
         }
     }
 
@@ -335,8 +348,27 @@ impl PseudonymKind {
             // The letters alone carry the uniqueness: twelve at the least (56 bits).
             Self::Token => 12,
             // As long as the value: it always fits.
-            Self::Ssn | Self::Digits | Self::FirstName | Self::LastName => 1,
+            Self::Ssn | Self::Digits | Self::Alnum | Self::FirstName | Self::LastName => 1,
         }
+    }
+
+    /// As [`PseudonymKind::apply_within`], refusing a value this kind cannot hide: an `alnum`
+    /// value of too few letters and digits, or of letters outside ASCII. What masking calls.
+    pub fn try_apply_within(
+        self,
+        key: &PseudonymKey,
+        input: &str,
+        max_chars: Option<usize>,
+    ) -> Result<String, RuleError> {
+        if self != Self::Alnum {
+            return Ok(self.apply_within(key, input, max_chars));
+        }
+        // As long as the value: cut only when the value itself would not fit.
+        let fake = key.alnum_through(input, true)?;
+        Ok(match max_chars {
+            Some(max) if fake.chars().count() > max => fake.chars().take(max).collect(),
+            _ => fake,
+        })
     }
 
     /// The fake for `input`, at most `max_chars` characters long when the column has a limit:
@@ -362,7 +394,7 @@ impl PseudonymKind {
                 format!("{tag}@example.com")
             }
             Self::Token => full.chars().take(max.max(self.min_width())).collect(),
-            Self::FirstName | Self::LastName | Self::Ssn | Self::Digits => {
+            Self::FirstName | Self::LastName | Self::Ssn | Self::Digits | Self::Alnum => {
                 full.chars().take(max).collect()
             }
         }
@@ -407,6 +439,14 @@ impl PseudonymKind {
                 true,
             ),
             Self::Digits => key.digits_through(self, input, digits_class, true),
+            // What masking writes goes through `try_apply_within`, which refuses; here a value
+            // with no fake becomes stars in place of its letters and digits, never itself.
+            Self::Alnum => key.alnum_through(input, true).unwrap_or_else(|_| {
+                input
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() { '*' } else { c })
+                    .collect()
+            }),
             Self::Token => {
                 let length = input.chars().count().max(20);
                 let upper = input.chars().any(|c| c.is_uppercase());
@@ -454,6 +494,7 @@ impl PseudonymKind {
                 false,
             )),
             Self::Digits => Some(key.digits_through(self, fake, digits_class, false)),
+            Self::Alnum => key.alnum_through(fake, false).ok(),
             _ => None,
         }
     }
@@ -469,6 +510,19 @@ fn digits_class(digits: &[u8]) -> Class {
 }
 
 impl PseudonymKey {
+    /// `input` through the alnum bijection (or its inverse): see [`crate::alnum`].
+    fn alnum_through(&self, input: &str, forward: bool) -> Result<String, RuleError> {
+        let Some(cipher) = self.alnum.as_ref() else {
+            // The cipher is built from any 32 bytes; if it ever were not, nothing crosses.
+            return Err(RuleError::CipherFailed(input.chars().count()));
+        };
+        cipher.map(input, forward).map_err(|refusal| match refusal {
+            Refusal::TooSmall { letters, digits } => RuleError::DomainTooSmall { letters, digits },
+            Refusal::NotAscii { len } => RuleError::NotAsciiAlnum(len),
+            Refusal::Cipher { len } => RuleError::CipherFailed(len),
+        })
+    }
+
     /// `input` with its decimal digits (any script) replaced by their keyed bijection (or its
     /// inverse), written as ASCII digits; every other character stays.
     fn digits_through(
@@ -857,6 +911,95 @@ mod tests {
             PseudonymKind::LastName.could_produce(&fake.to_uppercase()),
             "{fake}"
         );
+    }
+
+    #[test]
+    fn alnum_is_a_bijection_that_keeps_each_class_and_case() {
+        let key = PseudonymKey::new(b"k");
+        let class = |c: char| match c {
+            'A'..='Z' => 'A',
+            'a'..='z' => 'a',
+            '0'..='9' => '0',
+            other => other,
+        };
+        let mut fakes = std::collections::HashSet::new();
+        for i in 0..5_000u32 {
+            let l = |n: u32| char::from(b'A' + (n % 26) as u8);
+            let real = format!(
+                "{}{}{}{:05}{}",
+                l(i),
+                l(i / 26),
+                l(i / 676),
+                i * 7 % 100_000,
+                l(i / 3)
+            );
+            let fake = PseudonymKind::Alnum.apply(&key, &real);
+            assert_eq!(
+                fake.chars().map(class).collect::<String>(),
+                "AAA00000A",
+                "{fake}"
+            );
+            assert_eq!(
+                PseudonymKind::Alnum.apply(&key, &real),
+                fake,
+                "deterministic"
+            );
+            assert_eq!(
+                PseudonymKind::Alnum.reveal(&key, &fake).as_deref(),
+                Some(real.as_str())
+            );
+            fakes.insert(fake);
+        }
+        assert_eq!(fakes.len(), 5_000, "5,000 ids, 5,000 fakes");
+        // The issue's id: no initial kept in place, case and punctuation kept.
+        let fake = PseudonymKind::Alnum.apply(&key, "PTC11962M");
+        assert_ne!(&fake[..3], "PTC", "{fake}");
+        let mixed = PseudonymKind::Alnum.apply(&key, "ab-Cd/12 345");
+        assert_eq!(mixed.chars().map(class).collect::<String>(), "aa-Aa/00 000");
+        // Another key, another fake.
+        assert_ne!(
+            PseudonymKind::Alnum.apply(&PseudonymKey::new(b"other"), "PTC11962M"),
+            fake
+        );
+    }
+
+    #[test]
+    fn alnum_refuses_a_domain_too_small_by_column_and_rule_never_the_value() {
+        let key = PseudonymKey::new(b"k");
+        for small in ["AB-123", "12345", "abcd", "X9"] {
+            let refused = PseudonymKind::Alnum.try_apply_within(&key, small, None);
+            assert!(
+                matches!(refused, Err(RuleError::DomainTooSmall { .. })),
+                "{small}: {refused:?}"
+            );
+        }
+        assert!(matches!(
+            PseudonymKind::Alnum.try_apply_within(&key, "Øster-123456", None),
+            Err(RuleError::NotAsciiAlnum(12))
+        ));
+        assert!(PseudonymKind::Alnum
+            .try_apply_within(&key, "AB-1234", None)
+            .is_ok());
+        // The infallible form never passes a refused value through.
+        assert_eq!(PseudonymKind::Alnum.apply(&key, "AB-123"), "**-***");
+        let policy = crate::Policy::from_toml(
+            "p",
+            "[t]
+id = { pseudonym = \"alnum\" }
+",
+        )
+        .unwrap()
+        .with_key(key);
+        let masker = policy.masker("t", &["id".to_string()]).unwrap();
+        let error = masker.mask(vec![Some("QZ-771".into())]).unwrap_err();
+        let said = error.to_string();
+        assert!(
+            said.contains("id") && said.contains("pseudonym alnum"),
+            "{said}"
+        );
+        assert!(said.contains("million"), "{said}");
+        assert!(!said.contains("QZ") && !said.contains("771"), "{said}");
+        assert!(masker.mask(vec![Some("PTC11962M".into())]).is_ok());
     }
 
     #[test]

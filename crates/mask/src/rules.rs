@@ -114,6 +114,12 @@ pub enum RuleError {
     NotJson(usize),
     #[error("is not an array as Postgres prints one, {0} characters long")]
     NotAnArray(usize),
+    #[error("has {letters} letters and {digits} digits: fewer than a million values of its shape, under NIST SP 800-38G's least domain for FF1, so a fake would hide next to nothing; give the column {{ pseudonym = \"token\" }} (unique, not a key), redact or null")]
+    DomainTooSmall { letters: usize, digits: usize },
+    #[error("holds letters or digits outside ASCII ({0} characters long), which the alnum pseudonym does not map; give the column {{ pseudonym = \"token\" }} or {{ pseudonym = \"digits\" }}")]
+    NotAsciiAlnum(usize),
+    #[error("could not be enciphered ({0} characters long); nothing of it is written")]
+    CipherFailed(usize),
     #[error("is a JSON document nested deeper than the budget of {0} (crates/mask/src/json.rs, DEPTH_BUDGET); mask the column with null or redact, or flatten the documents")]
     TooDeep(usize),
 }
@@ -232,9 +238,11 @@ impl Rule {
             Rule::Scrub => Some(scrub(&value)),
             Rule::Json(rule) => Some(rule.apply(&value, key)?),
             Rule::Constant(text) => Some(text.clone()),
-            Rule::Pseudonym(kind) => {
-                Some(kind.apply_within(key.ok_or(RuleError::NoPseudonymKey)?, &value, max_chars))
-            }
+            Rule::Pseudonym(kind) => Some(kind.try_apply_within(
+                key.ok_or(RuleError::NoPseudonymKey)?,
+                &value,
+                max_chars,
+            )?),
         })
     }
 }

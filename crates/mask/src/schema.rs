@@ -11,7 +11,12 @@
 //! - every expression (a default, a generated column, a check, an exclusion, a partition bound,
 //!   an index's predicate) and every enum label and domain rule is read by the audit's
 //!   detectors: one that looks like personal data leaves out the table that holds or uses it,
-//!   named, with the detector that fired (never the value).
+//!   named, with the detector that fired (never the value). A literal is judged by its role
+//!   ([`Guard::sql`]): a value compared with a column whole; a pattern (`~`, `LIKE`, `SIMILAR
+//!   TO`, a `regexp_*` pattern) or a format mask by its fixed characters only, so
+//!   `CHECK (au_id ~ '^[0-9]{3}-[0-9]{2}-[0-9]{4}$')` is served and `'^219-09-9999$'` is not; a
+//!   number bounding a range is not read. The exact matcher of real values reads every text
+//!   whole. `maskbus policy check` runs this same judgement (`maskbus_policy::constraints`).
 //!
 //! What was left out is listed ([`LeftOut`]), so the consumer can fail those tables closed by
 //! name.
@@ -714,5 +719,43 @@ mod tests {
         let text = fingerprint_text(&[0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0xff]);
         assert_eq!(text, "bcdefghijklmnopa");
         assert!(looks_like_pii(&Guard::default(), "public.accounts", &text).is_none());
+    }
+
+    #[test]
+    fn a_format_check_is_served_and_a_value_written_as_a_pattern_is_not() {
+        let with_check = |name: &str, definition: &str| Schema {
+            tables: vec![
+                table("people", vec![column("id", None), column("note", None)]),
+                table("pets", vec![column("id", None)]),
+            ],
+            constraints: vec![ConstraintDef {
+                table: TableRef::parse("people"),
+                name: name.into(),
+                kind: ConstraintKind::Check,
+                definition: definition.into(),
+            }],
+            ..Schema::default()
+        };
+        let served = serve(
+            with_check(
+                "people_id_format",
+                "CHECK ((id ~ '^[0-9]{3}-[0-9]{2}-[0-9]{4}$'::text))",
+            ),
+            Vec::new(),
+            &policy(""),
+        );
+        assert!(served.left_out().is_empty(), "{:?}", served.left_out());
+        assert_eq!(served.schema().constraints.len(), 1);
+        let refused = serve(
+            with_check("people_id_format", "CHECK ((id ~ '^219-09-9999$'::text))"),
+            Vec::new(),
+            &policy(""),
+        );
+        assert_eq!(refused.schema().table_names(), vec!["public.pets"]);
+        assert!(
+            refused.left_out()[0].reason.contains("looks like ssn"),
+            "{:?}",
+            refused.left_out()
+        );
     }
 }

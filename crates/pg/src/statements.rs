@@ -600,6 +600,225 @@ pub fn set_later(
     )
 }
 
+/// Keyless tables ([`KeySource::RowLocation`]): synced whole each pass as a multiset of rows.
+/// The masked rows of one pass are staged in a temporary table of the target table's column
+/// types (dropped at commit); both sides' rows are then compared by a hash of their text
+/// (`md5` of the row printed by the server, the same types on both sides), and the target is
+/// made equal row count by row count: surplus copies deleted by location, missing copies
+/// inserted. An unchanged table writes nothing.
+pub mod keyless {
+    use crate::model::TableRef;
+    use crate::quote_ident;
+
+    /// The temporary table a keyless table's masked rows are staged in.
+    pub fn stage_table() -> TableRef {
+        TableRef::new("pg_temp", "maskbus_keyless_stage")
+    }
+
+    /// `CREATE TEMP TABLE ... ON COMMIT DROP AS SELECT <columns> FROM <table> WITH NO DATA`: the
+    /// stage, with the target's column types.
+    pub fn stage(table: &TableRef, columns: &[String]) -> String {
+        format!(
+            "CREATE TEMP TABLE {} ON COMMIT DROP AS SELECT {} FROM {} t WITH NO DATA",
+            quote_ident(&stage_table().name),
+            columns_of("t", columns),
+            table.sql(),
+        )
+    }
+
+    fn columns_of(alias: &str, columns: &[String]) -> String {
+        columns
+            .iter()
+            .map(|c| format!("{alias}.{}", quote_ident(c)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The hash a row of `alias` is compared by: `md5` of the row of `columns` as text.
+    fn row_hash(alias: &str, columns: &[String]) -> String {
+        format!("md5(ROW({})::text)", columns_of(alias, columns))
+    }
+
+    /// Each row hash whose count differs between the stage (the source) and `table`: the hash,
+    /// the source's count, the target's count.
+    pub fn drift(table: &TableRef, columns: &[String]) -> String {
+        format!(
+            "SELECT h, coalesce(s.n, 0)::int8, coalesce(d.n, 0)::int8
+               FROM (SELECT {} AS h, count(*) AS n FROM {} x GROUP BY 1) s
+               FULL JOIN (SELECT {} AS h, count(*) AS n FROM {} y GROUP BY 1) d USING (h)
+              WHERE s.n IS DISTINCT FROM d.n",
+            row_hash("x", columns),
+            stage_table().sql(),
+            row_hash("y", columns),
+            table.sql(),
+        )
+    }
+
+    /// Deletes from `table` the copies of each row beyond the stage's count of it (by
+    /// location: `tableoid` and `ctid`, unique in a partitioned table too), among the rows
+    /// whose hash is in `$1` (a `text[]`: those [`drift`] found, so only they are sorted).
+    pub fn delete_surplus(table: &TableRef, columns: &[String]) -> String {
+        let hash = row_hash("y", columns);
+        let staged = row_hash("x", columns);
+        format!(
+            "DELETE FROM {t} d WHERE (d.tableoid, d.ctid) IN (
+               SELECT a.rel, a.loc
+                 FROM (SELECT y.tableoid AS rel, y.ctid AS loc, {hash} AS h,
+                              row_number() OVER (PARTITION BY {hash}) AS n
+                         FROM {t} y WHERE {hash} IN (SELECT unnest($1::text[]))) a
+                 LEFT JOIN (SELECT {staged} AS h, count(*) AS n FROM {} x
+                             WHERE {staged} IN (SELECT unnest($1::text[])) GROUP BY 1) b ON b.h = a.h
+                WHERE a.n > coalesce(b.n, 0))",
+            stage_table().sql(),
+            t = table.sql(),
+        )
+    }
+
+    /// Inserts into `table` the copies of each staged row beyond `table`'s count of it, among
+    /// the rows whose hash is in `$1` (run after [`delete_surplus`], which leaves no count
+    /// above the stage's).
+    pub fn insert_missing(table: &TableRef, columns: &[String], identity: bool) -> String {
+        let hash = row_hash("x", columns);
+        let ours = row_hash("y", columns);
+        format!(
+            "INSERT INTO {t} ({}){} SELECT {}
+               FROM (SELECT x AS r, {hash} AS h, row_number() OVER (PARTITION BY {hash}) AS n
+                       FROM {} x WHERE {hash} IN (SELECT unnest($1::text[]))) a
+               LEFT JOIN (SELECT {ours} AS h, count(*) AS n FROM {t} y
+                           WHERE {ours} IN (SELECT unnest($1::text[])) GROUP BY 1) b ON b.h = a.h
+              WHERE a.n > coalesce(b.n, 0)",
+            columns
+                .iter()
+                .map(|c| quote_ident(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if identity {
+                " OVERRIDING SYSTEM VALUE"
+            } else {
+                ""
+            },
+            columns_of("(a.r)", columns),
+            stage_table().sql(),
+            t = table.sql(),
+        )
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn rows_are_compared_by_their_text_with_every_name_quoted() {
+            let table = TableRef::new("s", "Log \"x\"");
+            let columns = vec!["at".to_string(), "odd\"col".to_string()];
+            let hash = "md5(ROW(y.\"at\", y.\"odd\"\"col\")::text)";
+            for sql in [
+                drift(&table, &columns),
+                delete_surplus(&table, &columns),
+                insert_missing(&table, &columns, true),
+            ] {
+                assert!(sql.contains(hash), "{sql}");
+                assert!(sql.contains("\"s\".\"Log \"\"x\"\"\""), "{sql}");
+                assert!(
+                    sql.contains("\"pg_temp\".\"maskbus_keyless_stage\""),
+                    "{sql}"
+                );
+            }
+            assert!(delete_surplus(&table, &columns).contains("(d.tableoid, d.ctid) IN"));
+            assert!(insert_missing(&table, &columns, true).contains("OVERRIDING SYSTEM VALUE"));
+            assert!(!insert_missing(&table, &columns, false).contains("OVERRIDING"));
+            assert_eq!(
+                stage(&table, &columns),
+                "CREATE TEMP TABLE \"maskbus_keyless_stage\" ON COMMIT DROP AS SELECT t.\"at\", \
+                 t.\"odd\"\"col\" FROM \"s\".\"Log \"\"x\"\"\" t WITH NO DATA"
+            );
+        }
+    }
+}
+
+/// The CHECK constraints of the table in schema `$1` named `$2`: name, the expression as the
+/// server prints it (`pg_get_expr`), and the columns it mentions. What `policy check` evaluates
+/// over the masked sample ([`failing_check`]).
+pub const CHECKS_OF_TABLE: &str =
+    "SELECT c.conname::text, pg_catalog.pg_get_expr(c.conbin, c.conrelid),
+        ARRAY(SELECT a.attname::text FROM pg_catalog.unnest(c.conkey) k
+                JOIN pg_catalog.pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k)
+    FROM pg_catalog.pg_constraint c
+    JOIN pg_catalog.pg_class t ON t.oid = c.conrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+   WHERE n.nspname = $1 AND t.relname = $2 AND c.contype = 'c'
+   ORDER BY c.conname";
+
+/// What of the table in schema `$1` named `$2` no served schema carries, because it runs code
+/// or tunes storage: (kind, name) of its triggers (with the function each runs), rules,
+/// row-level security policies and storage options (names only, never a body or a value).
+pub const NOT_SERVED_OF_TABLE: &str =
+    "SELECT 'trigger', tg.tgname::text || ' (runs function ' || tg.tgfoid::regproc::text || ')'
+    FROM pg_catalog.pg_trigger tg
+    JOIN pg_catalog.pg_class t ON t.oid = tg.tgrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+   WHERE n.nspname = $1 AND t.relname = $2 AND NOT tg.tgisinternal
+  UNION ALL
+  SELECT 'rule', r.rulename::text
+    FROM pg_catalog.pg_rewrite r
+    JOIN pg_catalog.pg_class t ON t.oid = r.ev_class
+    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+   WHERE n.nspname = $1 AND t.relname = $2 AND r.rulename <> '_RETURN'
+  UNION ALL
+  SELECT 'row security policy', p.polname::text
+    FROM pg_catalog.pg_policy p
+    JOIN pg_catalog.pg_class t ON t.oid = p.polrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+   WHERE n.nspname = $1 AND t.relname = $2
+  UNION ALL
+  SELECT 'storage option', pg_catalog.split_part(o, '=', 1)
+    FROM pg_catalog.pg_class t
+    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace,
+         pg_catalog.unnest(t.reloptions) o
+   WHERE n.nspname = $1 AND t.relname = $2
+   ORDER BY 1, 2";
+
+/// Starts the read-only transaction `policy check` evaluates the source's own constraints in:
+/// nothing it runs can write, and nothing runs long.
+pub const READ_ONLY_CHECKS: &str =
+    "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = '30s'";
+
+/// Whether every value of `$1` (text[]) casts to `sql_type` (`format_type` text from the
+/// catalog): an error says one does not.
+pub fn casts_to(sql_type: &str) -> String {
+    format!("SELECT count(CAST(v AS {sql_type})) FROM pg_catalog.unnest($1::text[]) v")
+}
+
+/// How many rows of masked values fail a CHECK: the values of `columns` (name, `format_type`)
+/// come as text arrays `$1..$n`, one per column, row by row, are cast to their types under the
+/// columns' own names, and `expression` (the source's own `pg_get_expr` text of the constraint,
+/// never served or request text) is evaluated over them; a NULL result passes, as in a CHECK.
+pub fn failing_check(columns: &[(String, String)], expression: &str) -> String {
+    let params: Vec<String> = (1..=columns.len())
+        .map(|i| format!("${i}::text[]"))
+        .collect();
+    let aliases: Vec<String> = (1..=columns.len())
+        .map(|i| format!("maskbus_v{i}"))
+        .collect();
+    let casts: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, ty))| {
+            format!(
+                "CAST(u.maskbus_v{} AS {ty}) AS {}",
+                i + 1,
+                quote_ident(name)
+            )
+        })
+        .collect();
+    format!(
+        "SELECT count(*) FROM (SELECT {} FROM pg_catalog.unnest({}) AS u({})) AS maskbus_row WHERE NOT ({expression})",
+        casts.join(", "),
+        params.join(", "),
+        aliases.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,6 +1034,24 @@ mod tests {
             sql,
             "UPDATE \"public\".\"p\" t SET \"boss\" = (l.vals[1])::integer FROM (SELECT key, vals FROM links) l \
              WHERE (t.\"a\", t.\"b\") = ((l.key[1])::integer, (l.key[2])::text)"
+        );
+    }
+
+    #[test]
+    fn a_check_is_evaluated_over_bind_parameters_cast_under_the_columns_names() {
+        let sql = failing_check(
+            &[
+                ("zip".into(), "text".into()),
+                ("Odd \"x\"".into(), "character varying(5)".into()),
+            ],
+            "(zip ~ '^[0-9]{5}$'::text)",
+        );
+        assert_eq!(
+            sql,
+            "SELECT count(*) FROM (SELECT CAST(u.maskbus_v1 AS text) AS \"zip\", \
+             CAST(u.maskbus_v2 AS character varying(5)) AS \"Odd \"\"x\"\"\" \
+             FROM pg_catalog.unnest($1::text[], $2::text[]) AS u(maskbus_v1, maskbus_v2)) AS maskbus_row \
+             WHERE NOT ((zip ~ '^[0-9]{5}$'::text))"
         );
     }
 }

@@ -7,6 +7,10 @@
 //! - [`propose`]: the rule proposed for each column, and the file written by `toml_edit` (pure).
 //! - [`sample`]: rows spread over each table, masked as the producer masks them (its egress
 //!   guard too): what `maskbus policy check` reads.
+//! - [`rule_fit`]: a rule whose output still holds the input on that sample (`card` on a card
+//!   expiry, `digits` on an id of letters), refused with a rule that fits.
+//! - [`constraints`]: the target's constraints (types, lengths, NOT NULL, unique keys, CHECKs)
+//!   evaluated on the rules' output over that sample, and what the served schema leaves out.
 //! - [`real_values`]: production's real values as keyed hashes, for the exact matcher of the
 //!   producer's egress guard and of the wire audit.
 //! - [`update`]: a reviewed policy brought up to date with the schema (`policy init --update`),
@@ -15,8 +19,10 @@
 //! The column-by-column decisions live in `maskbus_mask::fit`; this crate reads the file, the
 //! catalog and samples of values (run through the audit's detectors here; only counts come out).
 
+pub mod constraints;
 pub mod propose;
 pub mod real_values;
+pub mod rule_fit;
 pub mod sample;
 pub mod schema_check;
 pub mod update;
@@ -284,6 +290,10 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
     let mut skipped = Vec::new();
     // Tables with a column kept though its sample looks like PII (no rule fits its type).
     let mut kept_pii: std::collections::BTreeSet<String> = Default::default();
+    // Tables keyed by a secret (a session key): no bijective rule hides it (`propose`).
+    let mut secret_keyed: std::collections::BTreeSet<String> = Default::default();
+    // Tables without a key the sync can page by: no primary key, no unique NOT NULL columns.
+    let mut keyless: std::collections::BTreeSet<String> = Default::default();
     for info in &tables {
         if !propose::writable(info) {
             skipped.push((
@@ -294,9 +304,11 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
             continue;
         }
         let key: HashSet<String> = match info.key(None) {
-            Ok(k) => k.names().into_iter().collect(),
-            // No key of its own: its NOT NULL columns together, if the data keeps them unique.
-            Err(_) => {
+            Ok(k) if !k.is_keyless() => k.names().into_iter().collect(),
+            // No key of its own: its NOT NULL columns together, if the data keeps them unique
+            // (a key makes each pass move only what changed, and the stream can follow it);
+            // else it syncs whole, as a multiset.
+            _ => {
                 let columns: Vec<String> = info
                     .columns
                     .iter()
@@ -316,13 +328,17 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                             })?
                             .is_some();
                         if duplicated {
+                            keyless.insert(info.table.to_string());
                             HashSet::new()
                         } else {
                             keys.push((info.table.clone(), columns.clone()));
                             columns.into_iter().collect()
                         }
                     }
-                    _ => HashSet::new(),
+                    _ => {
+                        keyless.insert(info.table.to_string());
+                        HashSet::new()
+                    }
                 }
             }
         };
@@ -344,6 +360,7 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                 foreign_key: linked.contains(column.name.as_str()),
                 people,
                 spells_the_person: spelled.get(&column.name).cloned(),
+                table: info.table.name.clone(),
                 ..ColumnFacts::default()
             };
             // A key is sampled too, whatever its type (an SSN or an account number may be an
@@ -369,8 +386,16 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                     .collect();
                 facts.evidence = crate::schema_check::sample_evidence(&column.name, &values);
                 facts.secret_shape = propose::secret_shaped(&values);
+                facts.alnum_shape = propose::alnum_shaped(&values);
+                facts.some_secrets = propose::some_secret_shaped(&values);
+                if matches!(column.data_type.as_str(), "json" | "jsonb") {
+                    facts.json_rule = propose::json_leaf_rule(people, &info.table.name, &values);
+                }
             }
             let proposal = propose::propose(column, &facts);
+            if proposal.secret_key {
+                secret_keyed.insert(info.table.to_string());
+            }
             // `keep` on values that look like PII is what policy check refuses: no rule fitted.
             if proposal.rule == "\"keep\""
                 && facts.evidence.is_some()
@@ -434,15 +459,20 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                     .map(|l| maskbus_mask::qualify(&l.entity))
                     .collect();
             stuck.extend(kept_pii.iter().cloned());
+            stuck.extend(secret_keyed.iter().cloned());
             if !stuck.is_empty() {
                 proposed.retain(|(t, _)| {
-                    let out = stuck.contains(&t.to_string());
+                    let name = t.to_string();
+                    let out = stuck.contains(&name);
                     if out {
-                        skipped.push((
-                            t.clone(),
+                        let why = if secret_keyed.contains(&name) {
+                            "its key is a secret (a session or API key) no bijective rule hides: decide by hand"
+                        } else if keyless.contains(&name) {
+                            "it has no key the sync can page by (no primary key, no unique NOT NULL columns; see policy check): add one, or name one in [maskbus.keys]"
+                        } else {
                             "a column of it no rule fits (see policy check): decide by hand"
-                                .to_string(),
-                        ));
+                        };
+                        skipped.push((t.clone(), why.to_string()));
                     }
                     !out
                 });

@@ -74,8 +74,11 @@ pub async fn judge_reviewed(
     reviewed: maskbus_mask::egress::Reviewed,
 ) -> Result<(Vec<Line>, SampleRead), PgError> {
     let mut read = SampleRead::default();
+    // What the served schema leaves out, and the boundary's refusals (`crate::constraints`).
+    let mut lines = crate::constraints::not_served(source, policy).await?;
     if sample == Sample::Off {
-        return Ok((Vec::new(), read));
+        lines.extend(crate::constraints::boundary(source, policy).await?);
+        return Ok((lines, read));
     }
     let client = source.connect().await?;
     let schemas = policy.schemas();
@@ -128,7 +131,6 @@ pub async fn judge_reviewed(
                 .with_exact(Arc::new(matcher))
                 .with_reviewed(reviewed),
         );
-    let mut lines = Vec::new();
     for table in &sampled {
         let entity = table.info.table.to_string();
         let reviewed = policy.guard().reviewed().columns();
@@ -145,7 +147,26 @@ pub async fn judge_reviewed(
                 .filter(|l| !said.contains(&l.column)),
         );
         lines.extend(valued);
+        // Rules whose output still holds the input (`crate::rule_fit`).
+        lines.extend(crate::rule_fit::judge(
+            &policy,
+            &table.info,
+            &table.columns,
+            &table.rows,
+        ));
     }
+    // The boundary, with the guard as the producer's; the target's constraints on the rules'
+    // output (`crate::constraints`).
+    lines.extend(crate::constraints::boundary(source, &policy).await?);
+    let views: Vec<crate::constraints::Sampled<'_>> = sampled
+        .iter()
+        .map(|t| crate::constraints::Sampled {
+            info: &t.info,
+            columns: &t.columns,
+            rows: &t.rows,
+        })
+        .collect();
+    lines.extend(crate::constraints::judge(source, &policy, &views).await?);
     Ok((lines, read))
 }
 
