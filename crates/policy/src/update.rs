@@ -65,6 +65,31 @@ fn tables_of(doc: &DocumentMut) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// The tables a policy leaves out on purpose, by its comment lines `# left out: NAME, why`
+/// (what `policy init` writes for a table it leaves out, and what a reviewer may write) and
+/// `# known: A, B` (every table `policy init` proposed: one whose section the reviewer deleted
+/// was left out on purpose), as `schema.table`.
+pub fn left_out_of(text: &str) -> std::collections::BTreeSet<String> {
+    text.lines()
+        .filter_map(|line| line.trim().strip_prefix('#').map(str::trim))
+        .flat_map(|comment| {
+            let names: Vec<&str> = if let Some(rest) = comment.strip_prefix("left out:") {
+                rest.split(',').take(1).collect()
+            } else if let Some(rest) = comment.strip_prefix(crate::propose::KNOWN_MARK) {
+                rest.split(',').collect()
+            } else {
+                Vec::new()
+            };
+            names
+                .into_iter()
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(maskbus_mask::qualify)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 fn table_at<'d>(doc: &'d mut DocumentMut, path: &[String]) -> Option<&'d mut Table> {
     let mut item: &mut Item = doc.get_mut(path.first()?)?;
     for part in &path[1..] {
@@ -89,7 +114,12 @@ pub fn update(
     let mut summary = UpdateSummary::default();
     let have = tables_of(&doc);
     let want = tables_of(&proposed);
+    let left_out = left_out_of(current);
     for (name, path) in &want {
+        // A table the reviewer left out (`# left out: NAME, why`) stays out.
+        if left_out.contains(name) && !have.iter().any(|(n, _)| n == name) {
+            continue;
+        }
         let Some(fresh_table) = table_at(&mut proposed.clone(), path).cloned() else {
             continue;
         };
@@ -109,6 +139,12 @@ pub fn update(
                 };
                 doc.insert(&key, Item::Table(table));
                 summary.new_tables.push(name.clone());
+                let trailing = doc.trailing().as_str().unwrap_or_default().to_string();
+                doc.set_trailing(format!(
+                    "{trailing}# {} {}\n",
+                    crate::propose::KNOWN_MARK,
+                    one_line(name)
+                ));
             }
             Some((_, at)) => {
                 let Some(table) = table_at(&mut doc, at) else {

@@ -786,6 +786,7 @@ fn expected(name: &str, outcome: &str) -> Proposal {
         rule: fields.next().unwrap_or_default().into(),
         why: fields.next().unwrap_or_default().into(),
         number: fields.next() == Some("number"),
+        secret_key: false,
     }
 }
 

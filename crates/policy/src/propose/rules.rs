@@ -8,7 +8,10 @@
 //! rule that fits, a NOT NULL one something other than NULL): [`Then`] names each such ladder
 //! once, so the table says which one a heuristic takes rather than spelling it again.
 
-use super::{first_name, last_name, ColumnFacts, Name, Proposal};
+use super::{
+    first_name, is_log_table, is_secret_table, is_social_table, last_name, ColumnFacts, Name,
+    Proposal,
+};
 use maskbus_mask::PseudonymKind;
 use maskbus_pg::Column;
 // The table reads its tests and outcomes unqualified, as a list of words.
@@ -28,7 +31,22 @@ pub fn propose(column: &Column, facts: &ColumnFacts) -> Proposal {
         .find(|h| h.when.iter().all(|test| subject.holds(test)))
         .unwrap_or(&OTHERWISE);
     let why = subject.why(heuristic.why);
-    heuristic.then.propose(&subject, &why)
+    let proposal = heuristic.then.propose(&subject, &why);
+    // A JSON column whose sampled leaves hold names or secrets: a rule for each of those leaves.
+    match &facts.json_rule {
+        Some(rule)
+            if subject.holds(&Json)
+                && !facts.key
+                && !facts.foreign_key
+                && (proposal.rule == KEEP || proposal.rule == JSON_SCRUBBED) =>
+        {
+            subject.proposal(
+                rule,
+                "JSON whose sampled leaves hold PII or secrets: a rule for each such leaf, every other leaf and key scrubbed",
+            )
+        }
+        _ => proposal,
+    }
 }
 
 /// Every heuristic, in the order they are tried.
@@ -45,6 +63,22 @@ const HEURISTICS: &[Heuristic] = &[
         when: &[Key, PERSONS_NUMBER, Any(&[Text, Numeric])],
         then: Rule(FAKE_DIGITS),
         why: "key that looks like a person's number: a bijective fake of its digits, so the sync still pages and links by it (foreign keys to it get the same rule)",
+    },
+    // A secret used as a key (`django_session.session_key`, `authtoken_token.key`): a keyed
+    // bijection of its letters and digits where its values are made of them; else, a key being
+    // passed as it is, its table is left out.
+    Heuristic {
+        when: &[
+            Key,
+            Any(&[Text, Array]),
+            Not(&AnId),
+            Any(&[
+                SecretShape,
+                All(&[SecretTable, Named(SECRET_FIELDS)]),
+            ]),
+        ],
+        then: SecretKey,
+        why: "key whose values are secrets (a session or API key)",
     },
     Heuristic {
         when: &[Key],
@@ -77,14 +111,54 @@ const HEURISTICS: &[Heuristic] = &[
         why: "a secret by its name",
     },
     Heuristic {
+        when: &[Any(&[Text, Array]), SecretTable, Named(SECRET_FIELDS)],
+        then: Token,
+        why: "a secret by its table",
+    },
+    Heuristic {
         when: &[SecretShape],
         then: Token,
         why: "values shaped like secrets (long, random letters and digits)",
+    },
+    // A log's reference to any row (`django_admin_log.object_id`) is, for a token's or a
+    // session's row, that secret.
+    Heuristic {
+        when: &[Text, LogTable, SomeSecrets],
+        then: Token,
+        why: "a log's column some of whose sampled values are shaped like secrets (the key of a token's or a session's row)",
+    },
+    // A list of emails (`bcc_emails`, `recipients`): every email's local part scrubbed.
+    Heuristic {
+        when: &[
+            Any(&[Text, Array]),
+            Not(&Unique),
+            Any(&[
+                Words(&["bcc", "recipients"]),
+                All(&[
+                    Words(&["emails", "mails", "addresses"]),
+                    Not(&NamedOnly(&["emails"])),
+                    Any(&[Named(&["email", "mail"]), Says(&["email"])]),
+                ]),
+            ]),
+        ],
+        then: Rule(SCRUB),
+        why: "a list of emails: every email's local part scrubbed",
+    },
+    Heuristic {
+        when: &[Array, Named(&["email", "mail", "emailaddress"])],
+        then: Rule(EMAIL),
+        why: "emails by their name: each element",
     },
     Heuristic {
         when: &[Text, Named(&["email", "mail", "emailaddress"])],
         then: UniqueOr(FAKE_EMAIL, EMAIL),
         why: "an email by its name",
+    },
+    // A column of emails is an email column whatever its name.
+    Heuristic {
+        when: &[Text, MostlySay("email")],
+        then: UniqueOr(FAKE_EMAIL, EMAIL),
+        why: "values are emails ({evidence})",
     },
     Heuristic {
         when: &[Text, Named(&["ssn", "socialsecurity"])],
@@ -95,6 +169,15 @@ const HEURISTICS: &[Heuristic] = &[
         when: &[Text, Named(NATIONAL_IDS)],
         then: Digits(LAST_FOUR, 0),
         why: "a national or tax identifier by its name",
+    },
+    Heuristic {
+        when: &[
+            Text,
+            Named(&["tax", "vat", "fiscal", "legal"]),
+            Named(&["number", "no", "num", "nr", "id", "code", "identifier", "registration"]),
+        ],
+        then: Digits(LAST_FOUR, 0),
+        why: "a legal or tax number by its name",
     },
     // `card_type`, `card_count`: about cards, not a card's number.
     Heuristic {
@@ -175,6 +258,58 @@ const HEURISTICS: &[Heuristic] = &[
         when: &[Text, Named(DEVICES)],
         then: Identifying(REDACT),
         why: "identifies a device by its name",
+    },
+    Heuristic {
+        when: &[
+            Numeric,
+            Any(&[
+                NamedOnly(&["age"]),
+                All(&[People, Named(&["age"])]),
+                Named(&["ageyears", "ageatdeath", "currentage", "patientage"]),
+            ]),
+        ],
+        then: NullOr(ZERO, "0"),
+        why: "a person's age",
+    },
+    Heuristic {
+        when: &[
+            Text,
+            Any(&[
+                All(&[Named(&["middle"]), Named(&["initial", "initials"])]),
+                NamedOnly(&["mi"]),
+                NamedOnly(&["initials"]),
+            ]),
+        ],
+        then: NullOr(INITIAL, "X"),
+        why: "a middle initial: first_letter would keep all of it",
+    },
+    // A third party's account id in a social login's table (`uid`, `extra_data`).
+    Heuristic {
+        when: &[
+            SocialTable,
+            Any(&[Text, Numeric]),
+            Named(&["uid", "externalid", "provideruid", "subject", "sub", "socialid"]),
+        ],
+        then: Token,
+        why: "an account id at another service (a social login)",
+    },
+    Heuristic {
+        when: &[SocialTable, Any(&[Json, Text]), Named(&["extra", "extradata", "data", "profile"])],
+        then: JsonOrRedact,
+        why: "the profile another service keeps of the person (a social login)",
+    },
+    // Representations of rows and free text in logs and versions name people (usernames,
+    // full names): `django_admin_log.object_repr`, `reversion_version.serialized_data`.
+    Heuristic {
+        when: &[
+            Text,
+            Any(&[
+                Named(&["repr", "representation", "objectrepr", "objectrepresentation"]),
+                All(&[LogTable, Named(LOG_TEXT)]),
+            ]),
+        ],
+        then: RedactOrSafe,
+        why: "the text of a row's representation or a log's message: it names people (usernames, full names)",
     },
     // A fake name where a dozen letters fit and it need not be unique.
     Heuristic {
@@ -352,6 +487,44 @@ const SECRETS: &[&str] = &[
     "seed",
 ];
 
+/// Columns of a table of secrets that hold the secret (`api_keys.value`, `otp_totpdevice.key`).
+const SECRET_FIELDS: &[&str] = &[
+    "value",
+    "key",
+    "secret",
+    "token",
+    "data",
+    "code",
+    "hash",
+    "digest",
+    "seed",
+    "sessiondata",
+    "sessionkey",
+];
+
+/// Free text of logs and versions.
+const LOG_TEXT: &[&str] = &[
+    "message",
+    "changemessage",
+    "comment",
+    "comments",
+    "description",
+    "details",
+    "serialized",
+    "serializeddata",
+    "objectdata",
+    "snapshot",
+    "changes",
+    "diff",
+    "before",
+    "after",
+    "text",
+    "body",
+    "note",
+    "notes",
+    "summary",
+];
+
 /// Keys that are secrets (`api_key`, `signing_key`), beside the word `key`.
 const KEYS_OF_A_KIND: &[&str] = &[
     "api",
@@ -383,6 +556,23 @@ const NATIONAL_IDS: &[&str] = &[
     "idnumber",
     "idcard",
     "identitycard",
+    "taxnumber",
+    "taxno",
+    "taxcode",
+    "vatno",
+    "vatid",
+    "ustid",
+    "nif",
+    "nie",
+    "cpf",
+    "cnpj",
+    "siren",
+    "siret",
+    "gstin",
+    "abn",
+    "tfn",
+    "utr",
+    "steuernummer",
 ];
 
 /// Card numbers by a word of their name.
@@ -626,11 +816,13 @@ const YEAR_ONLY: &str = r#""year_only""#;
 const SCRUB: &str = r#""scrub""#;
 const FAKE_TOKEN: &str = r#"{ pseudonym = "token" }"#;
 const FAKE_DIGITS: &str = r#"{ pseudonym = "digits" }"#;
+const FAKE_ALNUM: &str = r#"{ pseudonym = "alnum" }"#;
 const FAKE_EMAIL: &str = r#"{ pseudonym = "email" }"#;
 const FAKE_SSN: &str = r#"{ pseudonym = "ssn" }"#;
 const FAKE_FIRST_NAME: &str = r#"{ pseudonym = "first_name" }"#;
 const FAKE_LAST_NAME: &str = r#"{ pseudonym = "last_name" }"#;
 const ZERO: &str = r#"{ constant = "0" }"#;
+const INITIAL: &str = r#"{ constant = "X" }"#;
 const EMPTY_BYTES: &str = r#"{ constant = "\\x" }"#;
 const DOCUMENTATION_IP: &str = r#"{ constant = "192.0.2.1" }"#;
 const DOCUMENTATION_MAC: &str = r#"{ constant = "00:00:5e:00:53:00" }"#;
@@ -691,10 +883,22 @@ enum Test {
     People,
     /// Sampled values look like secrets.
     SecretShape,
+    /// Some sampled values look like secrets.
+    SomeSecrets,
     /// Sampled values hold the same row's name.
     SpellsThePerson,
     /// The detectors found a pattern in the sampled values.
     Evidence,
+    /// One of these is a word of the name exactly (plurals told apart: `emails`, not `email`).
+    Words(&'static [&'static str]),
+    /// The table holds secrets by its name: [`is_secret_table`].
+    SecretTable,
+    /// The table is a log or a history of versions by its name: [`is_log_table`].
+    LogTable,
+    /// The table holds logins through another service by its name: [`is_social_table`].
+    SocialTable,
+    /// The detectors say most sampled values (four in five) look like this kind.
+    MostlySay(&'static str),
     /// The detectors say sampled values look like one of these (`look like ssn`).
     Says(&'static [&'static str]),
     Not(&'static Test),
@@ -729,6 +933,11 @@ enum Then {
     UniqueOr(&'static str, &'static str),
     /// `null` where NULL is allowed, this rule (said as the second) where NOT NULL.
     NullOr(&'static str, &'static str),
+    /// A key whose values are secrets: a keyed bijection of its letters and digits where every
+    /// sampled value is made of them; else kept, marked so its table is left out.
+    SecretKey,
+    /// JSON scrubbed leaf by leaf; text redacted (or the safe rule).
+    JsonOrRedact,
     /// A key or foreign key kept, with a note to review it where it looks like PII
     /// ([`LOOKS_LIKE_PII`]); `number` marks a foreign key to a person's number.
     Kept { number: bool },
@@ -764,6 +973,23 @@ impl Then {
             UniqueOr(_, otherwise) => s.proposal(otherwise, why),
             NullOr(_, _) if s.column.nullable => s.proposal(NULL, why),
             NullOr(rule, so) => s.proposal(rule, &format!("{why}; NOT NULL, so {so}")),
+            SecretKey if s.facts.alnum_shape => s.proposal(
+                FAKE_ALNUM,
+                &format!(
+                    "{why}: its values are letters and digits, so a keyed bijection of them: nothing of the secret passes, and the sync still pages and links by it (foreign keys to it get the same rule)"
+                ),
+            ),
+            SecretKey => {
+                let mut kept = s.proposal(
+                    KEEP,
+                    &format!("{why}: no bijective rule hides it and a key is passed as it is, so its table is left out; decide by hand"),
+                );
+                kept.secret_key = true;
+                kept
+            }
+            JsonOrRedact if s.holds(&Json) => s.proposal(JSON_SCRUBBED, why),
+            JsonOrRedact if s.fits(REDACTED_WIDTH) => s.identifying(REDACT, why),
+            JsonOrRedact => s.safe(why),
             Kept { number } => {
                 let mut kept = if s.holds(&LOOKS_LIKE_PII) {
                     s.proposal(
@@ -816,8 +1042,27 @@ impl Subject<'_> {
             ForeignKey => self.facts.foreign_key,
             People => self.facts.people,
             SecretShape => self.facts.secret_shape,
+            SomeSecrets => self.facts.some_secrets,
             SpellsThePerson => self.facts.spells_the_person.is_some(),
             Evidence => self.facts.evidence.is_some(),
+            Words(terms) => self.name.words.iter().any(|w| terms.contains(&w.as_str())),
+            SecretTable => is_secret_table(&self.facts.table),
+            LogTable => is_log_table(&self.facts.table),
+            SocialTable => is_social_table(&self.facts.table),
+            MostlySay(kind) => self.facts.evidence.as_deref().is_some_and(|evidence| {
+                evidence.split(", ").any(|part| {
+                    let Some((counts, what)) = part.split_once(" sampled values look like ") else {
+                        return false;
+                    };
+                    let Some((n, of)) = counts.split_once(" of ") else {
+                        return false;
+                    };
+                    let (Ok(n), Ok(of)) = (n.parse::<usize>(), of.parse::<usize>()) else {
+                        return false;
+                    };
+                    what == kind && of > 0 && n * 5 >= of * 4
+                })
+            }),
             Says(kinds) => self.facts.evidence.as_deref().is_some_and(|evidence| {
                 kinds
                     .iter()
@@ -854,6 +1099,7 @@ impl Subject<'_> {
             rule: rule.to_string(),
             why: why.to_string(),
             number: false,
+            secret_key: false,
         }
     }
 
