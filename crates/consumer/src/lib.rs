@@ -13,6 +13,8 @@
 //!   one transaction, deferred links, rows deleted by key, sequences).
 //! - [`pages`]: the pure decisions (entity plans, reply checks, merging, next watermark).
 //! - `pass`: one sync pass ([`pass::Pass`]), table by table, page by page.
+//! - [`keyless`]: tables without a usable key, synced whole each pass as multisets of rows
+//!   (duplicates kept), only the copies whose count differs written.
 //! - `parents`: pages whose parents the target lacks, the parents fetched first.
 //! - `load`: the first pass into empty tables, loaded in bulk as `pg_restore` does
 //!   ([`load::BulkLoad`]); `copy`: pages into the target with `COPY`.
@@ -43,6 +45,7 @@ pub mod changes;
 pub mod client;
 mod copy;
 mod held_subset;
+pub mod keyless;
 pub mod load;
 pub mod local_tools;
 pub mod owned;

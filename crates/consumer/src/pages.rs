@@ -171,7 +171,9 @@ pub fn reply_columns(
             plan.entity
         )));
     }
-    if key != plan.key.names() || !key.iter().all(|k| columns.contains(k)) {
+    // A keyless table's key is the row's location, which is never a column of the page.
+    let key_sent = plan.key.is_keyless() || key.iter().all(|k| columns.contains(k));
+    if key != plan.key.names() || !key_sent {
         return Err(bad(format!(
             "the page is keyed by ({}), the target by ({})",
             maskbus_model::shorten(&key.join(", ")),
@@ -778,12 +780,16 @@ mod tests {
             &fks,
         )
         .unwrap();
-        assert_eq!(plans.len(), 1);
-        assert_eq!(plans[0].deferred, ["boss"]);
-        assert!(plans[0].parents.is_empty());
-        assert!(!plans[0].types.contains_key("total"));
-        assert!(plans[0].identity.contains("id"));
+        // A table without a key is planned too: synced whole, as a multiset.
+        assert_eq!(plans.len(), 2);
+        let plan = plans.iter().find(|p| p.entity == "public.a").unwrap();
+        assert_eq!(plan.deferred, ["boss"]);
+        assert!(plan.parents.is_empty());
+        assert!(!plan.types.contains_key("total"));
+        assert!(plan.identity.contains("id"));
+        let keyless = plans.iter().find(|p| p.entity == "public.nokey").unwrap();
+        assert!(keyless.key.is_keyless());
         let reasons: Vec<&str> = skipped.iter().map(|s| s.entity.as_str()).collect();
-        assert_eq!(reasons, ["public.nokey", "public.gone"]);
+        assert_eq!(reasons, ["public.gone"]);
     }
 }

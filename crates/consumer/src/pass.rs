@@ -193,6 +193,9 @@ impl<'a> Pass<'a> {
         state: SyncState,
     ) -> Result<u64, ConsumerError> {
         let carried = self.carried.take();
+        if plan.key.is_keyless() {
+            return self.sync_keyless(plan).await;
+        }
         if let Some(moved) = self.sync_in_ranges(plan, &state).await? {
             return Ok(moved);
         }
@@ -213,6 +216,34 @@ impl<'a> Pass<'a> {
         self.report.pages += moved.pages;
         self.report.parents_fetched += moved.parents;
         outcome.map(|()| moved.rows)
+    }
+
+    /// Syncs a table without a usable key whole, as a multiset ([`crate::keyless`]): every
+    /// masked row of the pass's window read, and only the rows whose count differs written.
+    /// Returns the rows read.
+    async fn sync_keyless(&mut self, plan: &EntityPlan) -> Result<u64, ConsumerError> {
+        if *self.stop.borrow() {
+            return Err(ConsumerError::Stopped);
+        }
+        let (pages, until) = super::keyless::fetch_whole(
+            self.asker,
+            plan,
+            self.until.clone(),
+            self.config.page_size,
+            self.config.pages_per_request,
+            self.config.subset.clone(),
+        )
+        .await?;
+        self.until = Some(until.clone());
+        self.report.pages += pages.iter().map(|p| u64::from(p.part) + 1).sum::<u64>();
+        let set = self
+            .writer
+            .converge_keyless(plan, &pages, true, Some(&until))
+            .await?;
+        if set.deleted + set.inserted > 0 {
+            tracing::info!(entity = %plan.entity, deleted = set.deleted, inserted = set.inserted, "keyless table made equal to the source's rows");
+        }
+        Ok(set.source_rows)
     }
 
     /// The first request of `plan`'s stream in one range, from its watermark `state`, in the
@@ -266,7 +297,9 @@ impl<'a> Pass<'a> {
                     .position(|p| p.table == fk.parent)
                     .is_some_and(|p| !self.mine[p])
         });
-        (in_one_range && plan.together.is_none() && !waits).then(|| Upcoming {
+        // A keyless table is read whole, not by its first request (see `sync_keyless`).
+        let keyed = !plan.key.is_keyless();
+        (in_one_range && keyed && plan.together.is_none() && !waits).then(|| Upcoming {
             plan: plan.clone(),
             state,
         })

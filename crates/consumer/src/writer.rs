@@ -97,6 +97,105 @@ impl<'db> PageWriter<'db> {
         self.db.target()
     }
 
+    /// Compares a keyless table (synced whole, as a multiset: see [`crate::keyless`]) with
+    /// `pages`, every masked row of the source in one window, and with `apply` makes it equal:
+    /// surplus copies deleted, missing copies inserted, and with `until` the watermark
+    /// recorded, in one transaction (an equal table writes nothing). Without `apply`, nothing
+    /// stays (the staging is rolled back).
+    pub async fn converge_keyless(
+        &self,
+        plan: &EntityPlan,
+        pages: &[ReceivedPage],
+        apply: bool,
+        until: Option<&maskbus_protocol::Snapshot>,
+    ) -> Result<super::keyless::Multiset, ConsumerError> {
+        use statements::keyless;
+        if apply {
+            self.refuse_unless_owned("syncing", plan).await?;
+        }
+        let columns: Vec<String> = match pages.first() {
+            Some(page) => pages::page_columns(plan, page)?
+                .into_iter()
+                .map(|(c, _)| c)
+                .collect(),
+            None => Vec::new(),
+        };
+        let q =
+            |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(q("BEGIN".into()))?;
+        tx.batch_execute(&keyless::stage(&plan.table, &columns))
+            .await
+            .map_err(q(format!("staging the rows of {}", plan.entity)))?;
+        let stage = EntityPlan {
+            table: keyless::stage_table(),
+            deferred: Vec::new(),
+            ..plan.clone()
+        };
+        let mut source_rows = 0u64;
+        for page in pages.iter().filter(|p| !p.rows.is_empty()) {
+            source_rows += super::copy::copy_page(&tx, &stage, page)
+                .await
+                .map_err(q(format!("staging the rows of {}", plan.entity)))?;
+        }
+        let drift: Vec<(String, i64, i64)> = tx
+            .query(&keyless::drift(&plan.table, &columns), &[])
+            .await
+            .map_err(q(format!("comparing the rows of {}", plan.entity)))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        let mut set = super::keyless::multiset_of(&drift, source_rows);
+        if !apply {
+            return Ok(set);
+        }
+        if !set.is_equal() {
+            if plan.parents.iter().any(|fk| fk.deferrable) {
+                tx.batch_execute("SET CONSTRAINTS ALL DEFERRED")
+                    .await
+                    .map_err(q("SET CONSTRAINTS".into()))?;
+            }
+            // Only the rows whose count differs are read again, by their hashes.
+            let differing: Vec<&str> = drift.iter().map(|(h, _, _)| h.as_str()).collect();
+            set.deleted = tx
+                .execute(
+                    &keyless::delete_surplus(&plan.table, &columns),
+                    &[&differing],
+                )
+                .await
+                .map_err(q(format!("deleting rows of {}", plan.entity)))?;
+            let identity = columns.iter().any(|c| plan.identity.contains(c));
+            set.inserted = tx
+                .execute(
+                    &keyless::insert_missing(&plan.table, &columns, identity),
+                    &[&differing],
+                )
+                .await
+                .map_err(q(format!("writing rows of {}", plan.entity)))?;
+        }
+        if let Some(until) = until {
+            let none: Option<String> = None;
+            let no_key: Option<Vec<String>> = None;
+            tx.execute(
+                bookkeeping::RECORD_WATERMARK,
+                &[
+                    &plan.entity,
+                    &Some(until.0.clone()),
+                    &none,
+                    &no_key,
+                    &(source_rows as i64),
+                    &none,
+                ],
+            )
+            .await
+            .map_err(q("recording the watermark".into()))?;
+        }
+        tx.commit()
+            .await
+            .map_err(q(format!("COMMIT of the rows of {}", plan.entity)))?;
+        Ok(set)
+    }
+
     /// Opens the transaction that tables filled together share: their constraints are checked
     /// once, at [`PageWriter::commit_group`].
     pub async fn begin_group(&self) -> Result<(), PgError> {

@@ -184,6 +184,22 @@ pub enum KeySource {
     UniqueIndex(String),
     /// Named in the policy: no constraint backs it, so writes match rows instead of upserting.
     Policy,
+    /// No usable key (no primary key, no unique index over NOT NULL columns, none in the
+    /// policy): the table is synced whole each pass as a multiset of rows (duplicates stay
+    /// duplicates); its key columns are the row's location ([`ROW_LOCATION`]), which only
+    /// orders the producer's pages within one read and never names a row in the target.
+    RowLocation,
+}
+
+/// The system columns (with their types) a keyless table's pages are ordered by
+/// ([`KeySource::RowLocation`]): the partition a row lives in and its place there.
+pub const ROW_LOCATION: [(&str, &str); 2] = [("tableoid", "oid"), ("ctid", "tid")];
+
+impl KeyDef {
+    /// A table without a usable key, synced whole as a multiset ([`KeySource::RowLocation`]).
+    pub fn is_keyless(&self) -> bool {
+        self.source == KeySource::RowLocation
+    }
 }
 
 /// The columns a table is paged and upserted by, in key order, with their types.
@@ -213,7 +229,7 @@ impl KeyDef {
 
     /// A constraint backs the key, so `ON CONFLICT (key)` works.
     pub fn is_constraint(&self) -> bool {
-        self.source != KeySource::Policy
+        !matches!(self.source, KeySource::Policy | KeySource::RowLocation)
     }
 
     /// Sorts `keys` (each in the server's text form, one value per key column) into the order
@@ -313,8 +329,6 @@ pub struct TableInfo {
 /// Why a table has no key the sync can page by.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("{table} has no primary key and no unique index over NOT NULL columns; add one, or name the key columns in the policy ([maskbus.keys] \"{table}\" = [\"col\", ...])")]
-    NoKey { table: TableRef },
     #[error("{table}: the policy names key column {column}, which the table does not have")]
     UnknownColumn { table: TableRef, column: String },
     #[error("{table}: key column {column} is of type {sql_type}, which has no btree ordering; the sync pages by key order, so choose other key columns in the policy ([maskbus.keys])")]
@@ -340,7 +354,8 @@ impl TableInfo {
     }
 
     /// The key to page by: the one the policy names, else the primary key, else the shortest
-    /// unique index over NOT NULL columns. Every key column must be orderable and not generated.
+    /// unique index over NOT NULL columns, else none ([`KeySource::RowLocation`]: the table is
+    /// synced whole, as a multiset). Every key column must be orderable and not generated.
     pub fn key(&self, from_policy: Option<&[String]>) -> Result<KeyDef, KeyError> {
         let (names, source) = match (from_policy, &self.primary_key, self.unique_keys.first()) {
             (Some(names), _, _) => {
@@ -361,9 +376,17 @@ impl TableInfo {
                 (cols.clone(), KeySource::UniqueIndex(index.clone()))
             }
             (None, None, None) => {
-                return Err(KeyError::NoKey {
-                    table: self.table.clone(),
-                })
+                // No usable key: synced whole, as a multiset, paged by row location.
+                return Ok(KeyDef {
+                    columns: ROW_LOCATION
+                        .iter()
+                        .map(|(name, sql_type)| KeyColumn {
+                            name: name.to_string(),
+                            sql_type: sql_type.to_string(),
+                        })
+                        .collect(),
+                    source: KeySource::RowLocation,
+                });
             }
         };
         let mut columns = Vec::with_capacity(names.len());
@@ -447,12 +470,9 @@ pub(crate) mod tests {
                 column("c", "uuid"),
             ],
         );
-        assert_eq!(
-            t.key(None).unwrap_err(),
-            KeyError::NoKey {
-                table: TableRef::parse("t")
-            }
-        );
+        let keyless = t.key(None).unwrap();
+        assert!(keyless.is_keyless());
+        assert_eq!(keyless.names(), vec!["tableoid".to_string(), "ctid".into()]);
         t.unique_keys = vec![("t_c_key".into(), vec!["c".into()])];
         let key = t.key(None).unwrap();
         assert_eq!(

@@ -60,6 +60,9 @@ pub struct PageCut {
     current_bytes: usize,
     total_bytes: usize,
     cut: bool,
+    /// The cursor of the last row taken, when it is not the row's own (a keyless table's row
+    /// location, read beside the row: see [`PageCut::push_located`]).
+    located: Option<KeyCursor>,
 }
 
 impl PageCut {
@@ -76,6 +79,7 @@ impl PageCut {
             current_bytes: 0,
             total_bytes: 0,
             cut: false,
+            located: None,
         }
     }
 
@@ -85,7 +89,7 @@ impl PageCut {
 
     fn close(&mut self) {
         if let Some(last) = self.current.last() {
-            let key = self.cursor(last);
+            let key = self.located.clone().unwrap_or_else(|| self.cursor(last));
             self.keys.push(key);
             self.chunks.push(std::mem::take(&mut self.current));
             self.current_bytes = 0;
@@ -129,6 +133,16 @@ impl PageCut {
         self.total_bytes += bytes;
         self.current.push(row);
         Ok(true)
+    }
+
+    /// [`PageCut::push`] for a row whose cursor is not in it (a keyless table's row location,
+    /// which never crosses as a value of the row).
+    pub fn push_located(&mut self, row: MaskedRow, cursor: KeyCursor) -> Result<bool, Unsendable> {
+        let taken = self.push(row)?;
+        if taken {
+            self.located = Some(cursor);
+        }
+        Ok(taken)
     }
 
     /// The pages (at least one, maybe empty), the cursor after each, and whether rows were

@@ -233,10 +233,35 @@ fn take(
     values: Vec<Option<String>>,
     entity: &str,
 ) -> Result<bool, Refusal> {
+    take_at(masker, cut, values, None, entity)
+}
+
+/// [`take`] for a keyless table's row, with its location (the page's cursor).
+fn take_located(
+    masker: &maskbus_mask::Masker<'_>,
+    cut: &mut PageCut,
+    values: Vec<Option<String>>,
+    location: KeyCursor,
+    entity: &str,
+) -> Result<bool, Refusal> {
+    take_at(masker, cut, values, Some(location), entity)
+}
+
+fn take_at(
+    masker: &maskbus_mask::Masker<'_>,
+    cut: &mut PageCut,
+    values: Vec<Option<String>>,
+    location: Option<KeyCursor>,
+    entity: &str,
+) -> Result<bool, Refusal> {
     let masked = masker
         .mask(values)
         .map_err(|e| Refusal::of_mask(e, entity))?;
-    match cut.push(masked) {
+    let pushed = match location {
+        Some(location) => cut.push_located(masked, location),
+        None => cut.push(masked),
+    };
+    match pushed {
         Ok(taken) => Ok(taken),
         Err(Unsendable::RowTooLarge { bytes }) => Err(Refusal::new(
             ErrorCode::RowTooLarge,
@@ -255,10 +280,20 @@ fn shape_page(shape: &Shape, filter: &str, with_cursor: bool) -> String {
     page_sql(
         &shape.table,
         &shape.key,
-        &shape.columns,
+        &read_columns(&shape.key, &shape.columns),
         filter,
         with_cursor,
     )
+}
+
+/// The columns a page reads: the sent ones, and for a keyless table its row location after
+/// them (the page's cursor, never sent as a value of a row).
+fn read_columns(key: &KeyDef, columns: &[String]) -> Vec<String> {
+    let mut read = columns.to_vec();
+    if key.is_keyless() {
+        read.extend(key.names());
+    }
+    read
 }
 
 use maskbus_pg::READ_ONLY_CANONICAL;
@@ -488,7 +523,8 @@ impl Source {
                 .is_some_and(|r| *r != maskbus_mask::Rule::Keep)
         });
         let window = window_filter();
-        let page = |with_cursor| page_sql(&table, &key, &columns, &window, with_cursor);
+        let read = read_columns(&key, &columns);
+        let page = |with_cursor| page_sql(&table, &key, &read, &window, with_cursor);
         let shape = Shape {
             page_first: page(false),
             page_after: page(true),
@@ -563,6 +599,12 @@ impl Source {
         which: &str,
     ) -> Result<Option<KeyCursor>, Refusal> {
         crate::cursors::admit(self, shape, masked.as_ref(), tag.as_deref(), which)?;
+        if shape.key.is_keyless() {
+            // A keyless table's cursor is a row location (the partition and place of a row,
+            // never a value of it): it only orders the pages of one read, and goes back as
+            // it came.
+            return Ok(masked.clone());
+        }
         match masked {
             Some(cursor) => Ok(self
                 .real_keys(shape, &shape.key.names(), std::slice::from_ref(cursor))?
@@ -645,7 +687,17 @@ impl Source {
             read += 1;
             let values: Vec<Option<String>> =
                 (0..shape.columns.len()).map(|i| row.get(i)).collect();
-            if !take(&masker, &mut cut, values, &entity)? {
+            let taken = if shape.key.is_keyless() {
+                // A keyless table's row location follows the row: the page's cursor.
+                let at = shape.columns.len();
+                let location: KeyCursor = (at..at + shape.key.columns.len())
+                    .map(|i| row.get::<_, Option<String>>(i).unwrap_or_default())
+                    .collect();
+                take_located(&masker, &mut cut, values, location, &entity)?
+            } else {
+                take(&masker, &mut cut, values, &entity)?
+            };
+            if !taken {
                 break;
             }
         }
@@ -689,6 +741,16 @@ impl Source {
                     "the cursor has a value per key column: {} has {}",
                     shape.table,
                     shape.key.columns.len()
+                ),
+            )
+            .on(&shape.table.to_string()));
+        }
+        if shape.key.is_keyless() && subset.is_some() {
+            return Err(Refusal::new(
+                ErrorCode::PolicyRefused,
+                format!(
+                    "{} has no primary key or unique NOT NULL key, and a subset follows rows by their keys: leave it out of the subset, or give it a key (a primary key, or [maskbus.keys] in the policy)",
+                    shape.table
                 ),
             )
             .on(&shape.table.to_string()));

@@ -50,7 +50,8 @@ pub enum ErrorCode {
     RowTooLarge,
     /// A key value is longer than a cursor may carry.
     KeyTooLong,
-    /// Tables whose deletes a change stream cannot carry (no key, no replica identity).
+    /// Tables whose updates and deletes a change stream cannot carry (no key, or no replica
+    /// identity).
     NoReplicaIdentity,
     /// The producer's egress guard recognised personal data in what a rule left of a column's
     /// value (named, with the detector): the table fails closed for this run.
@@ -105,7 +106,7 @@ impl ErrorCode {
                 "a key value is longer than a key cursor may carry (maskbus policy check names the table)"
             }
             ErrorCode::NoReplicaIdentity => {
-                "the change stream cannot carry deletes of these tables: no primary key or replica identity; give each a primary key or `ALTER TABLE ... REPLICA IDENTITY FULL`, or sync in watermark mode"
+                "the change stream cannot carry the updates and deletes of these tables: it names each change by key, so a table needs a primary key (or a unique NOT NULL key, or key columns named in the policy's [maskbus.keys]) and a replica identity (the default, or `ALTER TABLE ... REPLICA IDENTITY FULL`); give each one, or sync in watermark mode, where a table without a key is copied whole each pass"
             }
             ErrorCode::Guarded => {
                 "the producer's egress guard found personal data in what the policy lets through for this column (the detector is named): nothing of the table is sent this run; give the column a rule that hides it, or list it with a reason in the producer's reviewed-columns file"

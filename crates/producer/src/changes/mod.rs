@@ -880,6 +880,32 @@ impl ChangeFeed {
             .entities()
             .map(|(name, _)| TableRef::parse(name))
             .collect();
+        // A table without a usable key is synced whole each watermark pass, as a multiset; the
+        // stream names each change by key, so it cannot carry that table's updates or deletes
+        // (REPLICA IDENTITY FULL or not): said first, since the replica identity's advice
+        // would not help it.
+        let mut keyless = Vec::new();
+        for table in &tables {
+            let name = table.to_string();
+            if let Ok(shape) = self.source.shape(&name).await {
+                if shape.key.is_keyless() {
+                    keyless.push(name);
+                }
+            }
+        }
+        if !keyless.is_empty() {
+            let mut refusal = Refusal::new(
+                ErrorCode::NoReplicaIdentity,
+                format!(
+                    "no primary key or unique NOT NULL key on {}: the change stream names each change by key; give each a primary key (or name key columns in the policy's [maskbus.keys]), or sync in watermark mode, where a keyless table is copied whole each pass",
+                    keyless.join(", ")
+                ),
+            );
+            for name in &keyless {
+                refusal = refusal.on(name);
+            }
+            return Err(refusal);
+        }
         let unkeyed = slot::without_replica_identity(self.database(), client, &tables).await?;
         if !unkeyed.is_empty() {
             let names: Vec<String> = unkeyed.iter().map(ToString::to_string).collect();
