@@ -176,3 +176,50 @@ async fn a_trigger_the_served_schema_leaves_out_is_listed_by_policy_check() {
         check.stdout
     );
 }
+
+/// The consumer's report says the same: the served schema names the trigger, the rule and the
+/// storage option it does not carry, and `maskbus status` lists each with the reason, while the
+/// table itself syncs (the target has none of them).
+#[tokio::test]
+async fn what_the_served_schema_leaves_out_is_in_the_consumers_report() {
+    const SCHEMA: &str = r"
+        CREATE TABLE ledger (id int PRIMARY KEY, note text) WITH (fillfactor = 70);
+        CREATE FUNCTION ledger_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RETURN NEW; END $$;
+        CREATE TRIGGER ledger_stamp BEFORE INSERT ON ledger
+            FOR EACH ROW EXECUTE FUNCTION ledger_touch();
+        CREATE RULE ledger_keep AS ON DELETE TO ledger DO INSTEAD NOTHING;
+        INSERT INTO ledger VALUES (1, 'opened'), (2, 'closed');
+    ";
+    let synced = Synced::start(
+        "constraints_report",
+        SCHEMA,
+        "[ledger]\nid = \"keep\"\nnote = \"redact\"\n",
+    )
+    .await;
+    let run = synced.sync();
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let status = maskbus(&["status", "--config", &synced.consumer]);
+    for needle in [
+        "not served trigger ledger_stamp (runs function public.ledger_touch) on public.ledger: \
+         not created: it runs code",
+        "not served rule ledger_keep on public.ledger: not created: it runs code",
+        "not served storage option fillfactor on public.ledger: not created: it tunes",
+    ] {
+        assert!(
+            status.stdout.contains(needle),
+            "{needle:?} not in\n{}\n{}",
+            status.stdout,
+            status.stderr
+        );
+    }
+    let dst = connect(&synced.dbs.url("dst")).await;
+    let rows: Vec<i64> = first_column(&dst, "SELECT count(*) FROM ledger").await;
+    assert_eq!(rows, [2]);
+    let triggers: Vec<i64> = first_column(
+        &dst,
+        "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.ledger'::regclass AND NOT tgisinternal",
+    )
+    .await;
+    assert_eq!(triggers, [0]);
+}

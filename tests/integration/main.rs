@@ -28,6 +28,7 @@ mod operations;
 mod ownership;
 mod policy_recall;
 mod ranges;
+mod readme;
 mod roles;
 mod rule_fit;
 mod scale;

@@ -295,6 +295,11 @@ impl ConfigFiles {
         ConfigFiles { dir }
     }
 
+    /// The folder the files are written in.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     pub fn write(&self, name: &str, text: &str) -> String {
         let path = self.dir.join(name);
         std::fs::write(&path, text).unwrap();

@@ -44,9 +44,17 @@ const EXTENSION_KEY: &str = "extension ";
 /// so nothing fails closed with it.
 const DROPPED_KEY: &str = "dropped ";
 
-/// Whether a left-out key names a table (the others name an extension or a dropped object).
+/// The key of what the served schema names but does not carry (a trigger, a rule, a row
+/// security policy, a storage option of a served table) in the left-out report: the table is
+/// synced without it.
+const NOT_SERVED_KEY: &str = "not served ";
+
+/// Whether a left-out key names a table (the others name an extension, a dropped object or
+/// one not served).
 pub(crate) fn names_a_table(key: &str) -> bool {
-    !key.starts_with(EXTENSION_KEY) && !key.starts_with(DROPPED_KEY)
+    !key.starts_with(EXTENSION_KEY)
+        && !key.starts_with(DROPPED_KEY)
+        && !key.starts_with(NOT_SERVED_KEY)
 }
 
 /// Puts what the DDL builder refused into the left-out report: a table left out whole fails
@@ -291,6 +299,19 @@ impl<'a> SchemaSync<'a> {
             self.extension_rule()
                 .await?
                 .leave_out(&mut schema, &mut left_out);
+        }
+        for item in std::mem::take(&mut schema.not_served) {
+            let what = format!(
+                "{} {} on {}",
+                item.kind.label(),
+                maskbus_model::shorten(&item.name),
+                item.table
+            );
+            let reason = format!(
+                "{}; the target does not have it (its owner creates it by hand if the tests need it)",
+                item.kind.why()
+            );
+            left_out.insert(format!("{NOT_SERVED_KEY}{what}"), reason);
         }
         Ok((schema, left_out))
     }

@@ -445,6 +445,13 @@ pub fn serve(
     } else {
         source.comments.clear();
     }
+    // What is not served is only named: a name the guard judges personal is said by its kind.
+    for item in &mut source.not_served {
+        item.name = match guard.name(&item.name) {
+            None => crate::shorten(&item.name),
+            Some(detector) => format!("(its name looks like {detector})"),
+        };
+    }
     // A partition fails with its root (its rows are synced through it).
     let refused: Vec<(TableRef, String)> = refused
         .into_iter()

@@ -31,6 +31,65 @@ pub struct Schema {
     pub indexes: Vec<IndexDef>,
     /// Only those the policy keeps (`[maskbus.schema] comments = "keep"`).
     pub comments: Vec<CommentDef>,
+    /// What no served schema carries (triggers, rules, row security policies, storage
+    /// options): named only, never created, so the consumer's report says what the target
+    /// lacks and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_served: Vec<NotServedDef>,
+}
+
+/// An object of a served table that the served schema does not carry, by name only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotServedDef {
+    pub table: TableRef,
+    pub kind: NotServedKind,
+    /// Its name (a trigger's with the function it runs), or what the name looks like when the
+    /// producer's guard judged it personal.
+    pub name: String,
+}
+
+/// The kinds of object no served schema carries, each with the reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotServedKind {
+    Trigger,
+    Rule,
+    RowSecurityPolicy,
+    StorageOption,
+}
+
+impl NotServedKind {
+    /// The kind as the catalog query names it (`maskbus_pg::statements::NOT_SERVED_OF_TABLES`).
+    pub fn from_catalog(kind: &str) -> Option<Self> {
+        match kind {
+            "trigger" => Some(Self::Trigger),
+            "rule" => Some(Self::Rule),
+            "row_security_policy" => Some(Self::RowSecurityPolicy),
+            "storage_option" => Some(Self::StorageOption),
+            _ => None,
+        }
+    }
+
+    /// The kind in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Trigger => "trigger",
+            Self::Rule => "rule",
+            Self::RowSecurityPolicy => "row security policy",
+            Self::StorageOption => "storage option",
+        }
+    }
+
+    /// Why no served schema carries it.
+    pub fn why(self) -> &'static str {
+        match self {
+            Self::StorageOption => "it tunes the source's storage, not the data",
+            Self::RowSecurityPolicy => {
+                "it runs the source's own expressions on every read, and the target runs no code of the producer's"
+            }
+            Self::Trigger | Self::Rule => "it runs code, and the target runs no code of the producer's",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,6 +283,11 @@ impl Schema {
                 return bad("a comment is on a table not served".into());
             }
         }
+        for n in &self.not_served {
+            if !has(&n.table) {
+                return bad(format!("a {} is on a table not served", n.kind.label()));
+            }
+        }
         for q in &self.sequences {
             if q.owned_by.as_ref().is_some_and(|(t, _)| !has(t)) {
                 return bad(format!(
@@ -340,6 +404,7 @@ impl Schema {
         });
         self.indexes.retain(|i| !gone.contains(&i.table));
         self.comments.retain(|c| !gone.contains(&c.table));
+        self.not_served.retain(|n| !gone.contains(&n.table));
         for sequence in &mut self.sequences {
             if sequence
                 .owned_by

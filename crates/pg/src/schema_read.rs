@@ -10,8 +10,8 @@
 
 use crate::{Database, PgError, TableRef};
 use maskbus_model::schema::{
-    ColumnDef, CommentDef, ConstraintDef, ConstraintKind, Extension, Identity, IndexDef, Schema,
-    SequenceDef, TableDef, TypeDef, TypeKind,
+    ColumnDef, CommentDef, ConstraintDef, ConstraintKind, Extension, Identity, IndexDef,
+    NotServedDef, NotServedKind, Schema, SequenceDef, TableDef, TypeDef, TypeKind,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use tokio_postgres::types::Oid;
@@ -278,6 +278,22 @@ pub async fn read(
         .collect();
     namespaces.remove(maskbus_model::DEFAULT_SCHEMA);
     schema.schemas = namespaces.into_iter().collect();
+    // What no served schema carries, named so the consumer's report says what the target lacks.
+    let rows = client
+        .query(crate::statements::NOT_SERVED_OF_TABLES, &[&names])
+        .await
+        .map_err(q(
+            "reading the triggers, rules and policies of the policy's tables",
+        ))?;
+    for row in &rows {
+        if let Some(kind) = NotServedKind::from_catalog(row.get(2)) {
+            schema.not_served.push(NotServedDef {
+                table: TableRef::new(row.get::<_, String>(0), row.get::<_, String>(1)),
+                kind,
+                name: row.get(3),
+            });
+        }
+    }
     Ok((schema, unreadable))
 }
 

@@ -749,34 +749,29 @@ pub const CHECKS_OF_TABLE: &str =
    WHERE n.nspname = $1 AND t.relname = $2 AND c.contype = 'c'
    ORDER BY c.conname";
 
-/// What of the table in schema `$1` named `$2` no served schema carries, because it runs code
-/// or tunes storage: (kind, name) of its triggers (with the function each runs), rules,
-/// row-level security policies and storage options (names only, never a body or a value).
-pub const NOT_SERVED_OF_TABLE: &str =
-    "SELECT 'trigger', tg.tgname::text || ' (runs function ' || tg.tgfoid::regproc::text || ')'
-    FROM pg_catalog.pg_trigger tg
-    JOIN pg_catalog.pg_class t ON t.oid = tg.tgrelid
-    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
-   WHERE n.nspname = $1 AND t.relname = $2 AND NOT tg.tgisinternal
+/// What of the tables `$1` (each `schema \x01 name`) no served schema carries, because it runs
+/// code or tunes storage: (schema, table, kind, name) of their triggers (with the function each
+/// runs), rules, row-level security policies and storage options (names only, never a body or
+/// a value). The kinds are `maskbus_model::NotServedKind::from_catalog`'s.
+pub const NOT_SERVED_OF_TABLES: &str =
+    "WITH t AS (SELECT c.oid, n.nspname::text AS s, c.relname::text AS r, c.reloptions
+                 FROM pg_catalog.pg_class c
+                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname || E'\\x01' || c.relname = ANY($1))
+  SELECT t.s, t.r, 'trigger', tg.tgname::text || ' (runs function ' || tg.tgfoid::regproc::text || ')'
+    FROM t JOIN pg_catalog.pg_trigger tg ON tg.tgrelid = t.oid
+   WHERE NOT tg.tgisinternal
   UNION ALL
-  SELECT 'rule', r.rulename::text
-    FROM pg_catalog.pg_rewrite r
-    JOIN pg_catalog.pg_class t ON t.oid = r.ev_class
-    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
-   WHERE n.nspname = $1 AND t.relname = $2 AND r.rulename <> '_RETURN'
+  SELECT t.s, t.r, 'rule', ru.rulename::text
+    FROM t JOIN pg_catalog.pg_rewrite ru ON ru.ev_class = t.oid
+   WHERE ru.rulename <> '_RETURN'
   UNION ALL
-  SELECT 'row security policy', p.polname::text
-    FROM pg_catalog.pg_policy p
-    JOIN pg_catalog.pg_class t ON t.oid = p.polrelid
-    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
-   WHERE n.nspname = $1 AND t.relname = $2
+  SELECT t.s, t.r, 'row_security_policy', p.polname::text
+    FROM t JOIN pg_catalog.pg_policy p ON p.polrelid = t.oid
   UNION ALL
-  SELECT 'storage option', pg_catalog.split_part(o, '=', 1)
-    FROM pg_catalog.pg_class t
-    JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace,
-         pg_catalog.unnest(t.reloptions) o
-   WHERE n.nspname = $1 AND t.relname = $2
-   ORDER BY 1, 2";
+  SELECT t.s, t.r, 'storage_option', pg_catalog.split_part(o, '=', 1)
+    FROM t, pg_catalog.unnest(t.reloptions) o
+   ORDER BY 1, 2, 3, 4";
 
 /// Starts the read-only transaction `policy check` evaluates the source's own constraints in:
 /// nothing it runs can write, and nothing runs long.

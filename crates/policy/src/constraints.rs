@@ -84,44 +84,49 @@ pub(crate) async fn boundary(source: &Database, policy: &Policy) -> Result<Vec<L
 /// What no served schema carries of the policy's tables (triggers, rules, row security
 /// policies, storage options), by name, as warnings: the target will not have them.
 pub(crate) async fn not_served(source: &Database, policy: &Policy) -> Result<Vec<Line>, PgError> {
-    let tables: Vec<TableRef> = policy
+    let names: Vec<String> = policy
         .entities()
-        .map(|(entity, _)| TableRef::parse(entity))
+        .map(|(entity, _)| {
+            let table = TableRef::parse(entity);
+            format!("{}\u{1}{}", table.schema, table.name)
+        })
         .collect();
-    let mut lines = Vec::new();
     let client = source.connect().await?;
-    for table in &tables {
-        let rows = client
-            .query(
-                maskbus_pg::statements::NOT_SERVED_OF_TABLE,
-                &[&table.schema, &table.name],
-            )
-            .await
-            .map_err(|e| source.query_error(format!("reading the triggers of {table}"), &e))?;
-        for row in rows {
-            let kind: String = row.get(0);
-            let name: String = row.get(1);
-            let named = match policy.guard().name(&name) {
-                None => maskbus_mask::shorten(&name),
-                Some(detector) => format!("(its name looks like {detector})"),
-            };
-            let why = if kind == "storage option" {
-                "it tunes the source's storage, not the data"
-            } else {
-                "it runs code, and the target runs no code of the producer's"
-            };
-            lines.push(Line {
-                entity: table.to_string(),
-                column: "(not served)".into(),
-                column_type: "-".into(),
-                rule: "-".into(),
-                verdict: Verdict::Warning(format!(
-                    "{kind} {named} is left out of the served schema: {why}; the target does not have it (create it there by hand if the tests need it)"
-                )),
-            });
-        }
+    let rows = client
+        .query(maskbus_pg::statements::NOT_SERVED_OF_TABLES, &[&names])
+        .await
+        .map_err(|e| source.query_error("reading the triggers of the policy's tables", &e))?;
+    let mut lines = Vec::new();
+    for row in rows {
+        let Some(kind) = maskbus_model::schema::NotServedKind::from_catalog(row.get(2)) else {
+            continue;
+        };
+        let table = TableRef::new(row.get::<_, String>(0), row.get::<_, String>(1));
+        let name: String = row.get(3);
+        let named = match policy.guard().name(&name) {
+            None => maskbus_mask::shorten(&name),
+            Some(detector) => format!("(its name looks like {detector})"),
+        };
+        lines.push(Line {
+            entity: table.to_string(),
+            column: "(not served)".into(),
+            column_type: "-".into(),
+            rule: "-".into(),
+            verdict: Verdict::Warning(format!(
+                "{} {named} is left out of the served schema: {}; the target does not have it (create it there by hand if the tests need it)",
+                kind.label(),
+                kind.why()
+            )),
+        });
     }
     Ok(lines)
+}
+
+/// A column whose rule's output on the sample the target's constraints refuse: the line
+/// `policy check` prints, and the rule that fits the same sample, if one does.
+pub(crate) struct Conflict {
+    pub line: Line,
+    pub fits: Option<String>,
 }
 
 /// The conflicts between each masked column's output on the sample and the target's
@@ -131,18 +136,18 @@ pub(crate) async fn judge(
     source: &Database,
     policy: &Policy,
     tables: &[Sampled<'_>],
-) -> Result<Vec<Line>, PgError> {
+) -> Result<Vec<Conflict>, PgError> {
     let client = source.connect().await?;
     client
         .batch_execute(maskbus_pg::statements::READ_ONLY_CHECKS)
         .await
         .map_err(|e| source.query_error("starting a read-only transaction", &e))?;
-    let mut lines = Vec::new();
+    let mut conflicts = Vec::new();
     for table in tables {
-        lines.extend(judge_table(source, &client, policy, table).await?);
+        conflicts.extend(judge_table(source, &client, policy, table).await?);
     }
     let _ = client.batch_execute("ROLLBACK").await;
-    Ok(lines)
+    Ok(conflicts)
 }
 
 fn shapes(info: &TableInfo) -> Vec<CellShape> {
@@ -156,7 +161,7 @@ async fn judge_table(
     client: &Client,
     policy: &Policy,
     table: &Sampled<'_>,
-) -> Result<Vec<Line>, PgError> {
+) -> Result<Vec<Conflict>, PgError> {
     let info = table.info;
     let entity = info.table.to_string();
     let Some(rules) = policy.entity(&entity) else {
@@ -205,7 +210,7 @@ async fn judge_table(
             continue;
         }
         let fitting = fitting_rule(client, policy, table, &checks, at, &originals, &masked).await?;
-        let fits = match fitting {
+        let fits = match &fitting {
             Some(rule) => format!("a rule that fits the sample: {column} = {rule}"),
             None => "no rule maskbus tried fits the sample: choose one whose output the \
                      constraint accepts"
@@ -216,15 +221,18 @@ async fn judge_table(
             .map(|c| c.sql_type.clone())
             .unwrap_or_else(|| "-".into());
         for why in conflicts {
-            lines.push(Line {
-                entity: entity.clone(),
-                column: column.clone(),
-                column_type: sql_type.clone(),
-                rule: rule.name(),
-                verdict: Verdict::Error(format!(
-                    "rule {} {why}: the target refuses such a row and the table's sync fails; {fits}",
-                    rule.name()
-                )),
+            lines.push(Conflict {
+                line: Line {
+                    entity: entity.clone(),
+                    column: column.clone(),
+                    column_type: sql_type.clone(),
+                    rule: rule.name(),
+                    verdict: Verdict::Error(format!(
+                        "rule {} {why}: the target refuses such a row and the table's sync fails; {fits}",
+                        rule.name()
+                    )),
+                },
+                fits: fitting.clone(),
             });
         }
     }

@@ -445,6 +445,25 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                 changed = true;
             }
         }
+        // A rule whose output the target's own constraints refuse (a CHECK on a format, a
+        // length) gives way to the rule that fits the sample, as policy check names it.
+        if let Ok(policy) = Policy::from_toml("policy init", &text) {
+            for (entity, column, rule) in crate::sample::constraint_fits(source, &policy).await? {
+                let fitted = proposed
+                    .iter_mut()
+                    .find(|(t, _)| t.to_string() == maskbus_mask::qualify(&entity))
+                    .and_then(|(_, ps)| ps.iter_mut().find(|p| p.column == column));
+                if let Some(p) = fitted {
+                    p.why = format!(
+                        "{}; {} would break a constraint of the table, this rule fits it",
+                        p.why,
+                        p.rule.trim_matches('"')
+                    );
+                    p.rule = rule;
+                    changed = true;
+                }
+            }
+        }
         if changed {
             text = propose::render(source.dbname(), &proposed, &keys, &skipped);
         }

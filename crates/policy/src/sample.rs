@@ -81,25 +81,10 @@ pub async fn judge_reviewed(
         return Ok((lines, read));
     }
     let client = source.connect().await?;
-    let schemas = policy.schemas();
-    let tables = maskbus_pg::catalog::tables(source, &client, &schemas).await?;
-    let fks = maskbus_pg::catalog::foreign_keys(source, &client, &schemas).await?;
-    let mut sampled = Vec::new();
-    for info in tables {
-        let entity = info.table.to_string();
-        if policy.entity(&entity).is_none() {
-            continue;
-        }
-        let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
-        let rows = rows_of(source, &client, &info, &columns, sample).await?;
-        read.tables += 1;
-        read.rows += rows.len() as u64;
-        sampled.push(Read {
-            info,
-            columns,
-            rows,
-        });
-    }
+    let fks = maskbus_pg::catalog::foreign_keys(source, &client, &policy.schemas()).await?;
+    let sampled = read_tables(source, &client, policy, sample).await?;
+    read.tables = sampled.len();
+    read.rows = sampled.iter().map(|t| t.rows.len() as u64).sum();
     // The matcher of real values: every masked column's values, from every row when the check
     // reads them all, else from the rows it read.
     let matcher = match sample {
@@ -166,8 +151,64 @@ pub async fn judge_reviewed(
             rows: &t.rows,
         })
         .collect();
-    lines.extend(crate::constraints::judge(source, &policy, &views).await?);
+    lines.extend(
+        crate::constraints::judge(source, &policy, &views)
+            .await?
+            .into_iter()
+            .map(|c| c.line),
+    );
     Ok((lines, read))
+}
+
+/// The sample of every table of `policy`.
+async fn read_tables(
+    source: &Database,
+    client: &maskbus_pg::tokio_postgres::Client,
+    policy: &Policy,
+    sample: Sample,
+) -> Result<Vec<Read>, PgError> {
+    let tables = maskbus_pg::catalog::tables(source, client, &policy.schemas()).await?;
+    let mut sampled = Vec::new();
+    for info in tables {
+        if policy.entity(&info.table.to_string()).is_none() {
+            continue;
+        }
+        let columns: Vec<String> = info.synced_columns().map(|c| c.name.clone()).collect();
+        let rows = rows_of(source, client, &info, &columns, sample).await?;
+        sampled.push(Read {
+            info,
+            columns,
+            rows,
+        });
+    }
+    Ok(sampled)
+}
+
+/// For each column whose rule's output on the default sample the target's constraints refuse,
+/// the rule that fits the same sample (entity, column, rule as a policy writes it): what
+/// `policy init` proposes instead, so its output passes `policy check`.
+pub(crate) async fn constraint_fits(
+    source: &Database,
+    policy: &Policy,
+) -> Result<Vec<(String, String, String)>, PgError> {
+    let client = source.connect().await?;
+    let sampled = read_tables(source, &client, policy, Sample::default()).await?;
+    let policy = policy
+        .clone()
+        .with_key(PseudonymKey::new(&crate::real_values::random_key()));
+    let views: Vec<crate::constraints::Sampled<'_>> = sampled
+        .iter()
+        .map(|t| crate::constraints::Sampled {
+            info: &t.info,
+            columns: &t.columns,
+            rows: &t.rows,
+        })
+        .collect();
+    Ok(crate::constraints::judge(source, &policy, &views)
+        .await?
+        .into_iter()
+        .filter_map(|c| c.fits.map(|rule| (c.line.entity, c.line.column, rule)))
+        .collect())
 }
 
 /// Up to the sample's rows of `info`, spread over the whole table, as text.
