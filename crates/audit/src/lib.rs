@@ -196,4 +196,19 @@ mod tests {
         );
         assert_eq!(findings[0].path, "$.note");
     }
+
+    /// A streamed delete of a table without a key carries the whole masked row (it is found by
+    /// all its values), keyed by row location no column holds: read as a page's rows are.
+    #[test]
+    fn a_keyless_delete_is_read_as_a_page() {
+        let body = r#"{"type":"changes","v":2,"entity":"public.history","op":"delete","key":["tableoid","ctid"],"columns":["customer","note"],"rows":[["3","fine"],["4","card 4111 1111 1111 1111"]],"lsn":"aaaaaaaaaaaaaabc","commit":true,"through":"aaaaaaaaaaaaaabc","part":0,"parts":1}"#;
+        let findings = scan_text(body, Context::default()).unwrap();
+        assert_eq!(
+            findings
+                .iter()
+                .map(|f| (f.hit.detector, f.path.as_str()))
+                .collect::<Vec<_>>(),
+            [(Detector::Card, "$.rows[1][1]")]
+        );
+    }
 }

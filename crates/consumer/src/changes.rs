@@ -11,7 +11,9 @@
 //! A transaction's sets are applied in the order the source made them, which the source's own
 //! foreign keys already accepted; deferrable constraints are checked at commit. Upserts are by
 //! key (a change seen twice changes nothing), deletes by key, a truncate of several tables is
-//! one `TRUNCATE`.
+//! one `TRUNCATE`. A table without a key holds a multiset: its upserts insert, and its deletes
+//! carry whole rows, one copy of each deleted (found by all its values: never more rows than
+//! sent), each applied exactly once with the stream position.
 
 use super::bookkeeping;
 use super::client::Answer;
@@ -480,6 +482,25 @@ impl<'db> ChangeApplier<'db> {
                     next = answer.next().await?;
                     continue;
                 }
+                ChangeOp::Delete if plan.key.is_keyless() => {
+                    match keyless_columns(plan, &set) {
+                        Ok(columns) => (
+                            statements::keyless::delete_rows(&plan.table, &columns),
+                            "deleting from",
+                        ),
+                        // Not the rows the target holds (its schema has not followed yet):
+                        // that table waits, and is copied again.
+                        Err(reason) => {
+                            return Ok(Applied {
+                                waits: Some(super::Skipped {
+                                    entity: plan.entity.clone(),
+                                    reason: format!("a streamed delete does not fit the table the target holds ({reason}): its changes are passed over, and it is copied again once its schema follows"),
+                                }),
+                                ..Applied::default()
+                            });
+                        }
+                    }
+                }
                 ChangeOp::Delete => {
                     if set.columns != plan.key.names()
                         || set.rows.iter().any(|r| r.len() != set.columns.len())
@@ -532,15 +553,22 @@ impl<'db> ChangeApplier<'db> {
                         }
                         Err(e) => return Err(e),
                     };
-                    // No links are deferred here: the source made these rows in this order.
-                    let sql = statements::upsert(&statements::Write {
-                        table: &plan.table,
-                        key: &plan.key,
-                        columns: &columns,
-                        deferred: &[],
-                        identity: columns.iter().any(|(c, _)| plan.identity.contains(c)),
-                    });
-                    (sql, "writing")
+                    let identity = columns.iter().any(|(c, _)| plan.identity.contains(c));
+                    if plan.key.is_keyless() {
+                        // A table without a key holds a multiset: every row is inserted.
+                        let sql = statements::keyless::insert_rows(&plan.table, &columns, identity);
+                        (sql, "writing")
+                    } else {
+                        // No links are deferred here: the source made these rows in this order.
+                        let sql = statements::upsert(&statements::Write {
+                            table: &plan.table,
+                            key: &plan.key,
+                            columns: &columns,
+                            deferred: &[],
+                            identity,
+                        });
+                        (sql, "writing")
+                    }
                 }
             };
             let statement = match prepared.get(&sql) {
@@ -676,6 +704,29 @@ fn with_failing_children<'p>(
     }
 }
 
+/// The (column, type) of a streamed delete of a keyless table, whose rows are whole rows (a
+/// copy of each is deleted, found by all its values): keyed like the plan (by row location,
+/// never sent), every column the target writes named once, and no other, each row a value per
+/// column. Untrusted: a delete that named fewer columns would match rows by part of them.
+fn keyless_columns(
+    plan: &EntityPlan,
+    set: &ReceivedChanges,
+) -> Result<Vec<(String, String)>, String> {
+    let columns = pages::reply_columns(plan, &set.entity, &set.key, &set.columns, &set.rows)
+        .map_err(|e| match e {
+            ConsumerError::BadReply { reason, .. } => reason,
+            other => other.to_string(),
+        })?;
+    if columns.len() != plan.types.len() {
+        return Err(format!(
+            "a delete of a table without a key names {} of its {} columns: it carries the whole row",
+            columns.len(),
+            plan.types.len()
+        ));
+    }
+    Ok(columns)
+}
+
 /// The plan of the table a change names.
 fn plan_of<'p>(plans: &'p [EntityPlan], entity: &str) -> Result<&'p EntityPlan, ConsumerError> {
     plans
@@ -721,6 +772,72 @@ mod tests {
             applied.push(grouping.read(&set)?);
         }
         Ok((applied, grouping.finish()?))
+    }
+
+    #[test]
+    fn a_keyless_delete_carries_the_whole_row_and_nothing_else() {
+        let mut plan = crate::pages::test_plan("log", &[]);
+        plan.key = maskbus_model::KeyDef {
+            columns: maskbus_model::ROW_LOCATION
+                .iter()
+                .map(|(name, ty)| maskbus_pg::KeyColumn {
+                    name: name.to_string(),
+                    sql_type: ty.to_string(),
+                })
+                .collect(),
+            source: maskbus_pg::KeySource::RowLocation,
+        };
+        plan.types = [("at", "date"), ("what", "text")]
+            .iter()
+            .map(|(c, t)| (c.to_string(), t.to_string()))
+            .collect();
+        let delete = |key: &[&str], columns: &[&str], rows: serde_json::Value| {
+            let body = serde_json::json!({
+                "type": "changes", "v": 2, "entity": "s.log", "op": "delete", "key": key,
+                "columns": columns, "rows": rows, "lsn": null, "commit": false,
+                "through": maskbus_protocol::digest::hex(1), "part": 0, "parts": 1,
+            });
+            let raw = serde_json::value::RawValue::from_string(body.to_string()).unwrap();
+            match ReceivedReply::from_body(&raw).unwrap() {
+                ReceivedReply::Changes(set) => set,
+                _ => panic!("a set of changes"),
+            }
+        };
+        let whole = delete(
+            &["tableoid", "ctid"],
+            &["what", "at"],
+            serde_json::json!([["x", null], ["x", null]]),
+        );
+        assert_eq!(
+            keyless_columns(&plan, &whole).unwrap(),
+            vec![
+                ("what".to_string(), "text".to_string()),
+                ("at".into(), "date".into())
+            ]
+        );
+        // Part of the row (it would match rows by part of their values), a column the target
+        // does not write, one named twice, a row short of a value, another key: refused.
+        for bad in [
+            delete(&["tableoid", "ctid"], &["what"], serde_json::json!([["x"]])),
+            delete(
+                &["tableoid", "ctid"],
+                &["what", "at", "ctid"],
+                serde_json::json!([["x", null, "(0,1)"]]),
+            ),
+            delete(
+                &["tableoid", "ctid"],
+                &["what", "what"],
+                serde_json::json!([["x", "x"]]),
+            ),
+            delete(
+                &["tableoid", "ctid"],
+                &["what", "at"],
+                serde_json::json!([["x"]]),
+            ),
+            delete(&["what"], &["what", "at"], serde_json::json!([["x", null]])),
+        ] {
+            assert!(keyless_columns(&plan, &bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

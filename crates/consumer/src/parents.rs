@@ -167,6 +167,58 @@ impl<'a> Parents<'a> {
         Ok(applied)
     }
 
+    /// Writes the parent rows `page`'s rows reference and the target lacks, asked of the
+    /// producer along each foreign key of `plan` (their own parents likewise, up to `depth`).
+    pub async fn supply(
+        &self,
+        plan: &EntityPlan,
+        page: &ReceivedPage,
+        applied: &mut Applied,
+        depth: usize,
+    ) -> Result<(), ConsumerError> {
+        let plans = self.plans;
+        for fk in &plan.parents {
+            let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
+                continue;
+            };
+            let positions: Option<Vec<usize>> = fk
+                .columns
+                .iter()
+                .map(|c| page.columns.iter().position(|p| p == c))
+                .collect();
+            let Some(positions) = positions else { continue };
+            let tuples: Vec<Vec<String>> = page
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    positions
+                        .iter()
+                        .map(|&i| r.get(i).map(String::from))
+                        .collect()
+                })
+                .collect();
+            let lookup: Vec<(String, String)> = fk
+                .parent_columns
+                .iter()
+                .map(|c| {
+                    (
+                        c.clone(),
+                        parent_plan.types.get(c).cloned().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let missing = self.writer.missing(parent_plan, &lookup, &tuples).await?;
+            for chunk in missing.chunks(maskbus_protocol::MAX_PAGE_ROWS as usize) {
+                let parents = self
+                    .rows(parent_plan, &fk.parent_columns, chunk.to_vec())
+                    .await?;
+                applied.parents_fetched += parents.rows.len() as u64;
+                Box::pin(self.apply_at(parent_plan, &parents, None, applied, depth + 1)).await?;
+            }
+        }
+        Ok(())
+    }
+
     async fn apply_at(
         &self,
         plan: &EntityPlan,
@@ -199,46 +251,7 @@ impl<'a> Parents<'a> {
                 })
             }
             Err(ApplyError::MissingParents(_)) if depth <= plans.len() + 1 => {
-                for fk in &plan.parents {
-                    let Some(parent_plan) = plans.iter().find(|p| p.table == fk.parent) else {
-                        continue;
-                    };
-                    let positions: Option<Vec<usize>> = fk
-                        .columns
-                        .iter()
-                        .map(|c| page.columns.iter().position(|p| p == c))
-                        .collect();
-                    let Some(positions) = positions else { continue };
-                    let tuples: Vec<Vec<String>> = page
-                        .rows
-                        .iter()
-                        .filter_map(|r| {
-                            positions
-                                .iter()
-                                .map(|&i| r.get(i).map(String::from))
-                                .collect()
-                        })
-                        .collect();
-                    let lookup: Vec<(String, String)> = fk
-                        .parent_columns
-                        .iter()
-                        .map(|c| {
-                            (
-                                c.clone(),
-                                parent_plan.types.get(c).cloned().unwrap_or_default(),
-                            )
-                        })
-                        .collect();
-                    let missing = self.writer.missing(parent_plan, &lookup, &tuples).await?;
-                    for chunk in missing.chunks(maskbus_protocol::MAX_PAGE_ROWS as usize) {
-                        let parents = self
-                            .rows(parent_plan, &fk.parent_columns, chunk.to_vec())
-                            .await?;
-                        applied.parents_fetched += parents.rows.len() as u64;
-                        Box::pin(self.apply_at(parent_plan, &parents, None, applied, depth + 1))
-                            .await?;
-                    }
-                }
+                self.supply(plan, page, applied, depth).await?;
                 Box::pin(self.apply_at(plan, page, state, applied, depth + 1)).await
             }
             Err(ApplyError::MissingParents(_)) => Err(ConsumerError::BadReply {

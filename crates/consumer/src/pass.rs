@@ -236,10 +236,29 @@ impl<'a> Pass<'a> {
         .await?;
         self.until = Some(until.clone());
         self.report.pages += pages.iter().map(|p| u64::from(p.part) + 1).sum::<u64>();
-        let set = self
+        let set = match self
             .writer
             .converge_keyless(plan, &pages, true, Some(&until))
-            .await?;
+            .await
+        {
+            // A row references a parent the target lacks: in a subset, a parent that joined
+            // it without changing (so no delta brought it). The parents are asked for by the
+            // columns the rows reference, as for a keyed page, and the table made equal again.
+            Err(ConsumerError::Pg(e))
+                if e.sqlstate()
+                    == Some(tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION.code()) =>
+            {
+                let mut applied = super::parents::Applied::default();
+                for page in pages.iter().filter(|p| !p.rows.is_empty()) {
+                    self.parents().supply(plan, page, &mut applied, 0).await?;
+                }
+                self.report.parents_fetched += applied.parents_fetched;
+                self.writer
+                    .converge_keyless(plan, &pages, true, Some(&until))
+                    .await?
+            }
+            outcome => outcome?,
+        };
         if set.deleted + set.inserted > 0 {
             tracing::info!(entity = %plan.entity, deleted = set.deleted, inserted = set.inserted, "keyless table made equal to the source's rows");
         }

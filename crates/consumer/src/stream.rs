@@ -96,7 +96,19 @@ impl<'a> Follower<'a> {
             add(&f.entity, f.reason.clone());
         }
         for entity in &self.unpublished {
-            add(entity, "the publication of the producer's change stream lacks it (one a DBA made, which the producer never alters): its changes never come; it is copied and followed once the publication has it (ALTER PUBLICATION ... ADD TABLE)".into());
+            let keyless = self
+                .plans
+                .iter()
+                .flatten()
+                .any(|p| &p.entity == entity && p.key.is_keyless());
+            let reason = if keyless {
+                // The producer leaves such a table out of its publication while it has no
+                // REPLICA IDENTITY FULL (publishing it would make its deletes fail there).
+                format!("it has no primary key or unique NOT NULL key, and the change stream does not carry it: the source table needs REPLICA IDENTITY FULL to stream its updates and deletes (ALTER TABLE {entity} REPLICA IDENTITY FULL), or name key columns in the policy's [maskbus.keys] (REPLICA IDENTITY FULL too), or sync in watermark mode, where it is copied whole each pass; or the publication (one a DBA made) lacks it. It is copied and followed once the stream carries it")
+            } else {
+                "the publication of the producer's change stream lacks it (one a DBA made, which the producer never alters): its changes never come; it is copied and followed once the publication has it (ALTER PUBLICATION ... ADD TABLE)".into()
+            };
+            add(entity, reason);
         }
         for (entity, reason) in &self.copy_failed {
             add(entity, reason.clone());
@@ -456,6 +468,20 @@ impl<'a> Follower<'a> {
             // Copied again: should one fail closed later, its watermark goes again.
             self.forgotten.retain(|e| !copied.contains(e));
             self.joins = None;
+            // A keyless table's copy made it equal to the source at its join, deletes included
+            // (it is converged whole): a repair at a later snapshot would hold changes the
+            // stream then applies again, doubling rows of a multiset.
+            let keyless: BTreeSet<&str> = self
+                .plans
+                .iter()
+                .flatten()
+                .filter(|p| p.key.is_keyless())
+                .map(|p| p.entity.as_str())
+                .collect();
+            let copied: BTreeSet<String> = copied
+                .into_iter()
+                .filter(|e| !keyless.contains(e.as_str()))
+                .collect();
             if !copied.is_empty() {
                 // Rows deleted on the source while a table was left out: a copy brings none
                 // of them back, the repair deletes them.

@@ -449,9 +449,15 @@ impl<'a> Verifier<'a> {
         // Keyless tables are compared (and with `repair` made equal) as multisets, on their own:
         // their drift joins the report after the keyed tables' repair.
         let mut keyless = Vec::new();
+        // A keyless table's repair may need parent rows the target lacks (asked by them).
+        let all = if repair && plans.iter().any(|p| p.key.is_keyless()) {
+            plans.clone()
+        } else {
+            Vec::new()
+        };
         for plan in plans {
             if plan.key.is_keyless() {
-                match self.verify_keyless(&plan, repair).await {
+                match self.verify_keyless(&plan, repair, &all).await {
                     Ok(set) => {
                         if !set.is_equal() {
                             tracing::warn!(entity = %plan.entity, missing = set.missing.len(), extra = set.extra.len(), "the target's rows differ from the masked source's (as multisets)");
@@ -637,10 +643,14 @@ impl<'a> Verifier<'a> {
 
     /// Compares a keyless table with the masked source as multisets (every row's count), and
     /// with `repair` makes it equal in the same transaction ([`crate::keyless`]).
+    /// Compares a keyless table as a multiset, and with `repair` makes it equal; a row that
+    /// references a parent the target lacks (in a subset, one that joined it unchanged) has
+    /// its parents asked for (among `plans`) and written first.
     async fn verify_keyless(
         &self,
         plan: &EntityPlan,
         repair: bool,
+        plans: &[EntityPlan],
     ) -> Result<crate::keyless::Multiset, ConsumerError> {
         let config = self.consumer.config();
         let (pages, _) = crate::keyless::fetch_whole(
@@ -652,9 +662,22 @@ impl<'a> Verifier<'a> {
             config.subset.clone(),
         )
         .await?;
-        PageWriter::new(self.consumer.db())
-            .converge_keyless(plan, &pages, repair, None)
-            .await
+        let writer = PageWriter::new(self.consumer.db());
+        match writer.converge_keyless(plan, &pages, repair, None).await {
+            Err(ConsumerError::Pg(e))
+                if repair
+                    && e.sqlstate()
+                        == Some(tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION.code()) =>
+            {
+                let parents = Parents::new(self.consumer.asker(), &writer, plans);
+                let mut applied = crate::parents::Applied::default();
+                for page in pages.iter().filter(|p| !p.rows.is_empty()) {
+                    parents.supply(plan, page, &mut applied, 0).await?;
+                }
+                writer.converge_keyless(plan, &pages, repair, None).await
+            }
+            outcome => outcome,
+        }
     }
 
     async fn verify_table(&self, plan: &EntityPlan) -> Result<TableDrift, ConsumerError> {

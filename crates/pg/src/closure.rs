@@ -180,8 +180,14 @@ impl Closure {
     /// references the parent's key itself (the usual foreign key to a primary key), the
     /// child's columns are matched to `d`'s key directly: `d` was read from the parent in this
     /// statement, so joining the parent again would find only `d`.
-    fn step_down(&self, link: &Link) -> String {
+    ///
+    /// A child without a key (synced whole, as a multiset) is never a row of `rel`: nothing
+    /// could name it. Its rows found going down bring only their other parents in (`None`
+    /// when it has none to bring), as a keyed child's would; which of its rows the subset
+    /// holds is [`Self::member`]'s to say, from the rows its parents went down from.
+    fn step_down(&self, link: &Link) -> Option<String> {
         let (parent, child) = (&self.tables[link.parent], &self.tables[link.child]);
+        let keyless = child.key.is_keyless();
         let by_parent_key = parent.key.names() == link.parent_columns;
         let (from, matched) = if by_parent_key {
             (
@@ -211,7 +217,7 @@ impl Closure {
         // parents are followed already (from a root or a parent by the step up, from a row
         // found going down when it was found): naming it again would only look it up once per
         // child row (9,689 index probes of accounts for the 1% subset's transactions).
-        let ups = if child.key.is_constraint() {
+        let ups = if child.key.is_constraint() || keyless {
             self.up_from(link.child)
                 .into_iter()
                 .filter(|up| !(by_parent_key && *up == link))
@@ -219,21 +225,28 @@ impl Closure {
         } else {
             Vec::new()
         };
+        if keyless && ups.is_empty() {
+            return None;
+        }
         let (select, from) = if ups.is_empty() {
             (found, from)
         } else {
-            let mut rows = vec![format!("SELECT {found}")];
+            let mut rows = if keyless {
+                Vec::new()
+            } else {
+                vec![format!("SELECT {found}")]
+            };
             rows.extend(self.parents(&ups, "q"));
             (
                 "x.t, x.k, x.s".to_string(),
                 format!("{from} CROSS JOIN LATERAL ({}) x", rows.join(" UNION ALL ")),
             )
         };
-        format!(
+        Some(format!(
             "SELECT {select} FROM d, {from} WHERE d.t = {} AND d.s <> {PARENT} AND ({matched}) = ({})",
             link.parent,
             typed_key("d", &parent.key),
-        )
+        ))
     }
 
     /// One step up from a root or a parent `d` of `child` along every link in `links` (all of
@@ -297,11 +310,12 @@ impl Closure {
     }
 
     fn with_roots(&self, roots: String) -> String {
-        let mut steps: Vec<String> = self.down.iter().map(|l| self.step_down(l)).collect();
-        // One lookup of a child row for all its links up, children in first-link order.
+        let mut steps: Vec<String> = self.down.iter().filter_map(|l| self.step_down(l)).collect();
+        // One lookup of a child row for all its links up, children in first-link order (a
+        // keyless child is never a row of `rel`: its rows named their parents going down).
         let mut children: Vec<usize> = Vec::new();
         for link in &self.up {
-            if !children.contains(&link.child) {
+            if !children.contains(&link.child) && !self.tables[link.child].key.is_keyless() {
                 children.push(link.child);
             }
         }
@@ -370,11 +384,60 @@ impl Closure {
     }
 
     /// A predicate true when row `alias` of table `table` is kept (with [`Self::with_clause`]).
+    /// A table without a key has no rows in `kept`: its row is kept when it references, along
+    /// a link followed down, a row of the parent that goes down (a root or a row found going
+    /// down, never a row pulled in as a parent), as a keyed child row is found; a NULL in the
+    /// link's columns references nothing.
     pub fn member(&self, table: usize, alias: &str) -> String {
+        if self.tables[table].key.is_keyless() {
+            return self.keyless_member(table, alias);
+        }
         format!(
             "({}) IN (SELECT {} FROM kept m WHERE m.t = {table})",
             key_row(alias, &self.tables[table].key),
             typed_key("m", &self.tables[table].key),
+        )
+    }
+
+    fn keyless_member(&self, table: usize, alias: &str) -> String {
+        let found: Vec<String> = self
+            .down
+            .iter()
+            .filter(|l| l.child == table)
+            .map(|link| {
+                let parent = &self.tables[link.parent];
+                let going_down = format!(
+                    "SELECT {} FROM rel m WHERE m.t = {} AND m.s <> {PARENT}",
+                    typed_key("m", &parent.key),
+                    link.parent,
+                );
+                let referenced = if parent.key.names() == link.parent_columns {
+                    going_down
+                } else {
+                    format!(
+                        "SELECT {} FROM {} p WHERE ({}) IN ({going_down})",
+                        cells("p", &link.parent_columns),
+                        parent.table.sql(),
+                        key_row("p", &parent.key),
+                    )
+                };
+                format!("({}) IN ({referenced})", cells(alias, &link.columns))
+            })
+            .collect();
+        if found.is_empty() {
+            return "false".to_string();
+        }
+        format!("({})", found.join(" OR "))
+    }
+
+    /// How many rows of `table` (one without a key) the subset holds: one row, the count.
+    pub fn keyless_count(&self, table: usize) -> String {
+        let closure = self.relevant_to(table);
+        format!(
+            "{} SELECT count(*) FROM {} t WHERE {}",
+            closure.with_clause(),
+            self.tables[table].table.sql(),
+            closure.member(table, "t"),
         )
     }
 
@@ -580,6 +643,71 @@ mod tests {
         assert!(sql.contains("SELECT 1::int AS t, ARRAY[c.\"id\"::text]::text[] AS k, 1 AS s FROM d, \"public\".\"accounts\" c WHERE d.t = 0 AND d.s <> 2"));
         // ... and up from every account row, found going down or not
         assert!(sql.contains("u WHERE d.t = 1 AND (c.\"id\") = ((d.k[1])::bigint)"));
+    }
+
+    #[test]
+    fn a_keyless_child_brings_its_other_parents_and_is_kept_by_the_rows_gone_down() {
+        let mut closure = bank();
+        // visits (2, no key) reference customers (0) and branches (3).
+        closure.tables.push(ClosureTable {
+            table: TableRef::new("public", "visits"),
+            key: KeyDef {
+                columns: crate::model::ROW_LOCATION
+                    .iter()
+                    .map(|(name, sql_type)| KeyColumn {
+                        name: name.to_string(),
+                        sql_type: sql_type.to_string(),
+                    })
+                    .collect(),
+                source: KeySource::RowLocation,
+            },
+        });
+        closure.tables.push(table("branches"));
+        let link = |column: &str, parent| Link {
+            child: 2,
+            columns: vec![column.into()],
+            parent,
+            parent_columns: vec!["id".into()],
+        };
+        closure.down.push(link("customer_id", 0));
+        closure
+            .up
+            .extend([link("customer_id", 0), link("branch_id", 3)]);
+        let sql = closure.with_clause();
+        // going down to visits names no visit, only the branch each one references
+        assert!(sql.contains("SELECT x.t, x.k, x.s FROM d, \"public\".\"visits\" c CROSS JOIN LATERAL (SELECT 3::int AS t, ARRAY[q.\"id\"::text]::text[] AS k, 2 AS s FROM \"public\".\"branches\" q WHERE (q.\"id\") = (c.\"branch_id\")) x WHERE d.t = 0 AND d.s <> 2 AND (c.\"customer_id\") = ((d.k[1])::bigint)"), "{sql}");
+        assert!(
+            !sql.contains("ctid"),
+            "a visit is never a row of rel: {sql}"
+        );
+        assert!(
+            !sql.contains("d.t = 2"),
+            "nothing steps up from a visit: {sql}"
+        );
+        // a visit is kept when it references a customer gone down, not one pulled in as a
+        // parent; a NULL references nothing
+        assert_eq!(
+            closure.member(2, "t"),
+            "((t.\"customer_id\") IN (SELECT (m.k[1])::bigint FROM rel m WHERE m.t = 0 AND m.s <> 2))"
+        );
+        // cut down to the visits, the closure has no step up and none into them
+        let cut = closure.relevant_to(2);
+        assert!(cut.up.is_empty());
+        assert!(!cut.with_clause().contains("visits"));
+        assert!(closure
+            .keyless_count(2)
+            .ends_with("SELECT count(*) FROM \"public\".\"visits\" t WHERE ((t.\"customer_id\") IN (SELECT (m.k[1])::bigint FROM rel m WHERE m.t = 0 AND m.s <> 2))"));
+        // by other columns than the parent's key: the parent is read for them
+        let mut by_number = closure.clone();
+        by_number.down[1].columns = vec!["customer_no".into()];
+        by_number.down[1].parent_columns = vec!["number".into()];
+        assert_eq!(
+            by_number.member(2, "t"),
+            "((t.\"customer_no\") IN (SELECT p.\"number\" FROM \"public\".\"customers\" p WHERE (p.\"id\") IN (SELECT (m.k[1])::bigint FROM rel m WHERE m.t = 0 AND m.s <> 2)))"
+        );
+        // without a link down into it, no visit is kept
+        closure.down.clear();
+        assert_eq!(closure.member(2, "t"), "false");
     }
 
     #[test]

@@ -703,9 +703,95 @@ pub mod keyless {
         )
     }
 
+    /// The hash of the row passed as parallel text arrays (`u.c0` ... one per column of
+    /// `columns`, each cast to its type): the same as [`row_hash`] of the row the table holds.
+    fn passed_hash(columns: &[(String, String)]) -> String {
+        let cast: Vec<String> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, ty))| format!("u.c{i}::{ty}"))
+            .collect();
+        format!("md5(ROW({})::text)", cast.join(", "))
+    }
+
+    /// A streamed delete of a keyless table: deletes from `table` one copy of each row passed
+    /// (`$1`.. parallel `text[]`, one per column of `columns` in order, every column the
+    /// target writes), found by the row's hash and deleted by location. A row passed twice
+    /// deletes two copies; no statement deletes more rows than it is passed.
+    pub fn delete_rows(table: &TableRef, columns: &[(String, String)]) -> String {
+        let names: Vec<String> = columns.iter().map(|(c, _)| c.clone()).collect();
+        let hash = row_hash("y", &names);
+        format!(
+            "WITH b AS (SELECT {} AS h, count(*) AS n FROM {} GROUP BY 1)
+             DELETE FROM {t} d WHERE (d.tableoid, d.ctid) IN (
+               SELECT a.rel, a.loc
+                 FROM (SELECT y.tableoid AS rel, y.ctid AS loc, {hash} AS h,
+                              row_number() OVER (PARTITION BY {hash}) AS n
+                         FROM {t} y WHERE {hash} IN (SELECT h FROM b)) a
+                 JOIN b ON b.h = a.h
+                WHERE a.n <= b.n)",
+            passed_hash(columns),
+            super::unnest_text(columns.len(), 1, "u"),
+            t = table.sql(),
+        )
+    }
+
+    /// A streamed insert into a keyless table: every row passed (`$1`.. parallel `text[]`, one
+    /// per column of `columns`), duplicates too (there is no key to meet).
+    pub fn insert_rows(table: &TableRef, columns: &[(String, String)], identity: bool) -> String {
+        let names: Vec<String> = columns.iter().map(|(c, _)| quote_ident(c)).collect();
+        let values: Vec<String> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, ty))| format!("u.c{i}::{ty}"))
+            .collect();
+        format!(
+            "INSERT INTO {} ({}){} SELECT {} FROM {}",
+            table.sql(),
+            names.join(", "),
+            if identity {
+                " OVERRIDING SYSTEM VALUE"
+            } else {
+                ""
+            },
+            values.join(", "),
+            super::unnest_text(columns.len(), 1, "u"),
+        )
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        #[test]
+        fn streamed_rows_are_found_by_the_same_hash_and_deleted_one_copy_each() {
+            let table = TableRef::new("s", "Log \"x\"");
+            let columns = vec![
+                ("at".to_string(), "date".to_string()),
+                ("odd\"col".to_string(), "text".to_string()),
+            ];
+            let delete = delete_rows(&table, &columns);
+            assert!(
+                delete.contains("md5(ROW(y.\"at\", y.\"odd\"\"col\")::text)"),
+                "{delete}"
+            );
+            assert!(
+                delete.contains("md5(ROW(u.c0::date, u.c1::text)::text)"),
+                "{delete}"
+            );
+            assert!(
+                delete.contains("unnest($1::text[], $2::text[]) AS u(c0, c1)"),
+                "{delete}"
+            );
+            assert!(delete.contains("a.n <= b.n"), "{delete}");
+            assert!(delete.contains("(d.tableoid, d.ctid) IN"), "{delete}");
+            assert_eq!(
+                insert_rows(&table, &columns, false),
+                "INSERT INTO \"s\".\"Log \"\"x\"\"\" (\"at\", \"odd\"\"col\") SELECT u.c0::date, \
+                 u.c1::text FROM unnest($1::text[], $2::text[]) AS u(c0, c1)"
+            );
+            assert!(insert_rows(&table, &columns, true).contains("OVERRIDING SYSTEM VALUE"));
+        }
 
         #[test]
         fn rows_are_compared_by_their_text_with_every_name_quoted() {

@@ -745,16 +745,6 @@ impl Source {
             )
             .on(&shape.table.to_string()));
         }
-        if shape.key.is_keyless() && subset.is_some() {
-            return Err(Refusal::new(
-                ErrorCode::PolicyRefused,
-                format!(
-                    "{} has no primary key or unique NOT NULL key, and a subset follows rows by their keys: leave it out of the subset, or give it a key (a primary key, or [maskbus.keys] in the policy)",
-                    shape.table
-                ),
-            )
-            .on(&shape.table.to_string()));
-        }
         if through.is_some() && subset.is_some() {
             return Err(Refusal::new(
                 ErrorCode::Malformed,

@@ -106,7 +106,7 @@ impl ErrorCode {
                 "a key value is longer than a key cursor may carry (maskbus policy check names the table)"
             }
             ErrorCode::NoReplicaIdentity => {
-                "the change stream cannot carry the updates and deletes of these tables: it names each change by key, so a table needs a primary key (or a unique NOT NULL key, or key columns named in the policy's [maskbus.keys]) and a replica identity (the default, or `ALTER TABLE ... REPLICA IDENTITY FULL`); give each one, or sync in watermark mode, where a table without a key is copied whole each pass"
+                "the change stream cannot carry the updates and deletes of these tables: they have no replica identity (the default with a primary key, a replica identity index, or `ALTER TABLE ... REPLICA IDENTITY FULL`, which a table without a primary key needs, whether key columns are named in the policy's [maskbus.keys] or it has none and is followed as a multiset of whole rows); give each one, or sync in watermark mode"
             }
             ErrorCode::Guarded => {
                 "the producer's egress guard found personal data in what the policy lets through for this column (the detector is named): nothing of the table is sent this run; give the column a rule that hides it, or list it with a reason in the producer's reviewed-columns file"

@@ -3,7 +3,9 @@
 //!
 //! A change reply carries one set of changes (one entity, one operation) of one source
 //! transaction, shaped like a page (`entity`, `columns`, `rows`) so the wire audit reads it
-//! with the same column hints. Deletes carry the key columns only. A hash reply carries, for
+//! with the same column hints. Deletes carry the key columns only, but for a table without a
+//! key (its `key` the row location, never a column), whose deletes carry the whole masked row,
+//! one copy of which the consumer deletes per row. A hash reply carries, for
 //! consecutive key ranges, how many rows the producer's masked source holds and a hash of them,
 //! or one hash per row when a range is narrowed down: never a value other than a key.
 
@@ -60,9 +62,10 @@ impl<'de> Deserialize<'de> for TxId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeOp {
-    /// Insert the rows, or update the row with the same key.
+    /// Insert the rows, or update the row with the same key (a table without a key: insert).
     Upsert,
-    /// Delete the rows with these keys (the rows hold the key columns only).
+    /// Delete the rows with these keys (the rows hold the key columns only; for a table without
+    /// a key, whole rows: one copy of each is deleted).
     Delete,
     /// Delete every row of the entity (a TRUNCATE on the source).
     Truncate,

@@ -13,12 +13,20 @@
 //! deletes the same masked key it stored). An update of a key is a delete of the old key and an
 //! upsert of the new row. A row whose change left a TOASTed value out is read from the source by
 //! its key.
+//!
+//! A table without a usable key ([`maskbus_model::KeySource::RowLocation`]) is followed as a
+//! multiset, by its `REPLICA IDENTITY FULL` ([`mask_keyless`]): a delete carries the whole old
+//! row, masked by the same masker as its new rows and its pages (so it is the row the target
+//! holds), and the consumer deletes one copy of it per row sent; an update is such a delete and
+//! an insert of the new row; an insert inserts. A run of such changes is cut as its deletes and
+//! its inserts ([`Parts::push_whole`]).
 
 use super::reply_cut::{Parts, SetOf};
 use super::txn::{cells_of, has_unchanged, Relation, RowChange};
 use crate::reply::Reply;
 use crate::source::{Refusal, Shape, Source};
 use maskbus_mask::{MaskedRow, Masker};
+use maskbus_pg::pgoutput::Cell;
 use maskbus_protocol::{ChangeOp, ErrorCode};
 use std::collections::{BTreeSet, HashMap};
 
@@ -146,7 +154,12 @@ impl<'s> Masking<'s> {
     /// it crosses, and the consumer copies the table again once it masks clean.
     pub async fn mask(&mut self, change: &RowChange, parts: &mut Parts) -> Result<usize, Refusal> {
         match self.mask_admitted(change, parts).await {
-            Err(refusal) if refusal.code() == ErrorCode::Guarded => {
+            Err(refusal)
+                if matches!(
+                    refusal.code(),
+                    ErrorCode::Guarded | ErrorCode::NoReplicaIdentity
+                ) =>
+            {
                 let relations: Vec<&Relation> = match change {
                     RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } => {
                         vec![relation]
@@ -154,7 +167,7 @@ impl<'s> Masking<'s> {
                     RowChange::Truncate { relations } => relations.iter().map(|r| &**r).collect(),
                 };
                 for relation in relations {
-                    tracing::warn!(entity = %relation.entity, refused = %refusal, "this table fails closed: the egress guard refused a change of it");
+                    tracing::warn!(entity = %relation.entity, refused = %refusal, "this table fails closed: a change of it cannot go out (the egress guard refused it, or a table without a key lost its REPLICA IDENTITY FULL)");
                     self.closed.insert(relation.entity.clone());
                 }
                 Ok(0)
@@ -180,11 +193,18 @@ impl<'s> Masking<'s> {
             return Ok(0);
         }
         let source = self.source;
+        if let RowChange::Upsert { relation, .. } | RowChange::Delete { relation, .. } = change {
+            let shape = shape(source, &mut self.shapes, &relation.entity).await?;
+            if shape.key.is_keyless() {
+                return mask_keyless(source, &mut self.rows_of, shape, change, parts);
+            }
+        }
         match change {
             RowChange::Upsert {
                 relation,
                 new,
                 old_key,
+                ..
             } => {
                 let shape = shape(source, &mut self.shapes, &relation.entity).await?;
                 let key = shape.key.names();
@@ -223,7 +243,7 @@ impl<'s> Masking<'s> {
                 parts.push(set_of(&relation.entity, shape, ChangeOp::Upsert, &key), row);
                 Ok(added + 1)
             }
-            RowChange::Delete { relation, old } => {
+            RowChange::Delete { relation, old, .. } => {
                 let shape = shape(source, &mut self.shapes, &relation.entity).await?;
                 let key = shape.key.names();
                 let row = mask_key(
@@ -255,18 +275,99 @@ impl<'s> Masking<'s> {
 }
 
 /// What a set of `op` on `entity` (of `shape`) holds: its columns, or the key's alone for a
-/// delete.
+/// delete (a table without a key: the whole row, by which its copy is found).
 fn set_of<'a>(entity: &'a str, shape: &'a Shape, op: ChangeOp, key: &'a [String]) -> SetOf<'a> {
     SetOf {
         entity,
         op,
         key,
-        columns: if op == ChangeOp::Delete {
+        columns: if op == ChangeOp::Delete && !shape.key.is_keyless() {
             key
         } else {
             &shape.columns
         },
     }
+}
+
+/// Masks a change of a table without a usable key (of `shape`), followed as a multiset: an
+/// insert is a row to insert; a delete the whole old row, one copy of which the consumer
+/// deletes; an update both, the old row first. Every row goes through the table's one row
+/// masker, as its pages do: masking is deterministic, so a masked old row is the row the target
+/// holds. The old row must be whole (`REPLICA IDENTITY FULL`): a change that carries less is
+/// refused ([`ErrorCode::NoReplicaIdentity`]), and the table fails closed. Returns the rows
+/// added.
+fn mask_keyless<'s>(
+    source: &'s Source,
+    maskers: &mut HashMap<String, Masker<'s>>,
+    shape: &Shape,
+    change: &RowChange,
+    parts: &mut Parts,
+) -> Result<usize, Refusal> {
+    let key = shape.key.names();
+    let (relation, new, old, full) = match change {
+        RowChange::Upsert {
+            relation,
+            new,
+            old_key,
+            full,
+        } => (relation, Some(new), old_key.as_ref(), *full),
+        RowChange::Delete {
+            relation,
+            old,
+            full,
+        } => (relation, None, Some(old), *full),
+        RowChange::Truncate { .. } => return Ok(0),
+    };
+    let entity = relation.entity.as_str();
+    let refused = |what: &str| {
+        Refusal::new(
+            ErrorCode::NoReplicaIdentity,
+            format!("{what} of {entity}, a table without a primary key or unique NOT NULL key, does not carry its whole old row: give it REPLICA IDENTITY FULL (ALTER TABLE {entity} REPLICA IDENTITY FULL), name key columns in the policy's [maskbus.keys], or sync in watermark mode"),
+        )
+        .on(entity)
+    };
+    let mut mask = |cells: &[Cell]| -> Result<MaskedRow, Refusal> {
+        let values: Vec<Option<String>> = cells_of(relation, cells, &shape.columns)
+            .into_iter()
+            .map(|v| v.map(String::from))
+            .collect();
+        cached(maskers, entity, || source.masker(shape))?
+            .mask(values)
+            .map_err(|e| Refusal::of_mask(e, entity))
+    };
+    let mut added = 0;
+    if let Some(old) = old {
+        let what = if new.is_some() {
+            "an update"
+        } else {
+            "a delete"
+        };
+        if !full || has_unchanged(old) {
+            return Err(refused(what));
+        }
+        let row = mask(old)?;
+        parts.push_whole(set_of(entity, shape, ChangeOp::Delete, &key), row);
+        added += 1;
+    }
+    if let Some(new) = new {
+        // A TOASTed value the update left untouched is the old row's.
+        let whole: Vec<Cell> = match old {
+            Some(old) if has_unchanged(new) => new
+                .iter()
+                .zip(old)
+                .map(|(n, o)| if *n == Cell::Unchanged { o } else { n })
+                .cloned()
+                .collect(),
+            _ => new.clone(),
+        };
+        if has_unchanged(&whole) {
+            return Err(refused("an update"));
+        }
+        let row = mask(&whole)?;
+        parts.push_whole(set_of(entity, shape, ChangeOp::Upsert, &key), row);
+        added += 1;
+    }
+    Ok(added)
 }
 
 /// The entity's shape, asked of the source once per answer.

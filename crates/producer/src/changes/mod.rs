@@ -338,7 +338,7 @@ impl ChangeFeed {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if held.0 != names && !names.is_empty() {
-            tracing::warn!(publication = self.slot.publication(), tables = %names.join(", "), "the publication lacks these tables of the policy: they fail closed in stream mode until it has them (ALTER PUBLICATION ... ADD TABLE, by its owner)");
+            tracing::warn!(publication = self.slot.publication(), tables = %names.join(", "), "the publication lacks these tables of the policy: they fail closed in stream mode until it has them (ALTER PUBLICATION ... ADD TABLE, by its owner; a table without a replica identity is added once it has one: REPLICA IDENTITY FULL for a table without a key)");
         } else if held.0 != names {
             tracing::info!(
                 publication = self.slot.publication(),
@@ -880,38 +880,66 @@ impl ChangeFeed {
             .entities()
             .map(|(name, _)| TableRef::parse(name))
             .collect();
-        // A table without a usable key is synced whole each watermark pass, as a multiset; the
-        // stream names each change by key, so it cannot carry that table's updates or deletes
-        // (REPLICA IDENTITY FULL or not): said first, since the replica identity's advice
-        // would not help it.
+        // A table without a usable key is followed as a multiset, by its whole old rows
+        // (`REPLICA IDENTITY FULL`: see `masking`). One without (the default identity has none
+        // without a primary key) is left out of the publication, which would make its deletes
+        // fail on the source: it fails closed by name on the consumer (the publication lacks
+        // it), and the other tables stream. It is added once it has REPLICA IDENTITY FULL
+        // ([`ChangeFeed::follow_policy_on`]).
         let mut keyless = Vec::new();
         for table in &tables {
-            let name = table.to_string();
-            if let Ok(shape) = self.source.shape(&name).await {
+            if let Ok(shape) = self.source.shape(&table.to_string()).await {
                 if shape.key.is_keyless() {
-                    keyless.push(name);
+                    keyless.push(table.clone());
                 }
             }
         }
-        if !keyless.is_empty() {
-            let mut refusal = Refusal::new(
-                ErrorCode::NoReplicaIdentity,
-                format!(
-                    "no primary key or unique NOT NULL key on {}: the change stream names each change by key; give each a primary key (or name key columns in the policy's [maskbus.keys]), or sync in watermark mode, where a keyless table is copied whole each pass",
-                    keyless.join(", ")
-                ),
-            );
-            for name in &keyless {
-                refusal = refusal.on(name);
+        let mut left_out = Vec::new();
+        for table in &keyless {
+            let lacking = slot::without_replica_identity(
+                self.database(),
+                client,
+                std::slice::from_ref(table),
+            )
+            .await?;
+            if !lacking.is_empty() {
+                left_out.push(table.clone());
             }
-            return Err(refusal);
         }
-        let unkeyed = slot::without_replica_identity(self.database(), client, &tables).await?;
+        if !left_out.is_empty() {
+            let names: Vec<String> = left_out.iter().map(ToString::to_string).collect();
+            tracing::warn!(tables = %names.join(", "), "these tables have no primary key or unique NOT NULL key and no REPLICA IDENTITY FULL: the change stream cannot carry their updates and deletes, so they are left out of it and fail closed by name; give each REPLICA IDENTITY FULL (ALTER TABLE ... REPLICA IDENTITY FULL), name key columns in the policy's [maskbus.keys], or sync in watermark mode");
+        }
+        let keyed: Vec<TableRef> = tables
+            .iter()
+            .filter(|t| !keyless.contains(t))
+            .cloned()
+            .collect();
+        let unkeyed = slot::without_replica_identity(self.database(), client, &keyed).await?;
         if !unkeyed.is_empty() {
             let names: Vec<String> = unkeyed.iter().map(ToString::to_string).collect();
             let mut refusal = Refusal::new(
                 ErrorCode::NoReplicaIdentity,
                 format!("no replica identity on {}", names.join(", ")),
+            );
+            for name in &names {
+                refusal = refusal.on(name);
+            }
+            return Err(refusal);
+        }
+        let tables: Vec<TableRef> = tables
+            .into_iter()
+            .filter(|t| !left_out.contains(t))
+            .collect();
+        if tables.is_empty() && !left_out.is_empty() {
+            // Nothing left to stream.
+            let names: Vec<String> = left_out.iter().map(ToString::to_string).collect();
+            let mut refusal = Refusal::new(
+                ErrorCode::NoReplicaIdentity,
+                format!(
+                    "no primary key or unique NOT NULL key, and no REPLICA IDENTITY FULL, on {}",
+                    names.join(", ")
+                ),
             );
             for name in &names {
                 refusal = refusal.on(name);

@@ -16,6 +16,7 @@ use crate::page_cut::row_json_len;
 use crate::reply::ChangeReply;
 use maskbus_mask::MaskedRow;
 use maskbus_protocol::{ChangeOp, Lsn, Position, MAX_PAGE_BYTES, MAX_PAGE_ROWS, VERSION};
+use std::collections::HashMap;
 
 /// What a set of rows is: the entity, the operation and the columns its rows hold.
 #[derive(Clone, Copy, Debug)]
@@ -41,11 +42,102 @@ pub struct Parts {
     taken: u32,
     /// The source transaction being masked (its 32-bit id), named on its replies.
     xid: Option<maskbus_protocol::TxId>,
+    /// Changes of one table without a key met in a row, not cut yet ([`Parts::push_whole`]).
+    run: Option<WholeRun>,
+}
+
+/// The changes of one table without a key met in a row (a multi-row update arrives as a delete
+/// of each old row and an insert of its new one, in turn): held until a change of another set,
+/// the transaction's end or [`MAX_PAGE_ROWS`] of them, then cut as its deletes and its inserts,
+/// two sets rather than two per row. The same multiset: the source deletes only rows it holds,
+/// so each delete takes away one row the target holds, or one inserted earlier in the run (that
+/// insert is dropped instead), and the rest commute.
+#[derive(Debug)]
+struct WholeRun {
+    entity: String,
+    key: Vec<String>,
+    columns: Vec<String>,
+    deletes: Vec<MaskedRow>,
+    /// Inserted rows, `None` once a later delete took them back.
+    inserts: Vec<Option<MaskedRow>>,
+    /// Where each row's inserts not taken back are in `inserts`.
+    inserted: HashMap<Vec<Option<String>>, Vec<usize>>,
+    /// Rows held.
+    held: usize,
 }
 
 impl Parts {
     /// Adds a row to the reply being filled, or to a new one when it is of another set or full.
     pub fn push(&mut self, set: SetOf<'_>, row: MaskedRow) {
+        self.cut_run();
+        self.cut(set, row);
+    }
+
+    /// [`Parts::push`] for a change of a table without a key (an insert, or a delete of one
+    /// copy of a whole row), held in a run of that table's changes ([`WholeRun`]).
+    pub fn push_whole(&mut self, set: SetOf<'_>, row: MaskedRow) {
+        if self.run.as_ref().is_some_and(|run| {
+            run.entity != set.entity || run.key != set.key || run.columns != set.columns
+        }) {
+            self.cut_run();
+        }
+        let run = self.run.get_or_insert_with(|| WholeRun {
+            entity: set.entity.to_string(),
+            key: set.key.to_vec(),
+            columns: set.columns.to_vec(),
+            deletes: Vec::new(),
+            inserts: Vec::new(),
+            inserted: HashMap::new(),
+            held: 0,
+        });
+        if set.op == ChangeOp::Delete {
+            let earlier = run.inserted.get_mut(row.values()).and_then(|at| at.pop());
+            match earlier.and_then(|at| run.inserts.get_mut(at)) {
+                Some(taken_back) => {
+                    *taken_back = None;
+                    run.held -= 1;
+                }
+                None => {
+                    run.deletes.push(row);
+                    run.held += 1;
+                }
+            }
+        } else {
+            run.inserted
+                .entry(row.values().to_vec())
+                .or_default()
+                .push(run.inserts.len());
+            run.inserts.push(Some(row));
+            run.held += 1;
+        }
+        if run.held >= MAX_PAGE_ROWS as usize {
+            self.cut_run();
+        }
+    }
+
+    /// Cuts the run held ([`WholeRun`]): its deletes, then its inserts.
+    fn cut_run(&mut self) {
+        let Some(run) = self.run.take() else { return };
+        for (op, rows) in [
+            (ChangeOp::Delete, run.deletes),
+            (
+                ChangeOp::Upsert,
+                run.inserts.into_iter().flatten().collect(),
+            ),
+        ] {
+            let set = SetOf {
+                entity: &run.entity,
+                op,
+                key: &run.key,
+                columns: &run.columns,
+            };
+            for row in rows {
+                self.cut(set, row);
+            }
+        }
+    }
+
+    fn cut(&mut self, set: SetOf<'_>, row: MaskedRow) {
         let bytes = row_json_len(&row);
         let fits = self.open.as_ref().is_some_and(|(open, held)| {
             open.entity == set.entity
@@ -65,11 +157,13 @@ impl Parts {
 
     /// The source transaction `xid` begins: its replies name it.
     pub fn begin(&mut self, xid: u32) {
+        self.cut_run();
         self.xid = Some(maskbus_protocol::TxId(xid));
     }
 
     /// A set without rows (a truncate): a reply of its own.
     pub fn push_empty(&mut self, set: SetOf<'_>) {
+        self.cut_run();
         self.close();
         let reply = self.reply(set);
         self.held.push(reply);
@@ -77,6 +171,7 @@ impl Parts {
 
     /// The transaction being masked ends at `end`: its replies name it, its last is `commit`.
     pub fn commit(&mut self, end: Lsn) {
+        self.cut_run();
         self.close();
         let first = self.transaction.min(self.held.len());
         let ours = &mut self.held[first..];
@@ -91,6 +186,7 @@ impl Parts {
 
     /// Drops what is held of the transaction being masked (it does not go out after all).
     pub fn abandon(&mut self) {
+        self.run = None;
         self.open = None;
         self.held.truncate(self.transaction.min(self.held.len()));
         // The next reply takes the first number left free: the consumer waits for each.
@@ -119,6 +215,7 @@ impl Parts {
     /// The rest of the answer, standing at `through`, each reply numbered with the count of
     /// them all; one reply with no change when nothing is left to send.
     pub fn finish(mut self, through: Lsn, more: bool) -> Vec<ChangeReply> {
+        self.cut_run();
         self.close();
         if self.held.is_empty() {
             let mut idle = ChangeReply::standing_at(Position(through), more, false);
@@ -186,6 +283,62 @@ mod tests {
         for row in crate::page_cut::rows_of_sizes(sizes) {
             parts.push(set, row);
         }
+    }
+
+    #[test]
+    fn a_run_of_a_keyless_tables_changes_goes_as_its_deletes_then_its_inserts() {
+        let (key, columns) = (names(&["tableoid", "ctid"]), names(&["id", "body"]));
+        let set = |op| SetOf {
+            entity: "public.log",
+            op,
+            key: &key,
+            columns: &columns,
+        };
+        let rows = crate::page_cut::rows_of_sizes(&[1, 2, 3, 4, 5]);
+        let r = |i: usize| rows[i].clone();
+        let mut parts = Parts::default();
+        parts.begin(7);
+        // A deleted; B inserted and deleted again (a row updated twice in one transaction);
+        // C inserted; D inserted twice and one copy deleted.
+        for (op, row) in [
+            (ChangeOp::Delete, 0),
+            (ChangeOp::Upsert, 1),
+            (ChangeOp::Delete, 1),
+            (ChangeOp::Upsert, 2),
+            (ChangeOp::Upsert, 3),
+            (ChangeOp::Upsert, 3),
+            (ChangeOp::Delete, 3),
+        ] {
+            parts.push_whole(set(op), r(row));
+        }
+        // Another table's change cuts the run: the order around it is kept.
+        push_rows(&mut parts, "public.other", ChangeOp::Upsert, &[1]);
+        parts.push_whole(set(ChangeOp::Delete), r(4));
+        parts.commit(Lsn(9));
+        // A transaction abandoned takes its run with it.
+        parts.begin(8);
+        parts.push_whole(set(ChangeOp::Upsert), r(4));
+        parts.abandon();
+        let out = parts.finish(Lsn(9), false);
+        let got: Vec<(&str, ChangeOp, Vec<MaskedRow>)> = out
+            .iter()
+            .map(|reply| (reply.entity.as_str(), reply.op, reply.rows.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("public.log", ChangeOp::Delete, vec![r(0)]),
+                ("public.log", ChangeOp::Upsert, vec![r(2), r(3)]),
+                (
+                    "public.other",
+                    ChangeOp::Upsert,
+                    crate::page_cut::rows_of_sizes(&[1])
+                ),
+                ("public.log", ChangeOp::Delete, vec![r(4)]),
+            ]
+        );
+        assert!(out.last().is_some_and(|last| last.commit));
+        assert!(out.iter().all(|reply| reply.columns == columns));
     }
 
     fn shape(replies: &[ChangeReply]) -> Vec<(usize, bool, Option<u64>, u32, u32)> {

@@ -25,12 +25,18 @@ pub enum RowChange {
     Upsert {
         relation: Arc<Relation>,
         new: Vec<Cell>,
-        /// The row's key before an update that changed it (cells in column order).
+        /// The row's key before an update that changed it (cells in column order); with
+        /// `REPLICA IDENTITY FULL`, the whole old row, on every update.
         old_key: Option<Vec<Cell>>,
+        /// `old_key` is the whole old row (`REPLICA IDENTITY FULL`), not the key alone (whose
+        /// other cells are null): what a table without a key is followed by.
+        full: bool,
     },
     Delete {
         relation: Arc<Relation>,
         old: Vec<Cell>,
+        /// `old` is the whole row (`REPLICA IDENTITY FULL`), not the key alone.
+        full: bool,
     },
     Truncate {
         relations: Vec<Arc<Relation>>,
@@ -111,6 +117,7 @@ impl Decoder {
                 relation: relation(oid)?,
                 new,
                 old_key: None,
+                full: false,
             },
             Message::Update {
                 relation: oid,
@@ -119,12 +126,14 @@ impl Decoder {
             } => RowChange::Upsert {
                 relation: relation(oid)?,
                 new,
+                full: matches!(old, Some(OldRow::Full(_))),
                 old_key: old.map(|o| match o {
                     OldRow::Key(cells) | OldRow::Full(cells) => cells,
                 }),
             },
             Message::Delete { relation: oid, old } => RowChange::Delete {
                 relation: relation(oid)?,
+                full: matches!(old, OldRow::Full(_)),
                 old: match old {
                     OldRow::Key(cells) | OldRow::Full(cells) => cells,
                 },
@@ -296,12 +305,14 @@ mod tests {
             relation,
             new,
             old_key,
+            full,
         } = &txns[1].changes[0]
         else {
             panic!("an update is an upsert");
         };
         assert_eq!(relation.entity, "public.customers");
         assert_eq!(old_key.as_ref().unwrap()[0], text("1"));
+        assert!(!full, "the key alone, not the whole old row");
         assert!(has_unchanged(new));
         assert_eq!(
             cells_of(relation, new, &["id".into(), "name".into(), "gone".into()]),

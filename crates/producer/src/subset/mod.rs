@@ -62,6 +62,8 @@ pub enum SubsetError {
     Unknown { name: String, known: String },
     #[error("subset {subset}: {table} is not a table the policy serves; roots must be")]
     RootNotServed { subset: String, table: String },
+    #[error("subset {subset}: {table} has no primary key or unique NOT NULL key, so its rows cannot be a subset's roots (they are picked by key); root the subset at a table it references, or give it a key ([maskbus.keys] in the policy)")]
+    KeylessRoot { subset: String, table: String },
     #[error("subset {subset}: follow_down names {name:?}, which is no foreign key between tables the policy serves (known: {known})")]
     UnknownForeignKey {
         subset: String,
@@ -83,16 +85,22 @@ pub fn plan(
         known: file.names().join(", "),
     })?;
     let index = |table: &TableRef| tables.iter().position(|(t, _)| t == table);
-    // Foreign keys between served tables only: the consumer has no others.
+    // Foreign keys between served tables only: the consumer has no others. A table without a
+    // key (synced whole, as a multiset) is only ever a child: a real foreign key references a
+    // unique key, and a virtual one to such a table names no row the closure could keep.
     let links: Vec<(&ForeignKey, Link)> = foreign_keys
         .iter()
         .filter_map(|fk| {
+            let parent = index(&fk.parent)?;
+            if tables[parent].1.is_keyless() {
+                return None;
+            }
             Some((
                 fk,
                 Link {
                     child: index(&fk.table)?,
                     columns: fk.columns.clone(),
-                    parent: index(&fk.parent)?,
+                    parent,
                     parent_columns: fk.parent_columns.clone(),
                 },
             ))
@@ -117,6 +125,12 @@ pub fn plan(
             subset: name.to_string(),
             table: table.to_string(),
         })?;
+        if tables[at].1.is_keyless() {
+            return Err(SubsetError::KeylessRoot {
+                subset: name.to_string(),
+                table: table.to_string(),
+            });
+        }
         roots.push(Root { table: at, pick });
     }
     // Tables reached down from the roots, then up from every table reached.

@@ -37,12 +37,10 @@ async fn schema(
         if policy.entity(&entity).is_none() {
             continue;
         }
-        // A keyless table (synced whole, as a multiset) has no key a closure can follow: it
-        // stays out, and a page of it within a subset is refused by name (`Source::page`).
+        // A keyless table (synced whole, as a multiset) is in the closure as a child only:
+        // its rows are kept by the parents they reference (`Closure::member`).
         if let Ok(key) = info.key(policy.key_columns(&entity)) {
-            if !key.is_keyless() {
-                tables.push((info.table.clone(), key));
-            }
+            tables.push((info.table.clone(), key));
         }
     }
     let mut fks = maskbus_pg::catalog::foreign_keys(source, client, &schemas).await?;
@@ -304,7 +302,8 @@ impl Subsets {
             return Ok(by_filter(&planned, table, &build));
         };
         let planned_key = planned.closure.tables.get(at).map(|t| &t.key);
-        if wanted <= 1 || planned_key != Some(key) {
+        // A keyless table has no keys to hold: its pages filter it by the closure.
+        if wanted <= 1 || planned_key != Some(key) || key.is_keyless() {
             return Ok(by_filter(&planned, table, &build));
         }
         let window = (name.to_string(), until.to_string());
@@ -407,6 +406,10 @@ impl Subsets {
         let mut tables = HashMap::new();
         let mut held = 0;
         for (at, table) in planned.closure.tables.iter().enumerate() {
+            if table.key.is_keyless() {
+                // No keys to hold: its pages filter it by the closure.
+                continue;
+            }
             let mut keys = found.remove(&at).unwrap_or_default();
             if keys.iter().any(|k| k.len() != table.key.columns.len()) {
                 // Not the table's key as planned: its pages filter by the closure.
@@ -500,10 +503,24 @@ impl Subsets {
             let source_rows =
                 maskbus_pg::catalog::count_rows(source.database(), &client, &table.table).await?;
             let outside = planned.outside.contains(&table.table);
-            let in_subset = kept
-                .iter()
-                .find(|r| r.get::<_, i32>(0) as usize == at)
-                .map_or(0, |r| r.get::<_, i64>(1));
+            let in_subset = if table.key.is_keyless() && !outside {
+                // Never in `kept`: counted by its membership.
+                client
+                    .query_one(&planned.closure.keyless_count(at), &[])
+                    .await
+                    .map_err(|e| {
+                        Refusal::from(
+                            source
+                                .database()
+                                .query_error(format!("computing subset {name}"), &e),
+                        )
+                    })?
+                    .get::<_, i64>(0)
+            } else {
+                kept.iter()
+                    .find(|r| r.get::<_, i32>(0) as usize == at)
+                    .map_or(0, |r| r.get::<_, i64>(1))
+            };
             counts.push(SubsetCount {
                 table: table.table.to_string(),
                 subset_rows: match (outside, planned.outside_rule) {

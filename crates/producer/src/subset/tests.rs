@@ -174,3 +174,44 @@ fn bad_files_and_names_are_refused_with_a_reason() {
         Err(SubsetError::Unknown { .. })
     ));
 }
+
+fn keyless(name: &str) -> (TableRef, KeyDef) {
+    (
+        t(name),
+        KeyDef {
+            columns: maskbus_pg::model::ROW_LOCATION
+                .iter()
+                .map(|(name, sql_type)| KeyColumn {
+                    name: name.to_string(),
+                    sql_type: sql_type.to_string(),
+                })
+                .collect(),
+            source: KeySource::RowLocation,
+        },
+    )
+}
+
+#[test]
+fn a_keyless_table_is_a_child_of_the_closure_by_its_foreign_keys_never_a_root_or_a_parent() {
+    let (mut tables, mut fks) = schema();
+    // visits (keyless) reference customers (reached down) and merchants; notes (keyless)
+    // reference nothing; a virtual key naming visits as a parent is no link.
+    tables.extend([keyless("visits"), keyless("notes")]);
+    fks.push(fk("visits_customer", "visits", "customer_id", "customers"));
+    fks.push(fk("visits_merchant", "visits", "merchant_id", "merchants"));
+    fks.push(fk("staff_visit", "staff", "visit_id", "visits"));
+    let f = file("[subsets.texas]\nwhere = { customers = \"true\" }\n");
+    let planned = plan(&f, "texas", &tables, &fks).unwrap();
+    let down = names(&planned.closure.down, &tables);
+    assert!(down.contains(&"visits->customers".to_string()), "{down:?}");
+    let up = names(&planned.closure.up, &tables);
+    assert!(up.contains(&"visits->merchants".to_string()), "{up:?}");
+    assert!(!up.iter().chain(&down).any(|l| l.ends_with("->visits")));
+    assert!(!planned.outside.contains(&t("visits")));
+    assert!(planned.outside.contains(&t("notes")));
+    // Its rows are picked by its parents: it cannot be a root.
+    let f = file("[subsets.v]\nwhere = { visits = \"true\" }\n");
+    let refused = plan(&f, "v", &tables, &fks).unwrap_err();
+    assert!(matches!(refused, SubsetError::KeylessRoot { .. }));
+    assert!(refused.to_string().contains("public.visits"), "{refused}");
+}
