@@ -537,3 +537,99 @@ fn the_symbol_check_reports_what_does_not_exist() {
         assert!(!problems.is_empty(), "{citation} passed the check");
     }
 }
+
+/// The `MASKBUS_*` names a text holds (a name is the prefix and at least one capital or digit,
+/// not ending in `_`: `MASKBUS_{}` in a format string is no name).
+fn maskbus_variables(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("MASKBUS_") {
+        if text[..at].chars().next_back().is_some_and(is_ident_char) {
+            continue;
+        }
+        let rest = &text[at + "MASKBUS_".len()..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = rest[..end].trim_end_matches('_');
+        if !name.is_empty() {
+            out.push(format!("MASKBUS_{name}"));
+        }
+    }
+    out
+}
+
+/// Every file under a folder, recursively.
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(all_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_environment_variable_is_in_the_configuration_reference() {
+    let documented: Vec<&str> = maskbus_config::KEYS
+        .iter()
+        .map(|k| k.env)
+        .chain(
+            maskbus_config::environment::VARIABLES
+                .iter()
+                .map(|v| v.name),
+        )
+        .collect();
+    let mut seen = 0;
+    let mut missing = std::collections::BTreeSet::new();
+    for top in ["crates", "scripts"] {
+        for file in all_files(&repo().join(top)) {
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            for name in maskbus_variables(&text) {
+                seen += 1;
+                if !documented.contains(&name.as_str()) {
+                    missing.insert(format!(
+                        "{name} ({})",
+                        file.strip_prefix(repo()).unwrap_or(&file).display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen > 50, "the walk must see the variables read ({seen})");
+    assert!(
+        missing.is_empty(),
+        "environment variables in neither the key table (crates/config/src/lib.rs) nor the \
+         variable table (crates/config/src/environment.rs):\n{}",
+        missing.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    for name in [
+        "DATABASE_URL",
+        "MASKBUS_LOG",
+        "MASKBUS_LOG_FORMAT",
+        "MASKBUS_DEV_DB_DIR",
+        "MASKBUS_DEV_DB_PORT",
+        "MASKBUS_CONFIG",
+        "MASKBUS_BIN",
+    ] {
+        assert!(documented.contains(&name), "{name} is not in the tables");
+    }
+    let written = std::fs::read_to_string(repo().join("docs/configuration.md")).unwrap();
+    assert!(
+        written == maskbus_config::reference_markdown(),
+        "docs/configuration.md is not what the tables say: run `maskbus config keys > docs/configuration.md`"
+    );
+}
+
+#[test]
+fn the_variable_scan_finds_names_and_skips_prefixes() {
+    assert_eq!(
+        maskbus_variables("export MASKBUS_LOG=warn; format!(\"MASKBUS_{}\"); XMASKBUS_NO ${MASKBUS_DEV_DB_PORT:-1}"),
+        ["MASKBUS_LOG", "MASKBUS_DEV_DB_PORT"]
+    );
+}

@@ -231,9 +231,14 @@ async fn a_closed_pipe_ends_a_command_quietly() {
 
 /// `scripts/sync` as CI runs it, with the environment the README recommends.
 fn scripts_sync(producer: &str, consumer: &str, env: &[(&str, &str)]) -> Run {
+    scripts_sync_with(producer, consumer, &[], env)
+}
+
+/// `scripts/sync PRODUCER CONSUMER FLAG...`: the flags go to the consumer.
+fn scripts_sync_with(producer: &str, consumer: &str, flags: &[&str], env: &[(&str, &str)]) -> Run {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/sync");
     let mut command = std::process::Command::new(script);
-    command.args([producer, consumer]);
+    command.args([producer, consumer]).args(flags);
     for (key, _) in std::env::vars() {
         if key.starts_with("MASKBUS_") {
             command.env_remove(key);
@@ -271,6 +276,20 @@ async fn scripts_sync_keeps_each_agents_secrets_to_it_and_says_at_once_when_the_
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("scripts/sync: using"), "{}", run.stderr);
     assert_target_is_masked_source(&dbs).await;
+    // Flags after the configs go to the consumer: `--verify` compares the target after the sync
+    // and prints its table.
+    let run = scripts_sync_with(
+        &producer,
+        &consumer,
+        &["--verify"],
+        &[("MASKBUS_PSEUDONYM_KEY", TEST_KEY)],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("missing") && run.stdout.contains("different"),
+        "{}",
+        run.stdout
+    );
     // A producer that cannot start: said at once, with its exit code, not after timeouts.
     let unfit = files.write(
         "unfit.toml",

@@ -7,7 +7,7 @@ mod reference;
 
 use exit::Exit;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -23,10 +23,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The tables of a policy side by side in the source and the target (read-only).
+    /// The tables of a policy side by side in the source and the target (read-only)
     #[command(subcommand)]
     Db(commands::db::DbCommand),
-    /// The demo bank: create its schema in the databases named (demo, benchmarks, tests only).
+    /// The demo bank's schema, in the databases named (demo, benchmarks, tests only)
     #[command(subcommand)]
     Bank(commands::bank::BankCommand),
     /// Run as producer or consumer, as the config says.
@@ -37,33 +37,59 @@ enum Command {
     Tools(commands::agent::ToolsArgs),
     /// Scan every message that crossed the bus for SSNs, cards and other PII.
     WireAudit(commands::audit::AuditArgs),
-    /// Operate the mailbox: init, send, stats, redrive, purge.
+    /// Operate the mailbox
     Bus(commands::bus::BusArgs),
-    /// Check a masking policy against the live source schema.
+    /// Masking policies, read against the live source schema
     #[command(subcommand)]
     Policy(commands::policy::PolicyCommand),
     /// Fill the source (production) database with realistic fake bank data.
     Seed(commands::seed::SeedArgs),
     /// Compare the target with the masked source by key ranges; --repair makes them equal.
     Verify(commands::verify::VerifyArgs),
-    /// The change stream's replication slots on the source: list, drop.
+    /// The change stream's replication slots on the source
     #[command(subcommand)]
     Slot(commands::slot::SlotCommand),
     /// Where the consumer's target stands: per table rows, watermark, lag; the bus; exit 0
     /// caught up, 6 behind, 7 unknown.
     Status(commands::status::StatusArgs),
-    /// Subsets defined on the producer: plan (rows per table, before anything moves).
+    /// Subsets defined on the producer, planned before anything moves
     #[command(subcommand)]
     Subset(commands::subset::SubsetCommand),
-    /// The config keys, from the table that defines them: `config keys` (the reference).
+    /// The config keys and environment variables, from the tables that define them
     #[command(subcommand)]
     Config(commands::config::ConfigCommand),
-    /// The reference pages generated from definitions: `docs commands` (docs/commands.md).
+    /// The reference pages generated from definitions (docs/commands.md, docs/rules.md)
     #[command(subcommand, hide = true)]
     Docs(DocsCommand),
-    /// Pseudonym keys: `key new` prints a random one for the producer's config.
+    /// Pseudonym keys for the producer's config
     #[command(subcommand)]
     Key(commands::key::KeyCommand),
+}
+
+/// The CLI's definition, each group's summary ending with the list of its subcommands (`Operate
+/// the mailbox: init, grant, send, ...`), made from the subcommands themselves so that the list
+/// cannot leave one out. Parsing, `--help` and docs/commands.md all read this.
+fn cli() -> clap::Command {
+    Cli::command().mut_subcommands(list_subcommands)
+}
+
+/// A group command (one with subcommands) with their names appended to its summary; every
+/// group below it too.
+fn list_subcommands(command: clap::Command) -> clap::Command {
+    let names: Vec<String> = command
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    if names.is_empty() {
+        return command;
+    }
+    let about = command
+        .get_about()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let about = format!("{}: {}", about.trim_end_matches('.'), names.join(", "));
+    command.about(about).mut_subcommands(list_subcommands)
 }
 
 /// A closed standard output (`maskbus db status | head`) ends the program quietly with exit 0,
@@ -97,7 +123,10 @@ enum DocsCommand {
 fn main() -> ExitCode {
     quiet_on_broken_pipe();
     let log_format = init_tracing();
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&cli().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -220,9 +249,41 @@ mod tests {
 
     #[test]
     fn the_cli_definition_is_consistent() {
-        use clap::CommandFactory;
         // clap's own checks (unique argument ids, valid defaults), for every subcommand.
-        Cli::command().debug_assert();
+        cli().debug_assert();
+    }
+
+    #[test]
+    fn every_group_summary_lists_every_subcommand() {
+        fn check(command: &clap::Command, path: &str) {
+            for child in command.get_subcommands() {
+                let names: Vec<&str> = child
+                    .get_subcommands()
+                    .filter(|c| !c.is_hide_set())
+                    .map(|c| c.get_name())
+                    .collect();
+                let about = child.get_about().map(|a| a.to_string()).unwrap_or_default();
+                for name in &names {
+                    assert!(
+                        about.contains(&format!(" {name}")),
+                        "`{path} {}`'s summary {about:?} leaves out {name}",
+                        child.get_name()
+                    );
+                }
+                check(child, &format!("{path} {}", child.get_name()));
+            }
+        }
+        let root = cli();
+        check(&root, "maskbus");
+        let bus = root.find_subcommand("bus").unwrap();
+        assert!(
+            bus.get_about()
+                .unwrap()
+                .to_string()
+                .ends_with(": init, grant, send, stats, redrive, purge"),
+            "{:?}",
+            bus.get_about()
+        );
     }
 
     #[test]

@@ -332,3 +332,43 @@ fn a_superuser_target_and_extensions_are_the_consumers_own_choice() {
         assert!(resolve("p.toml", raw, &env(&[])).is_err(), "{key}");
     }
 }
+
+#[test]
+fn file_paths_in_a_config_are_read_beside_it() {
+    let dir = std::env::temp_dir().join(format!("maskbus-config-paths-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("conf")).unwrap();
+    let path = dir.join("conf/producer.toml");
+    std::fs::write(
+        &path,
+        "role = \"producer\"\nbus_url = \"b\"\nsource_url = \"s\"\npolicy = \"policy.toml\"\n\
+         subsets = \"../subsets.toml\"\nreviewed_columns = \"/etc/reviewed.toml\"\n",
+    )
+    .unwrap();
+    // Whatever the current directory, and whatever MASKBUS_ variables the runner has set.
+    let raw = parse("producer.toml", &std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut config = resolve("producer.toml", raw, &env(&[])).unwrap();
+    files_beside(&mut config, &path, &env(&[]));
+    let AgentConfig::Producer(p) = &config else {
+        panic!()
+    };
+    assert_eq!(p.policy, dir.join("conf/policy.toml"));
+    assert!(p.policy.is_absolute());
+    assert_eq!(
+        p.subsets.as_deref(),
+        Some(dir.join("conf/../subsets.toml").as_path())
+    );
+    assert_eq!(
+        p.reviewed_columns.as_deref(),
+        Some(std::path::Path::new("/etc/reviewed.toml"))
+    );
+    // A path from the environment is the caller's, read from the current directory.
+    let raw = parse("producer.toml", &std::fs::read_to_string(&path).unwrap()).unwrap();
+    let set = env(&[("MASKBUS_POLICY", "mine.toml")]);
+    let mut config = resolve("producer.toml", raw, &set).unwrap();
+    files_beside(&mut config, &path, &set);
+    let AgentConfig::Producer(p) = &config else {
+        panic!()
+    };
+    assert_eq!(p.policy, std::env::current_dir().unwrap().join("mine.toml"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,7 @@
 //! `maskbus config keys`: every config key from the one table that defines them (name,
-//! environment variable, role, kind, default, doc): the reference in docs/configuration.md, or
-//! tab-separated for scripts (`scripts/sync` keeps each agent's environment to its own keys).
+//! environment variable, role, kind, default, doc), and the other environment variables from
+//! theirs: the reference in docs/configuration.md, or the keys tab-separated for scripts
+//! (`scripts/sync` keeps each agent's environment to its own keys).
 
 use crate::exit::Exit;
 use anyhow::Result;
@@ -10,7 +11,8 @@ use std::process::ExitCode;
 
 #[derive(Subcommand)]
 pub enum ConfigCommand {
-    /// Every config key: Markdown (docs/configuration.md), or `--tsv`: name, variable, role.
+    /// Every config key and every other environment variable: Markdown
+    /// (docs/configuration.md), or `--tsv`: each key's name, variable, role.
     Keys {
         /// Tab-separated lines (name, environment variable, role) instead of Markdown.
         #[arg(long)]
