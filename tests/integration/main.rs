@@ -24,6 +24,7 @@ mod masked_keys;
 mod masking;
 mod mcp;
 mod migrations;
+mod newcomer;
 mod operations;
 mod ownership;
 mod policy_recall;

@@ -403,7 +403,7 @@ async fn policy_check_is_red_precisely_on_each_unsupported_shape() {
             "CREATE TABLE notes (id int PRIMARY KEY, body text);
              INSERT INTO notes SELECT i, 'write to person' || i || '@gmail.com' FROM generate_series(1, 50) i;",
             "[notes]\nid = \"keep\"\nbody = \"keep\"",
-            "public.notes | body | - | keep | **ERROR**: keep on a column whose values look like PII (50 of 50 sampled values look like email)",
+            "public.notes | body | text | keep | **ERROR**: keep on a column whose values look like PII (50 of 50 sampled values look like email)",
         ),
         (
             "dupkey",

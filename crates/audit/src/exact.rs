@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 /// Values shorter than this (in characters, or digits) are too common to mean anything.
 pub const MIN_TEXT_CHARS: usize = 4;
 pub const MIN_DIGITS: usize = 6;
-const MAX_WORDS: usize = 8;
+pub const MAX_WORDS: usize = 8;
 
 pub struct ExactMatcher {
     /// SipHash's two key words, derived from the caller's 32-byte key.

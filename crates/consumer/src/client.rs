@@ -181,7 +181,7 @@ impl Asker {
                 Some(ReceivedReply::Error { error, .. })
                     if error.code() == ErrorCode::Unavailable =>
                 {
-                    tracing::warn!(what, refused = %error, "producer unavailable; retrying in {:?}", retry.next_pause());
+                    tracing::warn!(what, refused = %error, "producer unavailable; retrying in {}", maskbus_model::human_duration(retry.next_pause()));
                     if !retry.pause().await {
                         break;
                     }
@@ -373,7 +373,7 @@ impl Answer<'_> {
                         timeout: asker.request_timeout,
                     });
                 }
-                tracing::warn!(mailbox = %asker.producer_mailbox, "no reply in {:?}; asking again", asker.request_timeout);
+                tracing::warn!(mailbox = %asker.producer_mailbox, "{}", no_reply(asker.request_timeout, self.tries));
                 self.held.clear();
                 self.parts = None;
                 self.send().await?;
@@ -389,8 +389,45 @@ impl Answer<'_> {
     }
 }
 
+/// What a consumer says when a request got no reply within `timeout` and is sent again (it
+/// has been sent `tries` times): from the first silence on, what to check.
+fn no_reply(timeout: Duration, tries: u32) -> String {
+    let waited = maskbus_model::human_duration(timeout);
+    if tries <= 1 {
+        format!("no reply in {waited}; asking again: is a producer running on this bus (maskbus run --config producer.toml)?")
+    } else {
+        format!("still no reply in {waited} (try {tries}); asking again: is a producer running on this bus (maskbus run --config producer.toml), with the mailbox this consumer's producer_mailbox names?")
+    }
+}
+
 impl Drop for Answer<'_> {
     fn drop(&mut self) {
         self.forget();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silence_asks_whether_a_producer_runs_from_the_first_timeout() {
+        let first = no_reply(Duration::from_secs(30), 1);
+        assert!(
+            first.starts_with("no reply in 30 s; asking again"),
+            "{first}"
+        );
+        assert!(
+            first.contains(
+                "is a producer running on this bus (maskbus run --config producer.toml)?"
+            ),
+            "{first}"
+        );
+        let later = no_reply(Duration::from_nanos(1_666_666_666), 2);
+        assert!(later.contains("1.7 s"), "{later}");
+        assert!(
+            later.contains("is a producer running on this bus"),
+            "{later}"
+        );
     }
 }

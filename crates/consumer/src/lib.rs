@@ -83,13 +83,13 @@ pub enum ConsumerError {
     Mailbox(#[from] MailboxError),
     #[error("the producer refused {what}: {error}")]
     Refused { what: String, error: ErrorReply },
-    #[error("no reply from the producer at mailbox {mailbox} after {tries} tries of {timeout:?}: is `maskbus run` running with the producer config?")]
+    #[error("no reply from the producer at mailbox {mailbox} after {tries} tries of {}: is a producer running on this bus (`maskbus run --config producer.toml`)?", maskbus_model::human_duration(*.timeout))]
     NoReply {
         mailbox: String,
         tries: u32,
         timeout: Duration,
     },
-    #[error("the producer's answer at mailbox {mailbox} stopped after {read} replies: nothing more came within {timeout:?}; the consumer starts that step again")]
+    #[error("the producer's answer at mailbox {mailbox} stopped after {read} replies: nothing more came within {}; the consumer starts that step again", maskbus_model::human_duration(*.timeout))]
     Cut {
         mailbox: String,
         read: u32,
@@ -390,7 +390,8 @@ impl Consumer {
             let mut signal = stop.clone();
             return tokio::select! {
                 followed = stream::Follower::new(self, &stop).run(once) => followed,
-                _ = signal.wait_for(|stopped| *stopped) => Ok(0),
+                // What the cut-short copy committed, not nothing.
+                _ = signal.wait_for(|stopped| *stopped) => Ok(self.db.rows_written()),
             };
         }
         if self.config.follow_deletes {
@@ -404,13 +405,17 @@ impl Consumer {
             // A signal ends the wait for a reply too, not only the gaps between pages: what is
             // not committed is asked again by the next run.
             let mut signal = stop.clone();
+            let written_before = self.db.rows_written();
             let pass = tokio::select! {
                 pass = verify::pass_following_deletes(self, &stop) => pass,
                 _ = signal.wait_for(|stopped| *stopped) => Err(ConsumerError::Stopped),
             };
             let report = match pass {
                 Ok(report) => report,
-                Err(ConsumerError::Stopped) => return Ok(total),
+                // The pages the cut-short pass committed are in the target: they count.
+                Err(ConsumerError::Stopped) => {
+                    return Ok(total + self.db.rows_written().saturating_sub(written_before))
+                }
                 // Between pages (reading the plan or the watermarks) a restart can also strike;
                 // the pass resumes from the watermarks the target holds.
                 Err(e) if e.is_transient() => {

@@ -272,9 +272,23 @@ impl Step {
             |action: String| move |e: tokio_postgres::Error| target.query_error(action, &e);
         match self {
             Step::Sql(statement) => {
-                tx.execute(statement.as_str(), &[])
-                    .await
-                    .map_err(failed(format!("changing the schema of {what}")))?;
+                // Named by maskbus's own statement (kind and object), with the grant a missing
+                // privilege needs.
+                tx.execute(statement.as_str(), &[]).await.map_err(|e| {
+                    let described = maskbus_pg::ddl::describe(statement);
+                    target.query_error_fixed(
+                        format!("changing the schema of {what}: {described}"),
+                        &e,
+                        |code| {
+                            (code == "42501").then(|| {
+                                described.permission_fix(
+                                    target.user().unwrap_or("the target role"),
+                                    target.dbname(),
+                                )
+                            })
+                        },
+                    )
+                })?;
             }
             Step::DropIndex { table, name } => {
                 let theirs = tx

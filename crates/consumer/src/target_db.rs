@@ -29,7 +29,26 @@ pub struct Baseline {
 pub struct TargetDb {
     target: Database,
     pool: PgPool,
+    /// This process made schema `maskbus` (the target had none when it was opened): a first
+    /// run whose served schema then fails to be made takes it away again
+    /// ([`TargetDb::create_schema`]), so nothing half-made is left behind.
+    made_bookkeeping: bool,
+    /// Rows of pages committed by this process, whatever pass they were of: what a pass cut
+    /// short by a signal wrote is counted too ([`TargetDb::rows_written`]).
+    written: std::sync::atomic::AtomicU64,
 }
+
+/// Whether the target has no schema `maskbus` yet.
+const NO_BOOKKEEPING: &str = "SELECT to_regnamespace('maskbus') IS NULL";
+
+/// Takes away the bookkeeping a first run made, when nothing was synced with it: the schema
+/// `maskbus` did not exist before this process made it, and no table holds a watermark.
+const UNDO_BOOKKEEPING: &str = "DO $$ BEGIN
+       IF NOT EXISTS (SELECT 1 FROM maskbus.sync_state
+                       WHERE synced_until IS NOT NULL OR pass_until IS NOT NULL) THEN
+           DROP SCHEMA maskbus CASCADE;
+       END IF;
+     END $$";
 
 /// Whether the database is this consumer's target: `maskbus.sync_state` exists (the marker the
 /// first run leaves) and belongs to this role (or one it is a member of). A marker another role
@@ -183,8 +202,14 @@ impl TargetDb {
                 }
             }
             // Taken over an empty database (the guard passed), not one `adopt` forced.
-            !marked && !adopt
+            let fresh: bool = client
+                .query_one(NO_BOOKKEEPING, &[])
+                .await
+                .map_err(|e| target.query_error("looking for schema maskbus", &e))?
+                .get(0);
+            (!marked && !adopt, fresh)
         };
+        let (first_run, made_bookkeeping) = first_run;
         maskbus_pg::apply_migrations(&target, bookkeeping::MIGRATIONS).await?;
         if first_run {
             // The guard passed on a database holding no row: the tables it was made with are
@@ -195,7 +220,23 @@ impl TargetDb {
             crate::owned::adopt_all(&target).await?;
         }
         let pool = PgPool::new(target.clone(), connections.max(3))?;
-        Ok(Self { target, pool })
+        Ok(Self {
+            target,
+            pool,
+            made_bookkeeping,
+            written: std::sync::atomic::AtomicU64::new(0),
+        })
+    }
+
+    /// Counts `rows` of a page as written (its transaction committed).
+    pub fn count_written(&self, rows: u64) {
+        self.written
+            .fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Rows of pages this process committed to the target so far.
+    pub fn rows_written(&self) -> u64 {
+        self.written.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub async fn client(&self) -> Result<deadpool_postgres::Object, PgError> {
@@ -422,7 +463,40 @@ impl TargetDb {
     /// made it first (then returns `None`): the target holds either all of it or none. Every
     /// served text is rebuilt from PostgreSQL's parse tree by `maskbus_pg::ddl` (never run as
     /// served); what it refuses is left out and returned, to be said.
+    ///
+    /// On a first run that made schema `maskbus` itself, a refusal (not a dropped connection)
+    /// takes the bookkeeping away again: the target is left as it was found, and the next run
+    /// starts from there.
     pub async fn create_schema(
+        &self,
+        schema: &maskbus_model::schema::Schema,
+    ) -> Result<Option<Vec<maskbus_pg::ddl::Refused>>, ConsumerError> {
+        let made = self.create_schema_once(schema).await;
+        if let Err(e) = &made {
+            if self.made_bookkeeping && !e.is_transient() {
+                self.undo_bookkeeping().await;
+            }
+        }
+        made
+    }
+
+    /// Drops the bookkeeping this process made ([`UNDO_BOOKKEEPING`]); a failure is logged, the
+    /// error that led here is the one reported.
+    async fn undo_bookkeeping(&self) {
+        let undone = match self.target.connect().await {
+            Ok(client) => client
+                .batch_execute(UNDO_BOOKKEEPING)
+                .await
+                .map_err(|e| self.target.query_error("dropping schema maskbus", &e)),
+            Err(e) => Err(e),
+        };
+        match undone {
+            Ok(()) => tracing::info!("the served schema could not be made: schema maskbus, made by this first run, is dropped again, so the target is as it was"),
+            Err(e) => tracing::warn!(error = %e, "the served schema could not be made, and schema maskbus, made by this first run, could not be dropped again"),
+        }
+    }
+
+    async fn create_schema_once(
         &self,
         schema: &maskbus_model::schema::Schema,
     ) -> Result<Option<Vec<maskbus_pg::ddl::Refused>>, ConsumerError> {
@@ -455,14 +529,25 @@ impl TargetDb {
             .filter(|n| !left_out.contains_key(&maskbus_pg::TableRef::parse(n)))
             .collect();
         // One statement each, by the extended protocol: none can carry a second.
+        // An error names the statement by its kind and object (read from maskbus's own text,
+        // never the server's) and, for a missing privilege, the grant that fixes it.
+        let user = self.target.user().unwrap_or("the target role").to_string();
         for (n, statement) in statements.iter().enumerate() {
-            tx.execute(statement.as_str(), &[])
-                .await
-                .map_err(q(format!(
-                    "creating the served schema (statement {} of {})",
-                    n + 1,
-                    statements.len()
-                )))?;
+            tx.execute(statement.as_str(), &[]).await.map_err(|e| {
+                let described = maskbus_pg::ddl::describe(statement);
+                ConsumerError::from(self.target.query_error_fixed(
+                    format!(
+                        "creating the served schema: {described} (statement {} of {})",
+                        n + 1,
+                        statements.len()
+                    ),
+                    &e,
+                    |code| {
+                        (code == "42501")
+                            .then(|| described.permission_fix(&user, self.target.dbname()))
+                    },
+                ))
+            })?;
         }
         // maskbus owns what it made, recorded in the transaction that makes it.
         crate::owned::Step::Created(names)

@@ -62,6 +62,9 @@ pub struct PageWriter<'db> {
     /// The tables maskbus owns in the target, read before the first write: only those are
     /// written.
     owned: tokio::sync::OnceCell<Owned>,
+    /// Rows written in the shared transaction of tables filled together, not committed yet:
+    /// counted as written ([`TargetDb::count_written`]) when it commits.
+    group_rows: std::sync::atomic::AtomicU64,
 }
 
 pub(crate) fn params<T: ToSql + Sync>(values: &[T]) -> Vec<&(dyn ToSql + Sync)> {
@@ -74,6 +77,7 @@ impl<'db> PageWriter<'db> {
             db,
             group: tokio::sync::Mutex::new(None),
             owned: tokio::sync::OnceCell::new(),
+            group_rows: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -224,12 +228,18 @@ impl<'db> PageWriter<'db> {
                 self.target()
                     .query_error("COMMIT of tables filled together", &e)
             })?;
+            self.db.count_written(
+                self.group_rows
+                    .swap(0, std::sync::atomic::Ordering::Relaxed),
+            );
         }
         Ok(())
     }
 
     /// Rolls the shared transaction back: nothing of the group is kept, watermarks included.
     pub async fn abort_group(&self) {
+        self.group_rows
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         if let Some(client) = self.group.lock().await.take() {
             if client.batch_execute("ROLLBACK").await.is_err() {
                 // A connection that cannot roll back must not go back to the pool half-open.
@@ -287,6 +297,10 @@ impl<'db> PageWriter<'db> {
                 "ROLLBACK TO SAVEPOINT page"
             };
             client.batch_execute(end).await.map_err(|e| q(end, e))?;
+            if let Ok(Some(rows)) = &written {
+                self.group_rows
+                    .fetch_add(*rows, std::sync::atomic::Ordering::Relaxed);
+            }
             return written;
         }
         drop(group);
@@ -310,6 +324,7 @@ impl<'db> PageWriter<'db> {
         tx.commit()
             .await
             .map_err(q(format!("COMMIT of a page of {}", plan.entity)))?;
+        self.db.count_written(written);
         Ok(Some(written))
     }
 

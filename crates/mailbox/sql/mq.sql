@@ -1,6 +1,6 @@
 -- The bus, as it stands today: one current definition of every table, view and function of
 -- schema mq. A fresh bus is made from this file alone (`maskbus bus init`); a bus made by an
--- older release is brought here by the numbered steps beside it (0001 ... 0008), which are
+-- older release is brought here by the numbered steps beside it (0001 ... 0009), which are
 -- history and never edited. `tests/integration/mailbox.rs:
 -- a_fresh_bus_equals_one_upgraded_step_by_step` holds the two equal, object by object; a change
 -- to the bus is a new step AND the same change here.
@@ -423,19 +423,26 @@ DECLARE
         'mq.dead_letter(bigint, bigint, text), mq.stats(), mq.mailbox_owner(text), '
         'mq.pending_to(text), mq.bus_limits(), mq.audit_status()';
 BEGIN
-    IF lower(p_role) IN ('public', 'none') OR p_role LIKE 'pg\_%'
-       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = p_role) THEN
-        RAISE EXCEPTION 'no such role to grant a part of the bus to: %', p_role;
+    IF lower(p_role) IN ('public', 'none') OR p_role LIKE 'pg\_%' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', SCHEMA = 'mq', MESSAGE = format(
+            'refused by the bus: %s is not a role a part of the bus is granted to; name a login role of its own', p_role);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = p_role) THEN
+        RAISE EXCEPTION USING ERRCODE = '42704', SCHEMA = 'mq', MESSAGE = format(
+            'refused by the bus: no such role to grant a part of the bus to: %s; create the role first '
+            '(CREATE ROLE %I LOGIN PASSWORD ''...''), then grant again', p_role, p_role);
     END IF;
     EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), p_role);
     EXECUTE format('GRANT USAGE ON SCHEMA mq TO %I', p_role);
     CASE p_part
     WHEN 'producer', 'consumer' THEN
         IF p_mailbox IS NULL THEN
-            RAISE EXCEPTION 'a % needs the mailbox it owns', p_part;
+            RAISE EXCEPTION USING ERRCODE = '22023', SCHEMA = 'mq', MESSAGE = format(
+                'refused by the bus: a %s needs the mailbox it owns', p_part);
         END IF;
         IF octet_length(p_mailbox) > (SELECT l.max_mailbox_name_bytes FROM mq.limits l) THEN
-            RAISE EXCEPTION 'mailbox names have at most % bytes', (SELECT l.max_mailbox_name_bytes FROM mq.limits l);
+            RAISE EXCEPTION USING ERRCODE = '22023', SCHEMA = 'mq', MESSAGE = format(
+                'refused by the bus: mailbox names have at most %s bytes', (SELECT l.max_mailbox_name_bytes FROM mq.limits l));
         END IF;
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', agent_functions, p_role);
         INSERT INTO mq.mailboxes (mailbox, owner) VALUES (p_mailbox, p_role)
@@ -451,7 +458,8 @@ BEGIN
                        'mq.redrive(text), mq.purge(double precision, boolean), mq.bus_limits(), mq.audit_status() TO %I', p_role);
         INSERT INTO mq.duties (role, duty) VALUES (p_role, 'operator') ON CONFLICT DO NOTHING;
     ELSE
-        RAISE EXCEPTION 'unknown part %: producer, consumer, auditor or operator', p_part;
+        RAISE EXCEPTION USING ERRCODE = '22023', SCHEMA = 'mq', MESSAGE = format(
+            'refused by the bus: unknown part %s: producer, consumer, auditor or operator', p_part);
     END CASE;
 END $$;
 

@@ -105,6 +105,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0008_triage_and_owners.sql",
         sql: include_str!("../sql/0008_triage_and_owners.sql"),
     },
+    Migration {
+        component: "bus",
+        name: "0009_own_refusals.sql",
+        sql: include_str!("../sql/0009_own_refusals.sql"),
+    },
 ];
 
 /// The longest mailbox name (and `reply_to`) the bus accepts, in bytes (`mq.limits`, whose

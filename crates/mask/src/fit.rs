@@ -215,32 +215,48 @@ pub fn check(policy: &Policy, columns: &[ColumnInfo]) -> Vec<Line> {
             },
         }
     }
+    // A name the schema lacks is most often a typo of one it has that the policy does not
+    // name yet: those are what "did you mean" looks among first.
+    let unnamed: Vec<&str> = live_entities
+        .iter()
+        .filter(|e| policy.entity(e).is_none())
+        .map(String::as_str)
+        .collect();
     for (entity_name, entity) in policy.entities() {
         if !live_entities.contains(entity_name) {
+            let hint = maskbus_model::closest(entity_name, unnamed.iter().copied())
+                .or_else(|| {
+                    maskbus_model::closest(entity_name, live_entities.iter().map(String::as_str))
+                })
+                .map_or(String::new(), |t| format!(" (did you mean `{t}`?)"));
             lines.push(Line {
                 entity: entity_name.to_string(),
                 column: "*".into(),
                 column_type: "-".into(),
                 rule: "-".into(),
-                verdict: Verdict::Error(
-                    "the policy names this table; the schema has no such table".into(),
-                ),
+                verdict: Verdict::Error(format!(
+                    "the policy names this table; the schema has no such table{hint}"
+                )),
             });
             continue;
         }
+        let of_table: Vec<&str> = columns
+            .iter()
+            .filter(|c| qualify(&c.entity) == entity_name)
+            .map(|c| c.column.as_str())
+            .collect();
         for (column_name, rule) in entity.columns() {
-            let exists = columns
-                .iter()
-                .any(|c| qualify(&c.entity) == entity_name && c.column == column_name);
-            if !exists {
+            if !of_table.contains(&column_name) {
+                let hint = maskbus_model::closest(column_name, of_table.iter().copied())
+                    .map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
                 lines.push(Line {
                     entity: entity_name.to_string(),
                     column: column_name.to_string(),
                     column_type: "-".into(),
                     rule: rule.name(),
-                    verdict: Verdict::Error(
-                        "the policy has a rule for a column the table does not have".into(),
-                    ),
+                    verdict: Verdict::Error(format!(
+                        "the policy has a rule for a column the table does not have{hint}"
+                    )),
                 });
             }
         }
@@ -259,11 +275,60 @@ pub fn tally(lines: &[Line]) -> (usize, usize) {
         })
 }
 
-/// A Markdown table of the verdicts and a summary line.
+/// One line per entity and column, in the order they first come: its type and rule as the
+/// first line that knows them says, and its worst verdict (the texts of several verdicts as bad
+/// joined, each once). Several checks judge one column (the rule's fit, the sample, the
+/// constraints): a person reads one row per column.
+pub fn merged(lines: &[Line]) -> Vec<Line> {
+    fn rank(v: &Verdict) -> u8 {
+        match v {
+            Verdict::Ok => 0,
+            Verdict::Warning(_) => 1,
+            Verdict::Error(_) => 2,
+        }
+    }
+    let mut out: Vec<Line> = Vec::new();
+    let mut at: std::collections::HashMap<(String, &str), usize> = Default::default();
+    for line in lines {
+        let key = (qualify(&line.entity), line.column.as_str());
+        let Some(&i) = at.get(&key) else {
+            at.insert(key, out.len());
+            out.push(line.clone());
+            continue;
+        };
+        let kept = &mut out[i];
+        if kept.column_type == "-" {
+            kept.column_type.clone_from(&line.column_type);
+        }
+        if kept.rule == "-" {
+            kept.rule.clone_from(&line.rule);
+        }
+        match rank(&line.verdict).cmp(&rank(&kept.verdict)) {
+            std::cmp::Ordering::Greater => kept.verdict = line.verdict.clone(),
+            std::cmp::Ordering::Equal => match (&mut kept.verdict, &line.verdict) {
+                (Verdict::Error(a), Verdict::Error(b))
+                | (Verdict::Warning(a), Verdict::Warning(b))
+                    if !a.split("; ").any(|t| t == b) =>
+                {
+                    a.push_str("; ");
+                    a.push_str(b);
+                }
+                _ => {}
+            },
+            std::cmp::Ordering::Less => {}
+        }
+    }
+    out
+}
+
+/// A Markdown table of the verdicts, one row per column ([`merged`]), and a summary line that
+/// counts the columns of the schema judged (not the policy's lines for what the schema lacks,
+/// nor the checks of a whole key or link).
 pub fn render(policy_name: &str, lines: &[Line]) -> String {
+    let lines = merged(lines);
     let mut out = format!("policy check: {}\n\n", crate::escape::one_line(policy_name));
     out.push_str("| entity | column | type | rule | verdict |\n|---|---|---|---|---|\n");
-    for line in lines {
+    for line in &lines {
         let cell = crate::escape::markdown_cell;
         let verdict = match &line.verdict {
             Verdict::Ok => "ok".to_string(),
@@ -273,10 +338,10 @@ pub fn render(policy_name: &str, lines: &[Line]) -> String {
         let cells = [&line.entity, &line.column, &line.column_type, &line.rule].map(|t| cell(t));
         out.push_str(&format!("| {} | {verdict} |\n", cells.join(" | ")));
     }
-    let (errors, warnings) = tally(lines);
+    let (errors, warnings) = tally(&lines);
+    let columns = lines.iter().filter(|l| l.column_type != "-").count();
     out.push_str(&format!(
-        "\n{} columns checked: {errors} errors, {warnings} warnings\n",
-        lines.len()
+        "\n{columns} columns checked: {errors} errors, {warnings} warnings\n"
     ));
     out
 }
@@ -309,6 +374,65 @@ mod tests {
             .find(|l| qualify(&l.entity) == qualify(entity) && l.column == col)
             .unwrap()
             .verdict
+    }
+
+    #[test]
+    fn a_table_or_column_the_schema_lacks_gets_a_did_you_mean() {
+        let policy = Policy::from_toml(
+            "p",
+            "[public.order]\nid = \"keep\"\nnotes = \"keep\"\n[public.customers]\nid = \"keep\"\nemal = \"keep\"",
+        )
+        .unwrap();
+        let live = vec![
+            column("public.orders", "id", "bigint", None),
+            column("public.customers", "id", "bigint", None),
+            column("public.customers", "email", "text", None),
+        ];
+        let lines = check(&policy, &live);
+        assert!(
+            matches!(verdict_of(&lines, "public.order", "*"), Verdict::Error(e) if e.ends_with("no such table (did you mean `public.orders`?)")),
+            "{lines:#?}"
+        );
+        assert!(
+            matches!(verdict_of(&lines, "public.customers", "emal"), Verdict::Error(e) if e.ends_with("(did you mean `email`?)")),
+            "{lines:#?}"
+        );
+    }
+
+    #[test]
+    fn the_table_has_one_row_per_column_with_its_worst_verdict() {
+        let line = |column: &str, ty: &str, verdict: Verdict| Line {
+            entity: "public.orders".into(),
+            column: column.into(),
+            column_type: ty.into(),
+            rule: "keep".into(),
+            verdict,
+        };
+        let lines = vec![
+            line("id", "bigint", Verdict::Ok),
+            line("note", "text", Verdict::Ok),
+            line(
+                "note",
+                "-",
+                Verdict::Error("the sample reads as an email".into()),
+            ),
+            line("note", "-", Verdict::Warning("long".into())),
+            line("(key)", "-", Verdict::Error("no key".into())),
+        ];
+        let merged = merged(&lines);
+        assert_eq!(merged.len(), 3, "{merged:#?}");
+        assert_eq!(merged[1].column, "note");
+        assert_eq!(merged[1].column_type, "text");
+        assert_eq!(
+            merged[1].verdict,
+            Verdict::Error("the sample reads as an email".into())
+        );
+        let text = render("p", &lines);
+        assert_eq!(text.matches("| note |").count(), 1, "{text}");
+        assert!(
+            text.ends_with("\n2 columns checked: 2 errors, 0 warnings\n"),
+            "{text}"
+        );
     }
 
     #[test]

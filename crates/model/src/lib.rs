@@ -569,9 +569,46 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// A duration in a person's units: `0.2 s`, `1.7 s`, `30 s`, `3 min 20 s`, `2 h 5 min`.
+pub fn human_duration(d: std::time::Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 10.0 {
+        let tenths = (secs * 10.0).round() / 10.0;
+        return if tenths.fract() == 0.0 {
+            format!("{tenths:.0} s")
+        } else {
+            format!("{tenths:.1} s")
+        };
+    }
+    let whole = secs.round() as u64;
+    match whole {
+        0..=59 => format!("{whole} s"),
+        60..=3599 => match whole % 60 {
+            0 => format!("{} min", whole / 60),
+            s => format!("{} min {s} s", whole / 60),
+        },
+        _ => match (whole % 3600) / 60 {
+            0 => format!("{} h", whole / 3600),
+            m => format!("{} h {m} min", whole / 3600),
+        },
+    }
+}
+
 #[cfg(test)]
 mod text_tests {
     use super::*;
+
+    #[test]
+    fn durations_read_in_a_persons_units() {
+        use std::time::Duration;
+        assert_eq!(human_duration(Duration::from_nanos(1_666_666_666)), "1.7 s");
+        assert_eq!(human_duration(Duration::from_secs(30)), "30 s");
+        assert_eq!(human_duration(Duration::from_secs(2)), "2 s");
+        assert_eq!(human_duration(Duration::from_millis(200)), "0.2 s");
+        assert_eq!(human_duration(Duration::from_secs(200)), "3 min 20 s");
+        assert_eq!(human_duration(Duration::from_secs(120)), "2 min");
+        assert_eq!(human_duration(Duration::from_secs(7500)), "2 h 5 min");
+    }
 
     #[test]
     fn an_error_points_at_its_line_and_column() {

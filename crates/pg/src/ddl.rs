@@ -664,10 +664,228 @@ fn create_index(i: &IndexDef, scope: &Scope) -> Result<String, Refused> {
     Ok(rebuilt.create_statement(&i.name, &i.table))
 }
 
+/// What one of this module's statements does, read back from its text (maskbus's own, never a
+/// server's): the kind (`CREATE TYPE`, `ALTER TABLE ... ADD CONSTRAINT`), the object by name,
+/// and the schema it is made in, so an error can name them and the privilege that fix needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Described {
+    /// `CREATE TYPE`, `CREATE INDEX`, `ALTER TABLE`, `COMMENT ON COLUMN`.
+    pub kind: String,
+    /// The object as the statement names it (`public.order_status`, `orders_pkey ON
+    /// public.orders`, `public.orders ADD CONSTRAINT orders_pkey`).
+    pub object: String,
+    /// The schema a new object is made in (none for a schema itself, or an object altered).
+    pub schema: Option<String>,
+}
+
+impl std::fmt::Display for Described {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.kind, self.object)
+    }
+}
+
+impl Described {
+    /// The usual fix when the role `user` was refused this statement for want of a privilege
+    /// (SQLSTATE 42501), on the database `database`.
+    pub fn permission_fix(&self, user: &str, database: &str) -> String {
+        match (self.kind.as_str(), &self.schema) {
+            ("CREATE SCHEMA", _) => format!(
+                "grant CREATE on database {database} to {user}, or make it the database's owner"
+            ),
+            ("CREATE EXTENSION", _) => format!(
+                "the extension is not one {user} may create: have a superuser create it in the target first, or leave it out (the consumer's `extensions` setting)"
+            ),
+            (kind, Some(schema)) if kind.starts_with("CREATE") => format!(
+                "grant CREATE on schema {schema} to {user}, or make it the schema's owner"
+            ),
+            _ => format!("make {user} the owner of it, or of its table"),
+        }
+    }
+}
+
+/// Reads back what a statement of this module does ([`Described`]).
+pub fn describe(statement: &str) -> Described {
+    let words = leading_words(statement, 12);
+    let mut i = 0;
+    let mut kind = Vec::new();
+    while let Some(w) = words.get(i) {
+        match w.as_str() {
+            "CREATE" | "ALTER" | "COMMENT" | "ON" | "TABLE" | "TYPE" | "DOMAIN" | "SEQUENCE"
+            | "SCHEMA" | "EXTENSION" | "INDEX" | "COLUMN" | "DROP" => kind.push(w.as_str()),
+            "IF" | "NOT" | "EXISTS" | "UNIQUE" | "ONLY" => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    let words: Vec<String> = words.iter().map(|w| plain(w)).collect();
+    let name = words.get(i).cloned().unwrap_or_default();
+    let mut object = name.clone();
+    let mut schema = schema_of(&name);
+    let kind = kind.join(" ");
+    match kind.as_str() {
+        "CREATE INDEX" => {
+            // name ON [ONLY] table: the index is made in its table's schema.
+            if let Some(table) = words
+                .iter()
+                .skip(i + 2)
+                .find(|w| w.as_str() != "ONLY")
+                .filter(|_| words.get(i + 1).map(String::as_str) == Some("ON"))
+            {
+                object = format!("{name} ON {table}");
+                schema = schema_of(table);
+            }
+        }
+        "ALTER TABLE" => {
+            // ADD CONSTRAINT name, ALTER COLUMN name, ...: what is changed, by name.
+            let rest: Vec<&str> = words
+                .iter()
+                .skip(i + 1)
+                .take(3)
+                .map(String::as_str)
+                .collect();
+            if rest.len() == 3 {
+                object = format!("{name} {}", rest.join(" "));
+            }
+            schema = None;
+        }
+        "CREATE SCHEMA" => schema = None,
+        k if !k.starts_with("CREATE") => schema = None,
+        _ => {}
+    }
+    Described {
+        kind,
+        object,
+        schema,
+    }
+}
+
+/// The first `n` words of `sql`, a double-quoted name kept whole (with its quotes), split at
+/// white space and at `(`.
+fn leading_words(sql: &str, n: usize) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in sql.chars() {
+        if c == '"' {
+            quoted = !quoted;
+            word.push(c);
+        } else if !quoted && (c.is_whitespace() || c == '(') {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+                if words.len() == n {
+                    return words;
+                }
+            }
+            if c == '(' {
+                break;
+            }
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() && words.len() < n {
+        words.push(word);
+    }
+    words
+}
+
+/// A name as a person writes it: each part that needs no quotes (lower-case letters, digits
+/// and `_`, not starting with a digit) without them: `"public"."order_status"` reads
+/// `public.order_status`, `"My Shop"."T"` stays as it is.
+fn plain(name: &str) -> String {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut quoted = false;
+    for c in name.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                part.push(c);
+            }
+            '.' if !quoted => parts.push(std::mem::take(&mut part)),
+            _ => part.push(c),
+        }
+    }
+    parts.push(part);
+    parts
+        .iter()
+        .map(
+            |p| match p.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+                Some(inner)
+                    if !inner.is_empty()
+                        && !inner.starts_with(|c: char| c.is_ascii_digit())
+                        && inner
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') =>
+                {
+                    inner.to_string()
+                }
+                _ => p.clone(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The schema of a qualified name as written (`public.orders`, `"My Schema"."T"`), unquoted.
+fn schema_of(name: &str) -> Option<String> {
+    let mut quoted = false;
+    for (at, c) in name.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '.' if !quoted => {
+                let schema = &name[..at];
+                return Some(
+                    match schema.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                        Some(inner) => inner.replace("\"\"", "\""),
+                        None => schema.to_string(),
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use maskbus_model::schema::ConstraintKind;
+
+    #[test]
+    fn a_statement_is_described_by_its_kind_object_and_schema() {
+        let d = describe("CREATE TYPE \"public\".\"order_status\" AS ENUM ('new', 'paid')");
+        assert_eq!(d.to_string(), "CREATE TYPE public.order_status");
+        assert_eq!(d.schema.as_deref(), Some("public"));
+        assert_eq!(
+            d.permission_fix("maskbus_writer", "shop_test"),
+            "grant CREATE on schema public to maskbus_writer, or make it the schema's owner"
+        );
+        let d = describe("CREATE SCHEMA IF NOT EXISTS shop");
+        assert_eq!(d.to_string(), "CREATE SCHEMA shop");
+        assert!(d
+            .permission_fix("w", "shop_test")
+            .starts_with("grant CREATE on database shop_test to w"));
+        let d = describe("CREATE TABLE \"My Shop\".\"Order Lines\" (id bigint)");
+        assert_eq!(d.to_string(), "CREATE TABLE \"My Shop\".\"Order Lines\"");
+        assert_eq!(d.schema.as_deref(), Some("My Shop"));
+        let d = describe("CREATE UNIQUE INDEX orders_key ON ONLY public.orders USING btree (id)");
+        assert_eq!(d.to_string(), "CREATE INDEX orders_key ON public.orders");
+        assert_eq!(d.schema.as_deref(), Some("public"));
+        let d = describe("ALTER TABLE public.orders ADD CONSTRAINT orders_pkey PRIMARY KEY (id)");
+        assert_eq!(
+            d.to_string(),
+            "ALTER TABLE public.orders ADD CONSTRAINT orders_pkey"
+        );
+        assert_eq!(d.schema, None);
+        let d = describe("CREATE SEQUENCE IF NOT EXISTS public.orders_id_seq AS bigint");
+        assert_eq!(d.to_string(), "CREATE SEQUENCE public.orders_id_seq");
+        let d = describe("COMMENT ON COLUMN public.orders.note IS 'x'");
+        assert_eq!(d.to_string(), "COMMENT ON COLUMN public.orders.note");
+        let d = describe("CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public");
+        assert_eq!(d.to_string(), "CREATE EXTENSION citext");
+    }
 
     fn column(name: &str, sql_type: &str, default: Option<&str>) -> ColumnDef {
         ColumnDef {

@@ -53,7 +53,7 @@ use tokio_postgres::{Client, Config, NoTls};
 pub enum PgError {
     #[error("the {role} database URL is not valid ({reason}); expected postgres://USER@HOST:PORT/DBNAME")]
     BadUrl { role: &'static str, reason: String },
-    #[error("cannot connect to the {role} database at {endpoint}: {reason}; check that the server is running and the URL is right")]
+    #[error("cannot connect to the {role} database at {endpoint}: {reason}; {}", connect_hint(.reason))]
     Connect {
         role: &'static str,
         endpoint: Endpoint,
@@ -225,7 +225,10 @@ impl Database {
             .map_err(|_| PgError::Connect {
                 role: self.role,
                 endpoint: self.endpoint(),
-                reason: format!("no answer to the connection handshake within {limit:?}"),
+                reason: format!(
+                    "no answer to the connection handshake within {}",
+                    maskbus_model::human_duration(limit)
+                ),
             })?
             .map_err(|e| PgError::Connect {
                 role: self.role,
@@ -241,10 +244,37 @@ impl Database {
         Ok(client)
     }
 
-    /// Wraps a query error with this target's role and endpoint.
+    /// The role this database is reached as (the URL's user), when the URL names one.
+    pub fn user(&self) -> Option<&str> {
+        self.config.get_user()
+    }
+
+    /// Wraps a query error with this target's role and endpoint: what failed, the SQLSTATE and
+    /// its meaning, the objects the server named, and the usual fix for that SQLSTATE
+    /// ([`remedy`]). A message the bus's own functions raised comes through as it is.
     pub fn query_error(&self, action: impl Into<String>, e: &tokio_postgres::Error) -> PgError {
+        self.query_error_fixed(action, e, |_| None)
+    }
+
+    /// [`Database::query_error`] with a fix the caller knows better than [`remedy`] (it knows
+    /// the statement it ran): `fix` is given the SQLSTATE, and its answer replaces the usual one.
+    pub fn query_error_fixed(
+        &self,
+        action: impl Into<String>,
+        e: &tokio_postgres::Error,
+        fix: impl FnOnce(&str) -> Option<String>,
+    ) -> PgError {
         let reason = match e.as_db_error() {
-            Some(db) => db_error_text(db, self.role == "bus"),
+            Some(db) if self.role == "bus" && is_the_bus_own(db) => db_error_text(db, true),
+            Some(db) => {
+                let mut text = db_error_text(db, false);
+                let code = db.code().code();
+                if let Some(fix) = fix(code).or_else(|| remedy(code, self.role, self.user())) {
+                    text.push_str(": ");
+                    text.push_str(&fix);
+                }
+                text
+            }
             None => error_text(e),
         };
         PgError::Query {
@@ -295,17 +325,12 @@ pub fn error_text(e: &tokio_postgres::Error) -> String {
 }
 
 /// The server error as [`error_text`] describes it. With `from_the_bus`, the bus's own refusals
-/// (raised by schema `mq`'s functions with `SCHEMA = 'mq'`, code 42501 or 54000) keep their
-/// sentence: it is the bus's text, naming roles and mailboxes only. From a source or a target
+/// (raised by schema `mq`'s functions, [`is_the_bus_own`]) keep their sentence: it is the bus's
+/// text, naming roles, parts and mailboxes only. From a source or a target
 /// no message is trusted, whatever schema it claims.
 pub fn db_error_text(db: &tokio_postgres::error::DbError, from_the_bus: bool) -> String {
     let code = db.code().code();
-    if from_the_bus
-        && db.schema() == Some("mq")
-        && matches!(code, "42501" | "54000")
-        && (db.message().starts_with("permission denied on the bus: ")
-            || db.message().starts_with("over a limit of the bus: "))
-    {
+    if from_the_bus && is_the_bus_own(db) {
         return format!("{} ({code})", excerpt(db.message(), 300));
     }
     let mut text = format!("{} (SQLSTATE {code})", condition(code));
@@ -330,6 +355,70 @@ pub fn db_error_text(db: &tokio_postgres::error::DbError, from_the_bus: bool) ->
         text.push_str(&excerpt(&objects.join(", "), 300));
     }
     text
+}
+
+/// The marks of a refusal raised by the bus's own functions (schema `mq`, in
+/// `crates/mailbox/sql`): `SCHEMA = 'mq'`, one of the bus's SQLSTATEs and a message that starts
+/// with one of its fixed prefixes. Its sentence names roles, parts and mailboxes only, never a
+/// row's value, so it is shown as it is; it is believed from the bus alone.
+pub fn is_the_bus_own(db: &tokio_postgres::error::DbError) -> bool {
+    const PREFIXES: [&str; 3] = [
+        "permission denied on the bus: ",
+        "over a limit of the bus: ",
+        "refused by the bus: ",
+    ];
+    db.schema() == Some("mq")
+        && matches!(db.code().code(), "42501" | "54000" | "42704" | "22023")
+        && PREFIXES.iter().any(|p| db.message().starts_with(p))
+}
+
+/// The usual fix for a server's refusal with SQLSTATE `code` on the `role` database (source,
+/// target, bus) reached as `user`, when there is one worth saying whatever the statement was.
+/// Words of maskbus's own: nothing of the server's text.
+pub fn remedy(code: &str, role: &str, user: Option<&str>) -> Option<String> {
+    let user = user.unwrap_or("the URL's user");
+    Some(match code {
+        "42501" => format!(
+            "grant {user} the privilege this needs on the {role} database, or connect as a role that has it"
+        ),
+        "28P01" | "28000" => format!(
+            "check the user and password in the {role} URL (or PGPASSWORD, ~/.pgpass), and that pg_hba.conf lets {user} in from this host"
+        ),
+        "3D000" => format!(
+            "create the {role} database (createdb, or CREATE DATABASE) or correct the database name in its URL"
+        ),
+        "3F000" => "create the schema, or correct its name".to_string(),
+        "42P01" => format!(
+            "the {role} database lacks a table maskbus reads: check that the URL names the right database and that its schema is current"
+        ),
+        "23505" => "a row with the same unique key is there already".to_string(),
+        "25006" => format!(
+            "the {role} database is read only here (a standby?): connect to the primary"
+        ),
+        "53300" => "wait for connections to end, or raise the server's max_connections (or lower workers and streams)".to_string(),
+        "53100" => "free disk space on the server".to_string(),
+        "57014" => "the statement was stopped: raise statement_timeout for this role, or try again".to_string(),
+        _ => return None,
+    })
+}
+
+/// What to check when a connection failed for `reason` (as [`error_text`] wrote it): the
+/// password for an authentication failure, the database for a missing one, the server for
+/// one that does not answer.
+pub fn connect_hint(reason: &str) -> &'static str {
+    let code = reason
+        .rsplit_once("(SQLSTATE ")
+        .and_then(|(_, rest)| rest.get(..5));
+    match code {
+        Some("28P01") => "check the user and password in the URL (or PGPASSWORD, ~/.pgpass)",
+        Some("28000") => "check the user in the URL, and that pg_hba.conf lets it in from this host",
+        Some("3D000") => "create the database (createdb, or CREATE DATABASE) or correct its name in the URL",
+        Some("53300") => "the server has too many connections: wait, or raise its max_connections",
+        Some("57P03") => "the server is starting or shutting down: try again in a moment",
+        Some("42501") => "the user may not connect to this database: GRANT CONNECT ON DATABASE to it",
+        Some(_) => "check the URL and the server's log",
+        None => "check that the server is running and listening at this host and port, and that the URL is right",
+    }
 }
 
 /// What an SQLSTATE means, in words that quote nothing. Unlisted codes are named by their class.
@@ -397,5 +486,54 @@ pub fn condition(code: &str) -> &'static str {
             Some("XX") => "an internal error of the server",
             _ => "the server refused the statement",
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_error_gets_the_hint_of_its_sqlstate() {
+        let auth = connect_hint("password authentication failed (SQLSTATE 28P01)");
+        assert!(auth.contains("check the user and password"), "{auth}");
+        assert!(!auth.contains("server is running"), "{auth}");
+        assert!(connect_hint("the database does not exist (SQLSTATE 3D000)")
+            .starts_with("create the database"));
+        assert!(
+            connect_hint("error connecting to server: Connection refused (os error 111)")
+                .contains("check that the server is running")
+        );
+        let shown = PgError::Connect {
+            role: "target",
+            endpoint: Database::parse("target", "postgres://me:secret@db.internal/test")
+                .unwrap()
+                .endpoint(),
+            reason: "password authentication failed (SQLSTATE 28P01)".into(),
+        }
+        .to_string();
+        assert!(
+            shown.ends_with("check the user and password in the URL (or PGPASSWORD, ~/.pgpass)"),
+            "{shown}"
+        );
+        assert!(!shown.contains("secret"), "{shown}");
+    }
+
+    #[test]
+    fn a_refusal_gets_the_usual_fix_of_its_sqlstate() {
+        let denied = remedy("42501", "source", Some("maskbus_reader")).unwrap();
+        assert!(
+            denied.starts_with("grant maskbus_reader the privilege"),
+            "{denied}"
+        );
+        assert!(remedy("28P01", "bus", None)
+            .unwrap()
+            .contains("user and password in the bus URL"));
+        assert!(remedy("3D000", "target", None)
+            .unwrap()
+            .starts_with("create the target database"));
+        assert_eq!(remedy("22P02", "source", None), None);
+        assert_eq!(condition("42P01"), "a table does not exist");
+        assert_eq!(condition("23505"), "a unique constraint was violated");
     }
 }

@@ -60,8 +60,8 @@ impl PgPool {
             reason: match e {
                 PoolError::Backend(e) => error_text(&e),
                 PoolError::Timeout(_) => format!(
-                    "no answer to the connection handshake within {:?}",
-                    self.limit
+                    "no answer to the connection handshake within {}",
+                    maskbus_model::human_duration(self.limit)
                 ),
                 other => other.to_string(),
             },

@@ -296,7 +296,10 @@ impl SlotStream {
                 return Err(PgError::Connect {
                     role: source.role,
                     endpoint: source.endpoint(),
-                    reason: format!("no answer to the replication handshake within {limit:?}"),
+                    reason: format!(
+                        "no answer to the replication handshake within {}",
+                        maskbus_model::human_duration(limit)
+                    ),
                 });
             }
         }

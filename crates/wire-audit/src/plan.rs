@@ -134,14 +134,14 @@ impl AuditPlan {
         }
         plan.notes.push(format!(
             "exact match: {} real values from {} columns of {} held as keyed hashes, looked for in every cell, kept or masked; \
-             left out {} unchanged by their rule, {} that a pseudonym could also produce, {} too short to mean anything, \
+             left out {} unchanged by their rule, {} that a pseudonym could also produce, {}, \
              {} that are the name of a column or a table, {} reviewed columns",
             stats.loaded,
             stats.columns,
             source.endpoint(),
             stats.unchanged_by_rule,
             stats.possible_pseudonyms,
-            stats.too_short,
+            too_short_words(stats.too_short),
             stats.names_of_columns,
             stats.reviewed_left_out
         ));
@@ -175,6 +175,18 @@ impl AuditPlan {
 /// The auditor's reviewed columns: `[columns]` with `"schema.table.column" = "reason"` (a table
 /// of schema public may be named without it). Every line needs a reason. The producer's egress
 /// guard reads the same file the same way ([`maskbus_mask::egress::Reviewed`]).
+/// The values the exact match leaves out as too common to match, in plain words: those with
+/// fewer digits or letters than a match needs (a small number, a short word), dates, and
+/// texts of many words.
+fn too_short_words(n: usize) -> String {
+    format!(
+        "{n} values too common to match (fewer than {} digits or {} letters, a date, or more than {} words)",
+        maskbus_audit::exact::MIN_DIGITS,
+        maskbus_audit::exact::MIN_TEXT_CHARS,
+        maskbus_audit::exact::MAX_WORDS
+    )
+}
+
 pub fn reviewed_columns(path: &Path) -> Result<Columns, PlanError> {
     let problem = |reason: String| PlanError::Reviewed {
         file: path.display().to_string(),
@@ -185,4 +197,15 @@ pub fn reviewed_columns(path: &Path) -> Result<Columns, PlanError> {
     let reviewed =
         maskbus_mask::egress::Reviewed::parse(&text).map_err(|e| problem(e.to_string()))?;
     Ok(reviewed.columns().clone())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_left_out_as_too_common_are_said_in_plain_words() {
+        assert_eq!(
+            super::too_short_words(85),
+            "85 values too common to match (fewer than 6 digits or 4 letters, a date, or more than 8 words)"
+        );
+    }
 }

@@ -48,6 +48,21 @@ pub async fn run(args: StatusArgs) -> Result<ExitCode> {
     })
 }
 
+/// A watermark (a source snapshot, `xmin:xmax:xip`) as a person reads it: the source
+/// transaction every row before which is in (`source txn 1081`), and how many were still
+/// running then, if any. Not a snapshot's text.
+fn watermark_words(watermark: &str) -> String {
+    let mut parts = watermark.split(':');
+    let (_, xmax, running) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+    match xmax.and_then(|x| x.parse::<u64>().ok()) {
+        Some(xmax) => match running.split(',').filter(|x| !x.is_empty()).count() {
+            0 => format!("source txn {xmax}"),
+            n => format!("source txn {xmax} ({n} open)"),
+        },
+        None => "a source snapshot".to_string(),
+    }
+}
+
 fn print(report: &StatusReport, verdict: &Verdict) {
     let subset = report
         .subset
@@ -57,13 +72,13 @@ fn print(report: &StatusReport, verdict: &Verdict) {
     if !report.tables.is_empty() {
         println!(
             "{:<32} {:>10}  {:<20} {:<20}  source",
-            "table", "rows", "watermark", "moved"
+            "table", "rows", "synced up to", "moved"
         );
     }
     for t in &report.tables {
         let watermark = match (&t.watermark, t.pass_running) {
             (_, true) => "pass under way".to_string(),
-            (Some(w), false) => w.chars().take(20).collect(),
+            (Some(w), false) => watermark_words(w),
             (None, false) => "never synced".to_string(),
         };
         let source = match t.behind {
@@ -115,8 +130,8 @@ fn print(report: &StatusReport, verdict: &Verdict) {
                 .map_or("every message audited".to_string(), |s| {
                     format!(
                         "the oldest unaudited message waits {}",
-                        humantime::format_duration(std::time::Duration::from_secs(
-                            s.max(0.0) as u64
+                        maskbus_pg::model::human_duration(std::time::Duration::from_secs_f64(
+                            s.max(0.0)
                         ))
                     )
                 });
@@ -135,5 +150,20 @@ fn print(report: &StatusReport, verdict: &Verdict) {
         Verdict::CaughtUp => println!("caught up"),
         Verdict::Behind(why) => println!("behind: {}", why.join("; ")),
         Verdict::Unknown(why) => println!("unknown: {why}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::watermark_words;
+
+    #[test]
+    fn a_watermark_reads_as_the_source_transaction_it_reached() {
+        assert_eq!(watermark_words("1081:1081:"), "source txn 1081");
+        assert_eq!(
+            watermark_words("1079:1085:1079,1082"),
+            "source txn 1085 (2 open)"
+        );
+        assert_eq!(watermark_words("garbage"), "a source snapshot");
     }
 }
