@@ -229,3 +229,24 @@ async fn a_pass_cut_short_by_ctrl_c_counts_the_rows_it_wrote() {
         run.stderr
     );
 }
+
+/// `maskbus bus --bus URL stats` reads the bus named on the command line, even with
+/// MASKBUS_BUS_URL set to another (clap's global argument with an environment default let the
+/// variable win when `--bus` came before the subcommand).
+#[tokio::test]
+async fn a_bus_given_before_the_subcommand_wins_over_the_environment() {
+    let dbs = TestDatabases::create("bus_flag_first", &["bus"]).await;
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let elsewhere = maskbus_pg::testing::url_with_dbname(&dbs.url("bus"), "mbt_no_such_bus_db");
+    for args in [
+        vec!["bus", "--bus", dbs.url("bus").as_str(), "stats"],
+        vec!["bus", "stats", "--bus", dbs.url("bus").as_str()],
+    ] {
+        let run = maskbus_with_env(&args, &[("MASKBUS_BUS_URL", elsewhere.as_str())]);
+        assert_eq!(run.code, 0, "{args:?}\n{}\n{}", run.stdout, run.stderr);
+    }
+    // Without --bus, the variable is read.
+    let bus = dbs.url("bus");
+    let run = maskbus_with_env(&["bus", "stats"], &[("MASKBUS_BUS_URL", bus.as_str())]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+}

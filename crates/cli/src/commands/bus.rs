@@ -10,8 +10,10 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub struct BusArgs {
-    /// The bus database.
-    #[arg(long, env = "MASKBUS_BUS_URL", global = true)]
+    // Read by hand (`run`), not by clap's `env`: a global argument with an environment default
+    // lets the variable override a `--bus` given before the subcommand.
+    /// The bus database (else the environment's MASKBUS_BUS_URL).
+    #[arg(long, global = true)]
     bus: Option<String>,
     #[command(subcommand)]
     command: BusCommand,
@@ -93,6 +95,11 @@ enum BusCommand {
 pub async fn run(args: BusArgs) -> Result<ExitCode> {
     let url = args
         .bus
+        .or_else(|| {
+            std::env::var("MASKBUS_BUS_URL")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
         .context("no bus database given: pass --bus URL or set MASKBUS_BUS_URL")?;
     let target = Database::parse("bus", &url)?;
     match args.command {
