@@ -527,3 +527,48 @@ async fn a_subset_holds_the_keyless_rows_its_foreign_keys_bring_and_follows_them
     assert_eq!(ids(dst.clone(), "shops").await, [10, 12]);
     maskbus(&["verify", "--config", &synced.consumer]).success();
 }
+
+/// A keyless table whose column is named `x` (the stage's own alias once) converges, and an
+/// inheritance child the test team made under an owned keyless table keeps its rows: a plain
+/// scan of the parent returns the child's rows too, and the multiset is the parent's own (and
+/// its partitions') only.
+#[tokio::test]
+async fn a_column_named_x_converges_and_an_inheritance_child_the_team_made_is_never_touched() {
+    let synced = Synced::start(
+        "keyless_inherit",
+        "CREATE TABLE points (x int NOT NULL, y int);
+         INSERT INTO points SELECT i % 5, i FROM generate_series(1, 20) i;
+         INSERT INTO points SELECT * FROM points LIMIT 4;",
+        "[points]\nx = \"keep\"\ny = \"keep\"\n",
+    )
+    .await;
+    let (src, dst) = (synced.dbs.url("src"), synced.dbs.url("dst"));
+    synced.sync().success();
+    assert_eq!(
+        multiset(&src, "points").await,
+        multiset(&dst, "points").await
+    );
+    // The test team's own table under it, with rows the source does not have.
+    connect(&dst)
+        .await
+        .batch_execute(
+            "CREATE TABLE mine (note text) INHERITS (points);
+             INSERT INTO mine VALUES (100, 100, 'ours'), (101, 101, 'ours');",
+        )
+        .await
+        .unwrap();
+    connect(&src)
+        .await
+        .batch_execute(
+            "DELETE FROM points WHERE ctid = (SELECT min(ctid) FROM points WHERE y = 1);
+             INSERT INTO points VALUES (7, 700);",
+        )
+        .await
+        .unwrap();
+    synced.sync().success();
+    assert_eq!(
+        multiset(&src, "points").await,
+        multiset(&dst, "ONLY points").await
+    );
+    assert_eq!(count(&dst, "SELECT count(*) FROM mine").await, 2);
+}

@@ -316,9 +316,9 @@ pub(crate) async fn refused(
         code,
         SqlState::INSUFFICIENT_PRIVILEGE,
         "{label}: {sql}: {}",
-        maskbus_pg::error_text(&error)
+        maskbus_pg::bus_error_text(&error)
     );
-    maskbus_pg::error_text(&error)
+    maskbus_pg::bus_error_text(&error)
 }
 
 #[tokio::test]

@@ -40,7 +40,7 @@ async fn expect_refused(client: &maskbus_pg::tokio_postgres::Client, sql: &str, 
         error.code(),
         Some(code),
         "{sql}: {}",
-        maskbus_pg::error_text(&error)
+        maskbus_pg::bus_error_text(&error)
     );
 }
 
@@ -184,7 +184,7 @@ async fn the_bus_bounds_names_ids_reply_addresses_and_volume_per_sender() {
         error.code(),
         Some(&limit),
         "{}",
-        maskbus_pg::error_text(&error)
+        maskbus_pg::bus_error_text(&error)
     );
     let error = intruder
         .execute(send, &[&huge, &vec!["c".to_string()], &None::<&str>, &body])
@@ -207,9 +207,9 @@ async fn the_bus_bounds_names_ids_reply_addresses_and_volume_per_sender() {
             .unwrap_err();
         assert_eq!(error.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE));
         assert!(
-            maskbus_pg::error_text(&error).contains("replies may go only to a mailbox"),
+            maskbus_pg::bus_error_text(&error).contains("replies may go only to a mailbox"),
             "{}",
-            maskbus_pg::error_text(&error)
+            maskbus_pg::bus_error_text(&error)
         );
     }
     // More messages in one send than the bus takes.
@@ -237,7 +237,7 @@ async fn the_bus_bounds_names_ids_reply_addresses_and_volume_per_sender() {
         .await
         .unwrap_err();
     assert_eq!(error.code(), Some(&limit));
-    assert!(maskbus_pg::error_text(&error).contains("unacked messages"));
+    assert!(maskbus_pg::bus_error_text(&error).contains("unacked messages"));
     // The quota is per mailbox: the same sender may still write to another one.
     intruder
         .execute(send, &[&"maskbus.producer", &body, &None::<&str>, &body])

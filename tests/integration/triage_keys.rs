@@ -109,7 +109,7 @@ async fn a_reason_that_shows_no_words_is_refused_by_the_cli_and_by_the_bus() {
                 Some(&SqlState::PROGRAM_LIMIT_EXCEEDED),
                 "{name}: {sql}"
             );
-            let said = maskbus_pg::error_text(&error);
+            let said = maskbus_pg::bus_error_text(&error);
             assert!(said.contains("in words"), "{name}: {said}");
         }
     }

@@ -36,57 +36,89 @@ impl Multiset {
 }
 
 /// Every masked row of `plan`'s table visible in `until` (the producer's current snapshot
-/// without one), page by page, with the snapshot the pages were read in.
-pub async fn fetch_whole(
-    asker: &Asker,
-    plan: &EntityPlan,
+/// without one), a page at a time: each page is staged as it comes
+/// ([`crate::writer::PageWriter::converge_keyless`]), so a large table is never held whole.
+pub struct WholeFetch<'a> {
+    asker: &'a Asker,
+    entity: String,
+    next: Option<Request>,
+    columns: Option<Vec<String>>,
     until: Option<Snapshot>,
-    limit: u32,
-    pages_per_request: u32,
-    subset: Option<String>,
-) -> Result<(Vec<ReceivedPage>, Snapshot), ConsumerError> {
-    let mut request = Request::Page {
-        v: VERSION,
-        entity: plan.entity.clone(),
-        since: None,
-        until,
-        after: None,
-        after_tag: None,
-        through: None,
-        through_tag: None,
-        limit,
-        pages: Some(pages_per_request),
-        subset,
-    };
-    let what = format!("a page of {}", plan.entity);
-    let mut got = Vec::new();
-    loop {
-        let replies = asker.ask_patiently(&request, &what).await?;
+    pages: u64,
+}
+
+impl<'a> WholeFetch<'a> {
+    pub fn new(
+        asker: &'a Asker,
+        plan: &EntityPlan,
+        until: Option<Snapshot>,
+        limit: u32,
+        pages_per_request: u32,
+        subset: Option<String>,
+    ) -> Self {
+        WholeFetch {
+            asker,
+            entity: plan.entity.clone(),
+            next: Some(Request::Page {
+                v: VERSION,
+                entity: plan.entity.clone(),
+                since: None,
+                until,
+                after: None,
+                after_tag: None,
+                through: None,
+                through_tag: None,
+                limit,
+                pages: Some(pages_per_request),
+                subset,
+            }),
+            columns: None,
+            until: None,
+            pages: 0,
+        }
+    }
+
+    /// The next page, checked against `plan` and against the columns of the pages before it;
+    /// `None` once the producer said no more.
+    pub async fn next(&mut self, plan: &EntityPlan) -> Result<Option<ReceivedPage>, ConsumerError> {
+        let Some(request) = self.next.take() else {
+            return Ok(None);
+        };
+        let what = format!("a page of {}", self.entity);
+        let replies = self.asker.ask_patiently(&request, &what).await?;
         let page = pages::merge_pages(&plan.entity, replies)?;
         pages::page_columns(plan, &page)?;
-        let next = pages::next_request(&request, &page);
-        got.push(page);
-        match next {
-            Some(next) => request = next,
-            None => break,
+        match &self.columns {
+            Some(columns) if *columns != page.columns => {
+                return Err(ConsumerError::BadReply {
+                    entity: plan.entity.clone(),
+                    reason: "the pages of one window name different columns".into(),
+                })
+            }
+            Some(_) => {}
+            None => self.columns = Some(page.columns.clone()),
         }
+        self.pages += u64::from(page.part) + 1;
+        self.until = page.until.clone();
+        self.next = pages::next_request(&request, &page);
+        Ok(Some(page))
     }
-    let until =
-        got.last()
-            .and_then(|p| p.until.clone())
-            .ok_or_else(|| ConsumerError::BadReply {
-                entity: plan.entity.clone(),
+
+    /// The snapshot the pages were read in, once the last has come.
+    pub fn until(&self) -> Result<Snapshot, ConsumerError> {
+        match (&self.next, &self.until) {
+            (None, Some(until)) => Ok(until.clone()),
+            _ => Err(ConsumerError::BadReply {
+                entity: self.entity.clone(),
                 reason: "a page reply without the snapshot that closes its window".into(),
-            })?;
-    if let Some(first) = got.first() {
-        if got.iter().any(|p| p.columns != first.columns) {
-            return Err(ConsumerError::BadReply {
-                entity: plan.entity.clone(),
-                reason: "the pages of one window name different columns".into(),
-            });
+            }),
         }
     }
-    Ok((got, until))
+
+    /// The pages read so far (each part counted).
+    pub fn pages(&self) -> u64 {
+        self.pages
+    }
 }
 
 /// The multiset difference of `drift` rows (hash, source count, target count).

@@ -225,40 +225,51 @@ impl<'a> Pass<'a> {
         if *self.stop.borrow() {
             return Err(ConsumerError::Stopped);
         }
-        let (pages, until) = super::keyless::fetch_whole(
-            self.asker,
-            plan,
-            self.until.clone(),
-            self.config.page_size,
-            self.config.pages_per_request,
-            self.config.subset.clone(),
-        )
-        .await?;
-        self.until = Some(until.clone());
-        self.report.pages += pages.iter().map(|p| u64::from(p.part) + 1).sum::<u64>();
-        let set = match self
+        let fetch = |until: Option<Snapshot>| {
+            super::keyless::WholeFetch::new(
+                self.asker,
+                plan,
+                until,
+                self.config.page_size,
+                self.config.pages_per_request,
+                self.config.subset.clone(),
+            )
+        };
+        let mut whole = fetch(self.until.clone());
+        let outcome = self
             .writer
-            .converge_keyless(plan, &pages, true, Some(&until))
-            .await
-        {
+            .converge_keyless(plan, &mut whole, true, true)
+            .await;
+        self.report.pages += whole.pages();
+        let set = match outcome {
             // A row references a parent the target lacks: in a subset, a parent that joined
-            // it without changing (so no delta brought it). The parents are asked for by the
-            // columns the rows reference, as for a keyed page, and the table made equal again.
+            // it without changing (so no delta brought it). The window is read again (its
+            // snapshot named), its parents asked for by the columns the rows reference, as for
+            // a keyed page, and the table made equal again.
             Err(ConsumerError::Pg(e))
                 if e.sqlstate()
                     == Some(tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION.code()) =>
             {
+                let until = Some(whole.until()?);
                 let mut applied = super::parents::Applied::default();
-                for page in pages.iter().filter(|p| !p.rows.is_empty()) {
-                    self.parents().supply(plan, page, &mut applied, 0).await?;
+                let mut again = fetch(until.clone());
+                while let Some(page) = again.next(plan).await? {
+                    if !page.rows.is_empty() {
+                        self.parents().supply(plan, &page, &mut applied, 0).await?;
+                    }
                 }
                 self.report.parents_fetched += applied.parents_fetched;
-                self.writer
-                    .converge_keyless(plan, &pages, true, Some(&until))
-                    .await?
+                whole = fetch(until);
+                let set = self
+                    .writer
+                    .converge_keyless(plan, &mut whole, true, true)
+                    .await?;
+                self.report.pages += again.pages() + whole.pages();
+                set
             }
             outcome => outcome?,
         };
+        self.until = Some(whole.until()?);
         if set.deleted + set.inserted > 0 {
             tracing::info!(entity = %plan.entity, deleted = set.deleted, inserted = set.inserted, "keyless table made equal to the source's rows");
         }

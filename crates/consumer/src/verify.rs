@@ -653,17 +653,21 @@ impl<'a> Verifier<'a> {
         plans: &[EntityPlan],
     ) -> Result<crate::keyless::Multiset, ConsumerError> {
         let config = self.consumer.config();
-        let (pages, _) = crate::keyless::fetch_whole(
-            self.consumer.asker(),
-            plan,
-            None,
-            config.page_size,
-            config.pages_per_request,
-            config.subset.clone(),
-        )
-        .await?;
+        let fetch = || {
+            crate::keyless::WholeFetch::new(
+                self.consumer.asker(),
+                plan,
+                None,
+                config.page_size,
+                config.pages_per_request,
+                config.subset.clone(),
+            )
+        };
         let writer = PageWriter::new(self.consumer.db());
-        match writer.converge_keyless(plan, &pages, repair, None).await {
+        match writer
+            .converge_keyless(plan, &mut fetch(), repair, false)
+            .await
+        {
             Err(ConsumerError::Pg(e))
                 if repair
                     && e.sqlstate()
@@ -671,10 +675,15 @@ impl<'a> Verifier<'a> {
             {
                 let parents = Parents::new(self.consumer.asker(), &writer, plans);
                 let mut applied = crate::parents::Applied::default();
-                for page in pages.iter().filter(|p| !p.rows.is_empty()) {
-                    parents.supply(plan, page, &mut applied, 0).await?;
+                let mut again = fetch();
+                while let Some(page) = again.next(plan).await? {
+                    if !page.rows.is_empty() {
+                        parents.supply(plan, &page, &mut applied, 0).await?;
+                    }
                 }
-                writer.converge_keyless(plan, &pages, repair, None).await
+                writer
+                    .converge_keyless(plan, &mut fetch(), repair, false)
+                    .await
             }
             outcome => outcome,
         }

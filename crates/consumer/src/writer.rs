@@ -101,29 +101,33 @@ impl<'db> PageWriter<'db> {
         self.db.target()
     }
 
-    /// Compares a keyless table (synced whole, as a multiset: see [`crate::keyless`]) with
-    /// `pages`, every masked row of the source in one window, and with `apply` makes it equal:
-    /// surplus copies deleted, missing copies inserted, and with `until` the watermark
-    /// recorded, in one transaction (an equal table writes nothing). Without `apply`, nothing
-    /// stays (the staging is rolled back).
+    /// Compares a keyless table (synced whole, as a multiset: see [`crate::keyless`]) with the
+    /// pages of `fetch`, every masked row of the source in one window, each staged as it comes,
+    /// and with `apply` makes it equal: surplus copies deleted, missing copies inserted, and
+    /// with `record` the watermark (the window's snapshot) recorded, in one transaction (an
+    /// equal table writes nothing). Without `apply`, nothing stays (the staging is rolled
+    /// back).
     pub async fn converge_keyless(
         &self,
         plan: &EntityPlan,
-        pages: &[ReceivedPage],
+        fetch: &mut super::keyless::WholeFetch<'_>,
         apply: bool,
-        until: Option<&maskbus_protocol::Snapshot>,
+        record: bool,
     ) -> Result<super::keyless::Multiset, ConsumerError> {
         use statements::keyless;
         if apply {
             self.refuse_unless_owned("syncing", plan).await?;
         }
-        let columns: Vec<String> = match pages.first() {
-            Some(page) => pages::page_columns(plan, page)?
-                .into_iter()
-                .map(|(c, _)| c)
-                .collect(),
-            None => Vec::new(),
+        let Some(first) = fetch.next(plan).await? else {
+            return Err(ConsumerError::BadReply {
+                entity: plan.entity.clone(),
+                reason: "no page came for the table".into(),
+            });
         };
+        let columns: Vec<String> = pages::page_columns(plan, &first)?
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
         let q =
             |action: String| move |e: tokio_postgres::Error| self.target().query_error(action, &e);
         let mut client = self.client().await?;
@@ -137,11 +141,16 @@ impl<'db> PageWriter<'db> {
             ..plan.clone()
         };
         let mut source_rows = 0u64;
-        for page in pages.iter().filter(|p| !p.rows.is_empty()) {
-            source_rows += super::copy::copy_page(&tx, &stage, page)
-                .await
-                .map_err(q(format!("staging the rows of {}", plan.entity)))?;
+        let mut page = Some(first);
+        while let Some(got) = page {
+            if !got.rows.is_empty() {
+                source_rows += super::copy::copy_page(&tx, &stage, &got)
+                    .await
+                    .map_err(q(format!("staging the rows of {}", plan.entity)))?;
+            }
+            page = fetch.next(plan).await?;
         }
+        let until = if record { Some(fetch.until()?) } else { None };
         let drift: Vec<(String, i64, i64)> = tx
             .query(&keyless::drift(&plan.table, &columns), &[])
             .await
@@ -177,7 +186,7 @@ impl<'db> PageWriter<'db> {
                 .await
                 .map_err(q(format!("writing rows of {}", plan.entity)))?;
         }
-        if let Some(until) = until {
+        if let Some(until) = &until {
             let none: Option<String> = None;
             let no_key: Option<Vec<String>> = None;
             tx.execute(

@@ -56,7 +56,7 @@ async fn listen_until_closed(
         .config
         .connect(NoTls)
         .await
-        .map_err(|e| maskbus_pg::error_text(&e))?;
+        .map_err(|e| maskbus_pg::bus_error_text(&e))?;
     let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
     let statement = format!("LISTEN {CHANNEL}");
     let listen = client.batch_execute(&statement);
@@ -65,12 +65,12 @@ async fn listen_until_closed(
     loop {
         tokio::select! {
             result = &mut listen => {
-                result.map_err(|e| maskbus_pg::error_text(&e))?;
+                result.map_err(|e| maskbus_pg::bus_error_text(&e))?;
                 break;
             }
             message = messages.next() => match message {
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(maskbus_pg::error_text(&e)),
+                Some(Err(e)) => return Err(maskbus_pg::bus_error_text(&e)),
                 None => return Err("connection closed".into()),
             }
         }
@@ -86,7 +86,7 @@ async fn listen_until_closed(
                 wake.send_modify(|n| *n += 1);
             }
             Ok(_) => {}
-            Err(e) => return Err(maskbus_pg::error_text(&e)),
+            Err(e) => return Err(maskbus_pg::bus_error_text(&e)),
         }
     }
     Err("connection closed".into())

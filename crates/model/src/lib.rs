@@ -48,16 +48,11 @@ pub fn qualify(entity: &str) -> String {
     }
 }
 
-/// Names from outside (a request's entity) are echoed in errors; keep them short.
+/// Names from outside (a request's entity) are echoed in errors; keep them short, control
+/// characters replaced by `?` (a served name cannot write escape codes or lines into a report).
 pub fn shorten(text: &str) -> String {
     const MAX: usize = 64;
-    if text.chars().count() <= MAX {
-        text.to_string()
-    } else {
-        let mut short: String = text.chars().take(MAX).collect();
-        short.push('…');
-        short
-    }
+    excerpt(text, MAX)
 }
 
 /// At most `max` characters of `text`, control characters replaced by `?`, with `…` when cut:

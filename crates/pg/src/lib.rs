@@ -308,8 +308,19 @@ impl Database {
 /// "078-05-1120"`, `Key (ssn)=(...) already exists`). tokio-postgres' own Display prints them, so
 /// no maskbus crate formats a `tokio_postgres::Error` any other way than through here.
 pub fn error_text(e: &tokio_postgres::Error) -> String {
+    error_text_from(e, false)
+}
+
+/// [`error_text`] for an error of the bus, whose own refusals (marked by the bus's functions:
+/// schema, SQLSTATE and prefix) are shown as written; from a source or a target no message is
+/// trusted, whatever it is marked with (a function there could raise the same marks).
+pub fn bus_error_text(e: &tokio_postgres::Error) -> String {
+    error_text_from(e, true)
+}
+
+fn error_text_from(e: &tokio_postgres::Error, from_the_bus: bool) -> String {
     if let Some(db) = e.as_db_error() {
-        return db_error_text(db, true);
+        return db_error_text(db, from_the_bus);
     }
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);

@@ -639,18 +639,31 @@ pub mod keyless {
         format!("md5(ROW({})::text)", columns_of(alias, columns))
     }
 
+    /// Whether a row of `alias` (a scan of `table`) lives in `table` itself or in one of its
+    /// partitions: never in an inheritance child someone else made (`CREATE TABLE mine ()
+    /// INHERITS (owned)`), whose rows a plain scan of `table` also returns. The plain form is
+    /// kept (not `ONLY`) so a partitioned table's rows, which live in its partitions, count.
+    fn own_rows(alias: &str, table: &TableRef) -> String {
+        let class = format!("'{}'::pg_catalog.regclass", table.sql().replace('\'', "''"));
+        format!(
+            "({alias}.tableoid = {class} OR {alias}.tableoid IN \
+             (SELECT relid FROM pg_catalog.pg_partition_tree({class})))"
+        )
+    }
+
     /// Each row hash whose count differs between the stage (the source) and `table`: the hash,
     /// the source's count, the target's count.
     pub fn drift(table: &TableRef, columns: &[String]) -> String {
         format!(
             "SELECT h, coalesce(s.n, 0)::int8, coalesce(d.n, 0)::int8
                FROM (SELECT {} AS h, count(*) AS n FROM {} x GROUP BY 1) s
-               FULL JOIN (SELECT {} AS h, count(*) AS n FROM {} y GROUP BY 1) d USING (h)
+               FULL JOIN (SELECT {} AS h, count(*) AS n FROM {} y WHERE {} GROUP BY 1) d USING (h)
               WHERE s.n IS DISTINCT FROM d.n",
             row_hash("x", columns),
             stage_table().sql(),
             row_hash("y", columns),
             table.sql(),
+            own_rows("y", table),
         )
     }
 
@@ -665,12 +678,13 @@ pub mod keyless {
                SELECT a.rel, a.loc
                  FROM (SELECT y.tableoid AS rel, y.ctid AS loc, {hash} AS h,
                               row_number() OVER (PARTITION BY {hash}) AS n
-                         FROM {t} y WHERE {hash} IN (SELECT unnest($1::text[]))) a
+                         FROM {t} y WHERE {own} AND {hash} IN (SELECT unnest($1::text[]))) a
                  LEFT JOIN (SELECT {staged} AS h, count(*) AS n FROM {} x
                              WHERE {staged} IN (SELECT unnest($1::text[])) GROUP BY 1) b ON b.h = a.h
                 WHERE a.n > coalesce(b.n, 0))",
             stage_table().sql(),
             t = table.sql(),
+            own = own_rows("y", table),
         )
     }
 
@@ -680,12 +694,21 @@ pub mod keyless {
     pub fn insert_missing(table: &TableRef, columns: &[String], identity: bool) -> String {
         let hash = row_hash("x", columns);
         let ours = row_hash("y", columns);
+        // The stage's columns under positional names of this statement's own (`c0`, ...): a
+        // column of any name, `x` or `h` included, is read as a column, never as the row.
+        let staged: Vec<String> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("x.{} AS c{i}", quote_ident(c)))
+            .collect();
+        let picked: Vec<String> = (0..columns.len()).map(|i| format!("a.c{i}")).collect();
         format!(
             "INSERT INTO {t} ({}){} SELECT {}
-               FROM (SELECT x AS r, {hash} AS h, row_number() OVER (PARTITION BY {hash}) AS n
+               FROM (SELECT {}, {hash} AS h, row_number() OVER (PARTITION BY {hash}) AS n
                        FROM {} x WHERE {hash} IN (SELECT unnest($1::text[]))) a
                LEFT JOIN (SELECT {ours} AS h, count(*) AS n FROM {t} y
-                           WHERE {ours} IN (SELECT unnest($1::text[])) GROUP BY 1) b ON b.h = a.h
+                           WHERE {own} AND {ours} IN (SELECT unnest($1::text[])) GROUP BY 1) b
+                      ON b.h = a.h
               WHERE a.n > coalesce(b.n, 0)",
             columns
                 .iter()
@@ -697,9 +720,11 @@ pub mod keyless {
             } else {
                 ""
             },
-            columns_of("(a.r)", columns),
+            picked.join(", "),
+            staged.join(", "),
             stage_table().sql(),
             t = table.sql(),
+            own = own_rows("y", table),
         )
     }
 
@@ -727,12 +752,13 @@ pub mod keyless {
                SELECT a.rel, a.loc
                  FROM (SELECT y.tableoid AS rel, y.ctid AS loc, {hash} AS h,
                               row_number() OVER (PARTITION BY {hash}) AS n
-                         FROM {t} y WHERE {hash} IN (SELECT h FROM b)) a
+                         FROM {t} y WHERE {own} AND {hash} IN (SELECT h FROM b)) a
                  JOIN b ON b.h = a.h
                 WHERE a.n <= b.n)",
             passed_hash(columns),
             super::unnest_text(columns.len(), 1, "u"),
             t = table.sql(),
+            own = own_rows("y", table),
         )
     }
 

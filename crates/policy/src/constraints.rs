@@ -30,14 +30,14 @@ struct Check {
 }
 
 /// The rules tried, in order, when a rule breaks a constraint: the first whose output on the
-/// sample passes every check (and changes every value) is named.
+/// sample passes every check (and changes every value) is named. None keeps part of the value
+/// (`first_letter`, `last_four`): `policy init` takes what is named here.
 const CANDIDATES: &[&str] = &[
     "{ pseudonym = \"digits\" }",
     "{ pseudonym = \"ssn\" }",
     "{ pseudonym = \"token\" }",
     "{ pseudonym = \"email\" }",
     "{ pseudonym = \"last_name\" }",
-    "\"first_letter\"",
     "\"redact\"",
     "\"null\"",
 ];
