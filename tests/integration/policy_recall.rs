@@ -27,7 +27,13 @@ const SCHEMAS: &[(&str, &str, &str)] = &[
         include_str!("../data/schemas/django_apps.sql"),
         include_str!("../data/schemas/django_apps.labels.toml"),
     ),
-    // Ours, not public: one column of each kind issue 54 found missed.
+    // Ours, not public: a store shaped like dellstore2 (card expiries, a keyless history), and
+    // one column of each kind issue 54 found missed.
+    (
+        "store",
+        include_str!("../data/schemas/store.sql"),
+        include_str!("../data/schemas/store.labels.toml"),
+    ),
     (
         "missed_kinds",
         include_str!("../data/schemas/missed_kinds.sql"),
@@ -215,6 +221,8 @@ async fn policy_init_hides_each_missed_kind_and_update_remembers_what_was_left_o
         ("sessions", "session_key", "pseudonym alnum"),
         ("socialaccount", "uid", "pseudonym token"),
         ("reversion_version", "object_repr", "redact"),
+        ("employee", "emp_id", "pseudonym alnum"),
+        ("employee", "minit", "null"),
     ] {
         assert_eq!(rule(table, column), wanted, "{table}.{column}\n{text}");
     }
@@ -241,4 +249,34 @@ async fn policy_init_hides_each_missed_kind_and_update_remembers_what_was_left_o
         "{}",
         update.stderr
     );
+}
+
+/// The store of issue 54, item 2, end to end: `policy init` does not give a card expiry the
+/// card rule (which keeps all of `2012/06`), masks the numeric zip, and its policy checks,
+/// syncs the keyless history with its duplicates, and audits clean.
+#[tokio::test]
+async fn policy_init_on_a_store_with_card_expiries_and_a_keyless_history_checks_and_syncs() {
+    let dbs = TestDatabases::create("policy_store", &["src", "dst", "bus"]).await;
+    connect(&dbs.url("src"))
+        .await
+        .batch_execute(include_str!("../data/schemas/store.sql"))
+        .await
+        .unwrap();
+    maskbus(&["bus", "init", "--bus", &dbs.url("bus")]).success();
+    let policy = crate::zoo::init_check_sync_audit(&dbs, "policy_store", &[]).await;
+    assert!(
+        policy.contains("creditcardexpiration = { pseudonym = \"digits\" }"),
+        "{policy}"
+    );
+    assert!(
+        policy.contains("zip                  = { pseudonym = \"digits\" }"),
+        "{policy}"
+    );
+    let rows: i64 = connect(&dbs.url("dst"))
+        .await
+        .query_one("SELECT count(*) FROM cust_hist", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 618);
 }

@@ -561,7 +561,11 @@ async fn a_table_that_cannot_sync_fails_fast_by_name_and_the_others_still_sync()
 }
 
 /// `policy init` on `dbs`' source, then check, sync and audit with the policy it wrote.
-async fn init_check_sync_audit(dbs: &TestDatabases, test: &str, schemas: &[&str]) -> String {
+pub(crate) async fn init_check_sync_audit(
+    dbs: &TestDatabases,
+    test: &str,
+    schemas: &[&str],
+) -> String {
     let files = ConfigFiles::new(test);
     let policy = files.write("policy.toml", "");
     let src = dbs.url("src");

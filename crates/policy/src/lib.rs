@@ -279,6 +279,15 @@ fn same_rule_at_both_ends(
     }
 }
 
+/// The rounds in which `init` mends its own proposal, as `policy check` would judge it.
+#[derive(Clone, Copy)]
+enum Fits {
+    /// Rules that keep what they hide on the sample (`crate::rule_fit`).
+    Values,
+    /// Rules whose output the target's constraints refuse (`crate::constraints`).
+    Constraints,
+}
+
 pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgError> {
     use crate::propose::{self, ColumnFacts, Proposal};
     use std::collections::HashSet;
@@ -387,6 +396,7 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                 facts.evidence = crate::schema_check::sample_evidence(&column.name, &values);
                 facts.secret_shape = propose::secret_shaped(&values);
                 facts.alnum_shape = propose::alnum_shaped(&values);
+                facts.letters_and_digits = propose::letters_and_digits(&values);
                 facts.some_secrets = propose::some_secret_shaped(&values);
                 if matches!(column.data_type.as_str(), "json" | "jsonb") {
                     facts.json_rule = propose::json_leaf_rule(people, &info.table.name, &values);
@@ -445,19 +455,35 @@ pub async fn init(source: &Database, schemas: &[String]) -> Result<String, PgErr
                 changed = true;
             }
         }
-        // A rule whose output the target's own constraints refuse (a CHECK on a format, a
-        // length) gives way to the rule that fits the sample, as policy check names it.
-        if let Ok(policy) = Policy::from_toml("policy init", &text) {
-            for (entity, column, rule) in crate::sample::constraint_fits(source, &policy).await? {
+        // A rule that keeps what it claims to hide on the sample (the card rule on a card's
+        // expiry, by its name), then one whose output the target's own constraints refuse (a
+        // CHECK on a format, a length), gives way to the rule that fits, as policy check names
+        // it.
+        for round in [Fits::Values, Fits::Constraints] {
+            if changed {
+                text = propose::render(source.dbname(), &proposed, &keys, &skipped);
+            }
+            let Ok(policy) = Policy::from_toml("policy init", &text) else {
+                break;
+            };
+            let fits = match round {
+                Fits::Values => crate::sample::rule_fits(source, &policy).await?,
+                Fits::Constraints => crate::sample::constraint_fits(source, &policy).await?,
+            };
+            for (entity, column, rule) in fits {
                 let fitted = proposed
                     .iter_mut()
                     .find(|(t, _)| t.to_string() == maskbus_mask::qualify(&entity))
                     .and_then(|(_, ps)| ps.iter_mut().find(|p| p.column == column));
                 if let Some(p) = fitted {
                     p.why = format!(
-                        "{}; {} would break a constraint of the table, this rule fits it",
+                        "{}; {} {}, this rule fits",
                         p.why,
-                        p.rule.trim_matches('"')
+                        p.rule.trim_matches('"'),
+                        match round {
+                            Fits::Values => "would keep what it hides on the sample",
+                            Fits::Constraints => "would break a constraint of the table",
+                        }
                     );
                     p.rule = rule;
                     changed = true;

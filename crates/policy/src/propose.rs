@@ -57,6 +57,9 @@ pub struct ColumnFacts {
     /// Every sampled value is ASCII letters and digits only, long enough that
     /// `{ pseudonym = "alnum" }` (a keyed bijection of them) hides it ([`alnum_shaped`]).
     pub alnum_shape: bool,
+    /// Every sampled value mixes letters and digits (`PTC11962M`) with room enough for
+    /// `{ pseudonym = "alnum" }` ([`letters_and_digits`]).
+    pub letters_and_digits: bool,
     /// The name of the column's table (without its schema): secrets are known by their table
     /// (`api_keys.value`), free text by a log's (`django_admin_log.object_repr`), a third party's
     /// account id by a social login's (`social_auth_usersocialauth.uid`).
@@ -228,6 +231,21 @@ pub fn alnum_shaped(values: &[String]) -> bool {
         && values
             .iter()
             .all(|v| v.len() >= ALNUM_MIN_LEN && v.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// Every sampled value is ASCII letters and digits (and `-`), with at least one of each, and
+/// enough of them that a keyed bijection per class has at least NIST SP 800-38G's least domain
+/// (10^6 values): a code that may spell a person (initials, a gender) but can be hidden whole.
+pub fn letters_and_digits(values: &[String]) -> bool {
+    !values.is_empty()
+        && values.iter().all(|v| {
+            let letters = v.chars().filter(|c| c.is_ascii_alphabetic()).count() as u32;
+            let digits = v.chars().filter(|c| c.is_ascii_digit()).count() as u32;
+            v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && letters > 0
+                && digits > 0
+                && 26f64.powi(letters as i32) * 10f64.powi(digits as i32) >= 1e6
+        })
 }
 
 /// A TOTP seed: base32 (`A`-`Z`, `2`-`7`) of 16 or 32 characters, padding aside, with digits
@@ -1012,6 +1030,16 @@ mod issue_54 {
             "{ constant = \"X\" }"
         );
         assert_ne!(rule("mi", "text", ColumnFacts::default()), "\"keep\"");
+        // The publisher's sample names it `minit`.
+        assert_eq!(
+            rule("minit", "character", ColumnFacts::default()),
+            "\"null\""
+        );
+        // A postal code kept as a number gets a fake of its digits.
+        assert_eq!(
+            rule("zip", "integer", ColumnFacts::default()),
+            r#"{ pseudonym = "digits" }"#
+        );
         assert_eq!(rule("age", "integer", ColumnFacts::default()), "\"null\"");
         let people = ColumnFacts {
             people: true,
@@ -1064,6 +1092,40 @@ mod issue_54 {
             .map(|s| s.to_string())
             .collect();
         assert!(!secret_shaped(&words));
+    }
+
+    #[test]
+    fn a_key_of_initials_and_digits_in_a_table_of_people_gets_a_bijection_of_both() {
+        let ids: Vec<String> = ["PTC11962M", "A-C71452F", "PMA42628M"]
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        assert!(letters_and_digits(&ids));
+        assert!(!letters_and_digits(&["ABC".to_string()]));
+        assert!(
+            !letters_and_digits(&["A1".to_string()]),
+            "too small to hide"
+        );
+        assert!(!letters_and_digits(&["12345678".to_string()]));
+        let facts = ColumnFacts {
+            key: true,
+            people: true,
+            letters_and_digits: true,
+            table: "employee".into(),
+            ..ColumnFacts::default()
+        };
+        let p = propose(&column("emp_id", "character"), &facts);
+        assert_eq!(p.rule, r#"{ pseudonym = "alnum" }"#, "{p:?}");
+        // Not a table of people: a product code stays a key as it is.
+        let p = propose(
+            &column("sku", "character"),
+            &ColumnFacts {
+                people: false,
+                table: "products".into(),
+                ..facts
+            },
+        );
+        assert_eq!(p.rule, "\"keep\"", "{p:?}");
     }
 
     #[test]

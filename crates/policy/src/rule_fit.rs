@@ -33,6 +33,10 @@ pub const SHORT_SHARE: f64 = 0.50;
 /// The share of a sample a rule leaves unchanged that refuses it, whatever the rule.
 pub const UNCHANGED_SHARE: f64 = 0.50;
 
+const ALNUM: &str = "{ pseudonym = \"alnum\" }";
+const DIGITS: &str = "{ pseudonym = \"digits\" }";
+const TOKEN: &str = "{ pseudonym = \"token\" }";
+
 /// The fewest digits of a card number (as the `card` rule reads one).
 const CARD_MIN_DIGITS: usize = 12;
 
@@ -44,6 +48,34 @@ pub fn judge(
     columns: &[String],
     rows: &[Vec<Option<String>>],
 ) -> Vec<Line> {
+    misfits(policy, info, columns, rows)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
+}
+
+/// For each column whose rule keeps what it claims to hide on the sample, the rule that
+/// hides it (as a policy writes it): what `policy init` proposes instead, so its output passes
+/// `policy check`.
+pub fn fits(
+    policy: &Policy,
+    info: &TableInfo,
+    columns: &[String],
+    rows: &[Vec<Option<String>>],
+) -> Vec<(String, String)> {
+    misfits(policy, info, columns, rows)
+        .into_iter()
+        .filter_map(|(line, fit)| fit.map(|rule| (line.column, rule.to_string())))
+        .collect()
+}
+
+/// The lines of [`judge`], each with the rule [`fits`] takes.
+fn misfits(
+    policy: &Policy,
+    info: &TableInfo,
+    columns: &[String],
+    rows: &[Vec<Option<String>>],
+) -> Vec<(Line, Option<&'static str>)> {
     let entity = info.table.to_string();
     let Some(rules) = policy.entity(&entity) else {
         return Vec::new();
@@ -79,14 +111,17 @@ pub fn judge(
             nullable: meta.nullable,
             uuid: meta.data_type == "uuid",
         };
-        if let Some(why) = judge_column(rule, &values, shape, policy, column_fit) {
-            lines.push(Line {
-                entity: entity.clone(),
-                column: column.clone(),
-                column_type: meta.sql_type.clone(),
-                rule: rule.name(),
-                verdict: Verdict::Error(why),
-            });
+        if let Some((why, fit)) = judge_column(rule, &values, shape, policy, column_fit) {
+            lines.push((
+                Line {
+                    entity: entity.clone(),
+                    column: column.clone(),
+                    column_type: meta.sql_type.clone(),
+                    rule: rule.name(),
+                    verdict: Verdict::Error(why),
+                },
+                fit,
+            ));
         }
     }
     lines
@@ -103,6 +138,17 @@ struct ColumnFit {
 }
 
 impl ColumnFit {
+    /// The rule [`ColumnFit::hiding`] names first, as a policy writes it.
+    fn hiding_rule(self) -> &'static str {
+        if self.key {
+            ALNUM
+        } else if self.nullable {
+            "\"null\""
+        } else {
+            "\"redact\""
+        }
+    }
+
     /// A lossy rule that hides the whole value, for this column.
     fn hiding(self) -> &'static str {
         if self.key {
@@ -115,14 +161,15 @@ impl ColumnFit {
     }
 }
 
-/// Why `rule` does not hide `values` (the non-NULL sampled values of one column), or `None`.
+/// Why `rule` does not hide `values` (the non-NULL sampled values of one column), with the
+/// rule that does (when one is sure to), or `None`.
 fn judge_column(
     rule: &Rule,
     values: &[&str],
     shape: CellShape,
     policy: &Policy,
     fit: ColumnFit,
-) -> Option<String> {
+) -> Option<(String, Option<&'static str>)> {
     let name = rule.name();
     let n = values.len();
     let share = |count: usize| count as f64 / n as f64;
@@ -146,22 +193,30 @@ fn judge_column(
             })
             .map(|e| e.to_string())
             .unwrap_or_default();
-        let fits = match rule {
-            Rule::YearOnly => format!(
-                "a rule for what the column holds: {}, or \"first_letter\"",
-                fit.hiding()
+        let (fits, rule_that_fits) = match rule {
+            Rule::YearOnly => (
+                format!(
+                    "a rule for what the column holds: {}, or \"first_letter\"",
+                    fit.hiding()
+                ),
+                Some(fit.hiding_rule()),
             ),
-            Rule::Pseudonym(PseudonymKind::Alnum) if fit.key => {
-                "a key of longer values, or name other key columns in [maskbus.keys]".to_string()
-            }
-            Rule::Pseudonym(PseudonymKind::Alnum) => {
-                "{ pseudonym = \"token\" } (unique), \"redact\" or \"null\"".to_string()
-            }
-            _ => fit.hiding().to_string(),
+            Rule::Pseudonym(PseudonymKind::Alnum) if fit.key => (
+                "a key of longer values, or name other key columns in [maskbus.keys]".to_string(),
+                None,
+            ),
+            Rule::Pseudonym(PseudonymKind::Alnum) => (
+                "{ pseudonym = \"token\" } (unique), \"redact\" or \"null\"".to_string(),
+                Some(TOKEN),
+            ),
+            _ => (fit.hiding().to_string(), Some(fit.hiding_rule())),
         };
-        return Some(format!(
-            "{name} refuses {} (one: {reason}): the producer refuses such a row, and the table is not synced; use {fits}",
-            said(refused)
+        return Some((
+            format!(
+                "{name} refuses {} (one: {reason}): the producer refuses such a row, and the table is not synced; use {fits}",
+                said(refused)
+            ),
+            rule_that_fits,
         ));
     }
     // Narrow cases, by what the rule keeps of a value.
@@ -173,18 +228,21 @@ fn judge_column(
             LEAK_SHARE,
             "are not card numbers (fewer than 12 digits): card keeps the last four digits, which is most or all of such a value (a card expiry YYYY/MM keeps all of it)".to_string(),
             format!("{{ pseudonym = \"digits\" }} (keeps the format, hides every digit) or {}", fit.hiding()),
+            DIGITS,
         )),
         Rule::LastFour => Some((
             leaking(&|v| (1..=4).contains(&digits(v))),
             LEAK_SHARE,
             "have four digits or fewer: last_four keeps every one of them".to_string(),
             format!("{{ pseudonym = \"digits\" }} or {}", fit.hiding()),
+            DIGITS,
         )),
         Rule::FirstLetter => Some((
             leaking(&|v| (1..=2).contains(&v.chars().count())),
             SHORT_SHARE,
             "are one or two characters long: first_letter keeps half or all of each (an initial, a code)".to_string(),
             fit.hiding().to_string(),
+            fit.hiding_rule(),
         )),
         Rule::Pseudonym(PseudonymKind::Digits | PseudonymKind::Ssn) if !fit.uuid => Some((
             leaking(&|v| v.chars().any(char::is_alphabetic)),
@@ -195,14 +253,18 @@ fn judge_column(
             } else {
                 "{ pseudonym = \"alnum\" } (a bijection of letters and digits) or { pseudonym = \"token\" }".to_string()
             },
+            ALNUM,
         )),
         _ => None,
     };
-    if let Some((count, floor, why, fits)) = narrow {
+    if let Some((count, floor, why, fits, rule_that_fits)) = narrow {
         if count > 0 && share(count) >= floor {
-            return Some(format!(
-                "{} {why}; the rule does not fit the values: use {fits}",
-                said(count)
+            return Some((
+                format!(
+                    "{} {why}; the rule does not fit the values: use {fits}",
+                    said(count)
+                ),
+                Some(rule_that_fits),
             ));
         }
     }
@@ -214,10 +276,13 @@ fn judge_column(
         Rule::YearOnly | Rule::Scrub | Rule::Pseudonym(PseudonymKind::Digits | PseudonymKind::Ssn)
     );
     if !by_design && unchanged > 0 && share(unchanged) >= UNCHANGED_SHARE {
-        return Some(format!(
-            "{name} leaves {} unchanged: its output still holds the input; use a rule for what the column holds: {}",
-            said(unchanged),
-            fit.hiding()
+        return Some((
+            format!(
+                "{name} leaves {} unchanged: its output still holds the input; use a rule for what the column holds: {}",
+                said(unchanged),
+                fit.hiding()
+            ),
+            Some(fit.hiding_rule()),
         ));
     }
     None
@@ -252,6 +317,7 @@ mod tests {
                 uuid: false,
             },
         )
+        .map(|(why, _)| why)
     }
 
     #[test]

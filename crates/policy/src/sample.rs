@@ -184,6 +184,29 @@ async fn read_tables(
     Ok(sampled)
 }
 
+/// For each column whose rule keeps what it claims to hide on the default sample
+/// ([`crate::rule_fit`]), the rule that hides it (entity, column, rule as a policy writes it):
+/// what `policy init` proposes instead, so its output passes `policy check`.
+pub(crate) async fn rule_fits(
+    source: &Database,
+    policy: &Policy,
+) -> Result<Vec<(String, String, String)>, PgError> {
+    let client = source.connect().await?;
+    let sampled = read_tables(source, &client, policy, Sample::default()).await?;
+    let policy = policy
+        .clone()
+        .with_key(PseudonymKey::new(&crate::real_values::random_key()));
+    Ok(sampled
+        .iter()
+        .flat_map(|t| {
+            let entity = t.info.table.to_string();
+            crate::rule_fit::fits(&policy, &t.info, &t.columns, &t.rows)
+                .into_iter()
+                .map(move |(column, rule)| (entity.clone(), column, rule))
+        })
+        .collect())
+}
+
 /// For each column whose rule's output on the default sample the target's constraints refuse,
 /// the rule that fits the same sample (entity, column, rule as a policy writes it): what
 /// `policy init` proposes instead, so its output passes `policy check`.

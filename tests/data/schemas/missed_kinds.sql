@@ -31,3 +31,8 @@ CREATE TABLE socialaccount (id int PRIMARY KEY, provider text NOT NULL, uid varc
 INSERT INTO socialaccount SELECT i, (ARRAY['github','google'])[1 + i % 2], (10000000 + i * 7919)::text, i FROM generate_series(1, 80) i;
 CREATE TABLE reversion_version (id int PRIMARY KEY, object_id text NOT NULL, object_repr text NOT NULL, serialized_data text NOT NULL);
 INSERT INTO reversion_version SELECT i, i::text, (ARRAY['Ada Lovelace','Grace Hopper','Alan Turing'])[1 + i % 3] || ' (' || i || ')', '[{"model": "auth.user", "pk": ' || i || '}]' FROM generate_series(1, 80) i;
+-- The publisher's sample (pubs): an employee id of initials, digits and a gender as the key.
+CREATE TABLE employee (emp_id char(9) PRIMARY KEY, fname text NOT NULL, minit char(1), lname text NOT NULL, job_lvl int, hire_date date);
+INSERT INTO employee SELECT chr(65 + i % 26) || chr(65 + (i * 7) % 26) || chr(65 + (i * 3) % 26) || lpad((10000 + i * 37)::text, 5, '0') || (ARRAY['M','F'])[1 + i % 2],
+       (ARRAY['Paolo','Ann','Helen','Karin'])[1 + i % 4], chr(65 + i % 26), (ARRAY['Accorti','Devon','Bennett','Josephs'])[1 + i % 4], 10 + i % 200, date '1990-01-01' + i * 30
+  FROM generate_series(1, 43) i;

@@ -596,8 +596,8 @@ bigint | not-null |
       cc_num cards account_number account_no acct_no bank_nr bank_num account_type account_name
       routing_number sort_code phone_number phones phone_ext home_phone mobile_number fax_no
       cell_phone device_id deviceFingerprint user_agent serial_number user_name screen_name
-      gamer_tag business_name street_address address_line1 house_number city country postal_code
-      zip_code PostalCode photo_path Photo avatar_url image_url payload data metadata settings
+      gamer_tag business_name street_address address_line1 house_number city country 
+        photo_path Photo avatar_url image_url payload data metadata settings
       alias title amount total quantity created_at updated_at code sku price aba about access
       account accountnumber acct acctno addr address addressline agent apartment api applicant
       attachment attendee author avatar bank beneficiary bic bigint bill billing bio biography
@@ -613,12 +613,14 @@ bigint | not-null |
       mobile msisdn nachname name narrative nationalid nationalidentity network nhs nick nickname
       nin no note notes nr num number numeric obituary organisation organization owner pan parent
       pass passenger passport patient payee payer person personalnumber personname phone photo
-      picture plz portrait postal postalcode postcode prenom private profile real realname receiver
+      picture portrait prenom private profile real realname receiver
       recipient recovery remarks rep resume review routing scan screenname selfie seller sender
       serialnumber ship shipping signature signer signing sin smallint socialsecurity sortcode
       spouse ssn status story street streetaddress student suite summary surname swift taxid
       teacher tel telefon telephone text thumbnail timestamp tin type udid user useragent userid
-      username vat vatnumber vorname whatsapp workplace zip zipcode
+      username vat vatnumber vorname whatsapp workplace 
+  -> { pseudonym = "digits" } | a postal code: it narrows a person down to a street; a number, so a fake of its digits
+      postal_code zip_code PostalCode plz postal postalcode postcode zip zipcode
   -> "keep" | a birth date by its name, not of type date; NOT NULL and no rule fits its type: review by hand
       date_of_birth BirthDate birth_year born_on bday birth birthdate birthday born dob
   -> "keep" | a network address identifies a device; NOT NULL and no rule fits its type: review by hand

@@ -80,6 +80,14 @@ const HEURISTICS: &[Heuristic] = &[
         then: SecretKey,
         why: "key whose values are secrets (a session or API key)",
     },
+    // A key of letters and digits in a table of people (`PTC11962M`: a person's initials,
+    // digits, a gender): a keyed bijection of each class, so nothing of the letters passes and
+    // the sync still pages and links by it.
+    Heuristic {
+        when: &[Key, Text, People, LettersAndDigits],
+        then: Rule(FAKE_ALNUM),
+        why: "key of letters and digits in a table of people (initials, a code): a keyed bijection of each class, so the sync still pages and links by it (foreign keys to it get the same rule)",
+    },
     Heuristic {
         when: &[Key],
         then: Kept { number: false },
@@ -277,6 +285,8 @@ const HEURISTICS: &[Heuristic] = &[
             Any(&[
                 All(&[Named(&["middle"]), Named(&["initial", "initials"])]),
                 NamedOnly(&["mi"]),
+                NamedOnly(&["minit"]),
+                NamedOnly(&["midinit"]),
                 NamedOnly(&["initials"]),
             ]),
         ],
@@ -360,6 +370,12 @@ const HEURISTICS: &[Heuristic] = &[
         when: &[Text, Named(POSTAL_CODES)],
         then: RedactOrFirstLetter,
         why: "a postal code: it narrows a person down to a street",
+    },
+    // A postal code kept as a number (`zip integer`): a fake of its digits keeps its type.
+    Heuristic {
+        when: &[Numeric, Named(POSTAL_CODES)],
+        then: Rule(FAKE_DIGITS),
+        why: "a postal code: it narrows a person down to a street; a number, so a fake of its digits",
     },
     // Bytes of a person: a picture by its name in a table of people, or a portrait anywhere.
     Heuristic {
@@ -883,6 +899,8 @@ enum Test {
     People,
     /// Sampled values look like secrets.
     SecretShape,
+    /// Every sampled value mixes letters and digits, with room for a bijection of them.
+    LettersAndDigits,
     /// Some sampled values look like secrets.
     SomeSecrets,
     /// Sampled values hold the same row's name.
@@ -1042,6 +1060,7 @@ impl Subject<'_> {
             ForeignKey => self.facts.foreign_key,
             People => self.facts.people,
             SecretShape => self.facts.secret_shape,
+            LettersAndDigits => self.facts.letters_and_digits,
             SomeSecrets => self.facts.some_secrets,
             SpellsThePerson => self.facts.spells_the_person.is_some(),
             Evidence => self.facts.evidence.is_some(),
