@@ -652,7 +652,7 @@ mod tests {
     use super::*;
     use maskbus_pg::Column;
 
-    fn column(name: &str, data_type: &str) -> Column {
+    pub(super) fn column(name: &str, data_type: &str) -> Column {
         Column {
             name: name.into(),
             sql_type: data_type.into(),
@@ -947,22 +947,8 @@ mod tests {
 #[cfg(test)]
 mod issue_54 {
     //! What `policy init` missed on held-out schemas (issue 54, item 5), each proposed now.
+    use super::tests::column;
     use super::*;
-    use maskbus_pg::Column;
-
-    fn column(name: &str, data_type: &str) -> Column {
-        Column {
-            name: name.into(),
-            sql_type: data_type.into(),
-            data_type: data_type.into(),
-            max_length: None,
-            nullable: true,
-            generated: false,
-            identity: false,
-            orderable: true,
-            unique: false,
-        }
-    }
 
     fn in_table(table: &str) -> ColumnFacts {
         ColumnFacts {
